@@ -1,0 +1,3 @@
+from fuzzer.cli import main
+
+main()

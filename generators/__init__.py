@@ -1,0 +1,1 @@
+"""Random valid ONNX graphs, pass-relevant motifs, input synthesis and Hypothesis strategies."""

@@ -1,0 +1,64 @@
+"""Bloat oracle: the optimized model is larger than the original: more nodes (subgraphs
+included), or unused initializers that the original did not have (or that
+``eliminate_unused_initializer`` was asked to remove)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oracles.base import Finding, Outcome, oracle
+
+
+def count_nodes(graph: Any) -> int:
+    """Nodes of ``graph`` including every subgraph's nodes."""
+    total = 0
+    for node in graph.node:
+        total += 1
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                total += count_nodes(attr.g)
+            for sub in attr.graphs:
+                total += count_nodes(sub)
+    return total
+
+
+def _used_names(graph: Any, used: set[str]) -> set[str]:
+    for node in graph.node:
+        used.update(node.input)
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                _used_names(attr.g, used)
+                used.update(o.name for o in attr.g.output)
+            for sub in attr.graphs:
+                _used_names(sub, used)
+                used.update(o.name for o in sub.output)
+    used.update(o.name for o in graph.output)
+    return used
+
+
+def unused_initializers(graph: Any) -> list[str]:
+    """Names of main-graph initializers read by no node, subgraph, or graph output, and not
+    listed as graph inputs (IR < 4 overridable initializers are interface, not garbage)."""
+    used = _used_names(graph, set())
+    inputs = {i.name for i in graph.input}
+    return [t.name for t in graph.initializer if t.name not in used and t.name not in inputs]
+
+
+@oracle("bloat")
+def bloat(outcome: Outcome) -> list[Finding]:
+    """More nodes than before, or unused initializers left behind."""
+    if outcome.status != "ok" or outcome.original is None or outcome.optimized is None:
+        return []
+    before, after = count_nodes(outcome.original.graph), count_nodes(outcome.optimized.graph)
+    if after > before:
+        return [Finding("bloat", "compare", f"node count grew from {before} to {after}",
+                        {"nodes_before": before, "nodes_after": after})]
+    unused_before = set(unused_initializers(outcome.original.graph))
+    unused_after = unused_initializers(outcome.optimized.graph)
+    passes = (outcome.extra.get("config") or {}).get("passes") or []
+    left = [n for n in unused_after
+            if n not in unused_before or "eliminate_unused_initializer" in passes]
+    if left:
+        return [Finding("bloat", "compare", f"{len(left)} unused initializer(s) left behind",
+                        {"unused_initializers": left[:20]})]
+    return []

@@ -1,0 +1,35 @@
+"""Crash oracles: the target raised (``optimizer-error``) or its worker died by a signal
+while optimizing (``optimizer-abort``)."""
+
+from __future__ import annotations
+
+import signal as _signal
+
+from oracles.base import Finding, Outcome, oracle
+
+
+def signal_name(number: int | None) -> str:
+    """``SIGSEGV`` for 11, ``signal 99`` for an unknown number."""
+    try:
+        return _signal.Signals(number).name  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        return f"signal {number}"
+
+
+@oracle("optimizer-error")
+def optimizer_error(outcome: Outcome) -> list[Finding]:
+    """The target raised an exception while optimizing."""
+    if outcome.status == "error" and outcome.stage == "optimize":
+        return [Finding("optimizer-error", "optimize", outcome.error or "exception",
+                        {"traceback": outcome.traceback or ""})]
+    return []
+
+
+@oracle("optimizer-abort")
+def optimizer_abort(outcome: Outcome) -> list[Finding]:
+    """The worker died by a signal (SIGSEGV, SIGABRT, ...) while the target optimized."""
+    if outcome.status == "signal" and outcome.stage == "optimize":
+        name = signal_name(outcome.signal)
+        return [Finding("optimizer-abort", "optimize", f"worker killed by {name}",
+                        {"signal": outcome.signal, "signal_name": name})]
+    return []

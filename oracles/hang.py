@@ -1,0 +1,15 @@
+"""Hang oracle: a stage after the reference run outlived the per-case timeout."""
+
+from __future__ import annotations
+
+from oracles.base import Finding, Outcome, oracle
+
+
+@oracle("hang")
+def hang(outcome: Outcome) -> list[Finding]:
+    """Past the per-case timeout (seconds) while optimizing, validating or running."""
+    if outcome.status == "timeout" and outcome.stage not in ("materialize", "reference"):
+        return [Finding("hang", outcome.stage,
+                        f"no result after {outcome.timeout:g} s in stage {outcome.stage}",
+                        {"timeout_s": outcome.timeout})]
+    return []

@@ -1,0 +1,28 @@
+"""Output oracle: the optimized model's outputs differ from the original's in count, shape,
+dtype, or values beyond the tolerance of :mod:`oracles.tolerance`."""
+
+from __future__ import annotations
+
+from oracles.base import Finding, Outcome, oracle
+from oracles.tolerance import compare_arrays
+
+
+@oracle("output-mismatch")
+def output_mismatch(outcome: Outcome) -> list[Finding]:
+    """Compare outputs position by position (the graph's output order)."""
+    if outcome.status != "ok" or outcome.expected is None or outcome.actual is None:
+        return []
+    expected, actual = list(outcome.expected.items()), list(outcome.actual.items())
+    if len(expected) != len(actual):
+        return [Finding("output-mismatch", "compare",
+                        f"output count {len(expected)} became {len(actual)}",
+                        {"expected": [n for n, _ in expected], "actual": [n for n, _ in actual]})]
+    for index, ((name, e), (_, a)) in enumerate(zip(expected, actual, strict=True)):
+        diff = compare_arrays(e, a)
+        if diff is not None:
+            return [Finding("output-mismatch", "compare",
+                            f"output {index} '{name}': {diff.summary}",
+                            {"output": name, "index": index, "kind": diff.kind,
+                             "mismatched": diff.mismatched, "max_abs_error": diff.max_abs_error,
+                             "tolerance": diff.tolerance})]
+    return []

@@ -1,0 +1,154 @@
+"""A fuzzing campaign: keep the workers busy with test cases, judge every result, and turn
+findings into bundles (design.md, "Data flow")."""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+
+from fuzzer.case import CaseResult, TestCase
+from fuzzer.findings import FindingPolicy, handle_finding
+from fuzzer.progress import render, summary
+from fuzzer.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Sandbox
+from fuzzer.stats import CampaignStats
+from fuzzer.store import BundleStore
+from fuzzer.stream import CaseStream, StreamConfig
+from fuzzer.targets import get_target
+
+IN_FLIGHT_PER_JOB = 8
+SAVE_EVERY = 10.0  # seconds between campaign.json writes
+
+
+@dataclass
+class CampaignSettings:
+    """Everything ``optfuzz fuzz`` was asked for.
+
+    Attributes:
+        seconds: duration limit in seconds (None: no limit).
+        max_cases: case limit (None: no limit).
+        jobs: worker processes.
+        timeout: per-case timeout in seconds.
+        memory_limit: per-worker address-space limit in bytes.
+        resume: continue the campaign saved in ``out``.
+    """
+
+    out: Path
+    target: str = "onnxoptimizer"
+    seconds: float | None = None
+    max_cases: int | None = None
+    jobs: int = 2
+    seed: int = 0
+    generated: bool = True
+    generator: str = "v2"
+    corpus: list[Any] = field(default_factory=list)
+    passes: list[str] | None = None
+    input_shapes: dict[str, list[int]] | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    policy: FindingPolicy = field(default_factory=FindingPolicy)
+    resume: bool = False
+    live: bool = True
+
+
+def run_campaign(settings: CampaignSettings, console: Console | None = None) -> CampaignStats:
+    """Run a campaign until its time or case limit, the end of its sources, or Ctrl-C.
+
+    Returns the campaign's statistics (also saved as ``<out>/campaign.json``).
+    """
+    console = console or Console()
+    store = BundleStore(settings.out)
+    target = get_target(settings.target)
+    stats = CampaignStats.load(store.root) if settings.resume else None
+    if stats is None or stats.target != settings.target:
+        stats = CampaignStats(seed=settings.seed, target=settings.target)
+    stats.started = time.monotonic()
+    stream = CaseStream(StreamConfig(settings.target, stats.seed, settings.generated,
+                                     settings.generator, settings.corpus, settings.passes,
+                                     settings.input_shapes), target, stats.next_case)
+    for model_id in stats.unusable_models:
+        stream.skip_model(model_id)
+    done: queue.SimpleQueue[tuple[TestCase, CaseResult]] = queue.SimpleQueue()
+    version = target.version()
+    run_started, run_cases, in_flight, interrupted = time.monotonic(), 0, 0, False
+    exhausted = False
+    last_save = time.monotonic()
+
+    def limit_reached() -> bool:
+        if settings.seconds is not None and time.monotonic() - run_started >= settings.seconds:
+            return True
+        return settings.max_cases is not None and stream.index - stats.next_case >= \
+            settings.max_cases
+
+    def panel() -> Any:
+        return render(stats, settings.seconds, run_cases, time.monotonic() - run_started,
+                      str(settings.out))
+
+    start_index = stats.next_case
+    sandbox = Sandbox(settings.jobs, settings.timeout, settings.memory_limit)
+    try:
+        with Live(panel(), console=console, refresh_per_second=2, transient=False,
+                  disable=not settings.live) as live:
+            try:
+                while True:
+                    while not exhausted and in_flight < settings.jobs * IN_FLIGHT_PER_JOB \
+                            and not limit_reached():
+                        try:
+                            case = next(stream)
+                        except StopIteration:
+                            exhausted = True
+                            break
+                        future = sandbox.submit(case)
+                        future.add_done_callback(lambda f, c=case: done.put((c, f.result())))
+                        in_flight += 1
+                    if in_flight == 0:
+                        break
+                    try:
+                        case, result = done.get(timeout=0.2)
+                    except queue.Empty:
+                        live.update(panel())
+                        continue
+                    in_flight -= 1
+                    run_cases += 1
+                    stats.add(case, result)
+                    if result.unusable and case.source.get("kind") == "corpus":
+                        stream.skip_model(case.source.get("model", ""))
+                    if result.findings:
+                        _record(stats, store, sandbox, case, result, version, settings.policy)
+                        live.update(panel())
+                    if time.monotonic() - last_save > SAVE_EVERY:
+                        stats.next_case = start_index + run_cases
+                        stats.tick()
+                        stats.save(store.root)
+                        last_save = time.monotonic()
+            except KeyboardInterrupt:
+                interrupted = True
+            live.update(panel())
+    finally:
+        sandbox.close()
+    # Cases still in flight are abandoned; a resumed campaign starts after the last one
+    # drawn, so none is counted twice.
+    stats.next_case = stream.index if not interrupted else start_index + run_cases
+    stats.tick(force=True)
+    stats.save(store.root)
+    console.print(summary(stats, run_cases, time.monotonic() - run_started, interrupted,
+                          str(settings.out)))
+    return stats
+
+
+def _record(stats: CampaignStats, store: BundleStore, sandbox: Sandbox, case: TestCase,
+            result: CaseResult, version: str, policy: FindingPolicy) -> None:
+    outcome = handle_finding(store, sandbox, case, result, version, policy)
+    if outcome is None:
+        return
+    bid, created = outcome
+    if created:
+        stats.bundles_new += 1
+        stats.newest = f"{bid}: {result.findings[0].message[:80]}"
+    else:
+        stats.hits += 1

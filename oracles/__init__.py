@@ -21,6 +21,7 @@ ORACLE_MODULES: tuple[str, ...] = (
     "oracles.outputs",
     "oracles.bloat",
     "oracles.metadata",
+    "oracles.metrics",
 )
 
 _loaded = False

@@ -1,1 +1,43 @@
-"""Random valid ONNX graphs, pass-relevant motifs, input synthesis and Hypothesis strategies."""
+"""Random valid ONNX graphs, pass-relevant motifs, input synthesis and Hypothesis strategies.
+
+Entry points:
+
+- :func:`generate_model` — one model from a seed, by a registered generator (``"v1"``,
+  ``"v2"``; see :data:`GENERATORS`);
+- :mod:`generators.materialize` — the campaign's materializer for ``{"kind": "generated"}``;
+- :mod:`generators.strategies` — Hypothesis strategies over generated models;
+- :mod:`generators.inputs` — input feeds for any model.
+"""
+
+from __future__ import annotations
+
+from generators.generate import GeneratedModel, generate
+from generators.recipe import RECIPES
+
+#: Registered generator names.
+GENERATORS: tuple[str, ...] = tuple(RECIPES)
+
+
+def generate_model(seed: int, *, generator: str = "v2", passes: list[str] | None = None,
+                   nodes: tuple[int, int] | None = None,
+                   motifs: list[str] | None = None) -> GeneratedModel:
+    """Generate one model, deterministic from (``seed``, ``generator``, ``passes``).
+
+    Args:
+        seed: any int.
+        generator: one of :data:`GENERATORS`.
+        passes: target pass list; biases motif choice toward those passes' motifs.
+        nodes: (min, max) number of random steps, overriding the generator's default.
+        motifs: exact motif names to apply (see :data:`generators.motifs.MOTIFS`).
+
+    Returns:
+        :class:`GeneratedModel` (``model`` is an ``onnx.ModelProto`` whose IR version matches
+        its opset and is at most 13).
+
+    Raises:
+        KeyError: unknown generator or motif.
+    """
+    return generate(seed, generator, passes, nodes, motifs)
+
+
+__all__ = ["GENERATORS", "GeneratedModel", "generate_model"]

@@ -1,0 +1,221 @@
+"""Composition of a random model from the catalogue and the motif library.
+
+The loop follows NNSmith's forward insertion (Liu et al., ASPLOS 2023) without a solver: keep a
+pool of typed values (graph inputs first); at each step pick a value, pick an op spec (or a
+motif) that fits its dtype, rank and the opset, and append it; the leaves become graph
+outputs. Everything is drawn from one ``random.Random`` seeded with
+``"<generator>:<seed>:<pass hint>"``, so a model is a pure function of those three.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from generators import ops
+from generators.builder import GraphBuilder
+from generators.motifs import MOTIFS, Motif
+from generators.names import Namer
+from generators.recipe import RECIPES, Recipe
+from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
+from generators.versions import ir_version_for
+
+_DTYPE = {"float": FLOAT, "float16": FLOAT16, "int64": INT64, "int32": INT32, "bool": BOOL}
+#: Largest tensor (elements) a step may consume; keeps tensors and run time small.
+MAX_OPERAND = 1024
+#: Attempts per step before the step is skipped.
+ATTEMPTS = 6
+
+
+@dataclass
+class GeneratedModel:
+    """A generated model and how it was made.
+
+    Attributes:
+        model: the ``onnx.ModelProto``.
+        seed: the seed it was generated from.
+        motifs: motif names applied, in order (repeats possible).
+        opset: default-domain opset declared.
+        generator: recipe name (``"v1"``, ``"v2"``).
+        ir_version: IR version declared (matches ``opset``).
+        name_style: tensor-name style used.
+        input_shapes: sizes of symbolic dims per graph input (``None`` if all static).
+    """
+
+    model: Any
+    seed: int
+    motifs: list[str]
+    opset: int
+    generator: str
+    ir_version: int = 0
+    name_style: str = ""
+    input_shapes: dict[str, list[int]] | None = field(default=None)
+
+
+def _motif_pool(recipe: Recipe, passes: list[str] | None) -> tuple[list[Motif], bool]:
+    """Motifs to draw from, and whether they are a pass hint's (then used more often)."""
+    allowed = [m for m in MOTIFS.values() if m.v1 or not recipe.motifs_v1_only]
+    if passes:
+        hinted = [m for m in allowed if set(m.passes) & set(passes)]
+        if hinted:
+            return hinted, True
+    return allowed, False
+
+
+def _first_input_shape(rng: random.Random) -> tuple[int, ...]:
+    r = rng.random()
+    if r < 0.45:
+        return (rng.randint(1, 2), rng.randint(1, 4), rng.randint(3, 6), rng.randint(3, 6))
+    if r < 0.75:
+        return (rng.randint(1, 4), rng.randint(2, 6))
+    if r < 0.9:
+        return (rng.randint(1, 2), rng.randint(2, 4), rng.randint(2, 5))
+    return (rng.randint(2, 6),)
+
+
+def _graph_inputs(b: GraphBuilder, recipe: Recipe, shapes: dict[str, list[int]]) -> None:
+    n = 1 + (b.rng.random() < 0.5) * b.rng.randint(1, recipe.max_inputs - 1) \
+        if recipe.max_inputs > 1 else 1
+    first = _first_input_shape(b.rng)
+    for i in range(n):
+        dtype = FLOAT if i == 0 else _DTYPE[b.rng.choice(recipe.input_dtypes)]
+        shape = first if i == 0 or b.rng.random() < 0.5 else _first_input_shape(b.rng)
+        symbolic = None
+        if shape[0] == 1 and b.rng.random() < recipe.dynamic_dims:
+            symbolic = {0: b.rng.choice(["batch", "N", "batch_size", "unk__0"])}
+        v = b.graph_input(dtype, shape, symbolic)
+        if symbolic:
+            shapes[v.name] = list(shape)
+
+
+def _pick_value(b: GraphBuilder, pred: Any = None) -> Value | None:
+    cands = [v for v in b.pool if v.size <= MAX_OPERAND and (pred is None or pred(v))]
+    if not cands:
+        return None
+    if b.rng.random() < 0.6:
+        return cands[-1 - b.rng.randrange(min(3, len(cands)))]
+    return b.rng.choice(cands)
+
+
+def _step_op(b: GraphBuilder, v1: bool) -> None:
+    for _ in range(ATTEMPTS):
+        x = _pick_value(b)
+        if x is None:
+            return
+        specs, cum = ops.fitting(b.opset, x.dtype, x.rank, v1)
+        if not specs:
+            continue
+        if ops.choose(b.rng, specs, cum).emit(b, x) is not None:
+            return
+
+
+def _step_motif(b: GraphBuilder, motif: Motif) -> bool:
+    if motif.emit is None:
+        return False
+    for _ in range(ATTEMPTS):
+        x = _pick_value(b, lambda v: motif.fits(v.dtype, v.rank))
+        if x is None:
+            x = _adapt(b, motif)
+            if x is None:
+                return False
+        if motif.emit(b, x) is not None:
+            b.motifs.append(motif.name)
+            return True
+    return False
+
+
+def _adapt(b: GraphBuilder, motif: Motif) -> Value | None:
+    """A float value of a rank the motif accepts, made from a pooled float value by Reshape."""
+    src = _pick_value(b, lambda v: v.dtype == FLOAT)
+    if src is None:
+        return None
+    lo, hi = motif.ranks
+    rank = b.rng.randint(lo, hi)
+    if src.size < 2 and rank > 0:
+        return None
+    shape = {0: (), 1: (src.size,), 2: (1, src.size), 3: (1, 1, src.size)}.get(rank)
+    if rank >= 4:
+        shape = (1, 1, 1, src.size) if src.size < 9 else (1, 1, src.size // 3, 3) \
+            if src.size % 3 == 0 else (1, 1, 1, src.size)
+        if rank == 4 and shape[-2] < 3:
+            tile = b.op("Tile", [src, b.ints([3] * src.rank, "Tile")], FLOAT,
+                        tuple(d * 3 for d in src.shape), src.props) if b.opset >= 6 else src
+            src = tile
+            shape = (1, 1, 3, src.size // 3)
+    return b.op("Reshape", [src, b.ints(list(shape), "Reshape")], FLOAT, shape, src.props)
+
+
+def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
+             nodes: tuple[int, int] | None = None,
+             motifs: list[str] | None = None) -> GeneratedModel:
+    """Generate one model.
+
+    Args:
+        seed: any int; with ``generator`` and ``passes`` it determines the model.
+        generator: a key of :data:`generators.recipe.RECIPES`.
+        passes: target pass list; biases motif choice toward motifs of these passes.
+        nodes: override the recipe's (min, max) number of steps.
+        motifs: apply exactly these motifs (by name) instead of drawing them.
+
+    Returns:
+        A :class:`GeneratedModel`; its model passes onnx.checker full_check and runs in
+        onnxruntime on inputs from :mod:`generators.inputs` (rate measured by
+        ``benchmarks/validity.py``).
+
+    Raises:
+        KeyError: unknown generator or motif name.
+    """
+    recipe = RECIPES[generator]
+    rng = random.Random(f"{generator}:{seed}:{','.join(passes or ())}")
+    pool, hinted = _motif_pool(recipe, passes)
+    if motifs is not None:
+        chosen = [MOTIFS[m] for m in motifs]
+    else:
+        k = rng.randint(1, 2) if hinted else (rng.random() < recipe.motif_rate * 2) * \
+            rng.randint(1, 2)
+        chosen = [rng.choice(pool) for _ in range(k)]
+    lo = max([recipe.opsets[0], *(m.since for m in chosen)])
+    hi = min([recipe.opsets[1], *(m.until for m in chosen)])
+    opset = rng.randint(lo, hi) if lo <= hi else recipe.opsets[1]
+    style = rng.choice(recipe.name_styles)
+    b = GraphBuilder(rng, np.random.default_rng(rng.getrandbits(32)), opset,
+                     Namer(style, rng), weights="initializer")
+    if recipe.name == "v2" and rng.random() < 0.15:
+        b.weights = "input"
+    for m in chosen:
+        if m.setup is not None:
+            m.setup(b)
+            b.motifs.append(m.name)
+    shapes: dict[str, list[int]] = {}
+    _graph_inputs(b, recipe, shapes)
+    lo_n, hi_n = nodes or recipe.nodes
+    steps = rng.randint(lo_n, hi_n)
+    emitters = [m for m in chosen if m.emit is not None]
+    slots = sorted(rng.sample(range(steps + len(emitters)), len(emitters)))
+    queue = list(emitters)
+    for i in range(steps + len(emitters)):
+        if queue and slots and i == slots[0]:
+            slots.pop(0)
+            _step_motif(b, queue.pop(0))
+        else:
+            _step_op(b, recipe.v1_ops)
+    for m in chosen:
+        if m.finish is not None:
+            m.finish(b)
+            b.motifs.append(m.name)
+    leaves = b.leaves() or [v for v in b.pool if v.name not in b.input_names][-1:]
+    if not leaves:
+        leaves = [b.op("Identity", [b.pool[0]], b.pool[0].dtype, b.pool[0].shape)]
+    for v in leaves:
+        b.graph_output(v)
+    if rng.random() < recipe.extra_outputs:
+        inner = [v for v in b.pool if v.name not in b.input_names
+                 and v.name not in b.output_names]
+        if inner:
+            b.graph_output(rng.choice(inner))
+    model = b.model()
+    return GeneratedModel(model, seed, b.motifs, opset, generator, ir_version_for(opset),
+                          style, shapes or None)

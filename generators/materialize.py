@@ -1,0 +1,38 @@
+"""Materializer for ``source["kind"] == "generated"``: rebuild a generated model from its seed
+in the worker (registered in ``fuzzer.case.SOURCE_KINDS``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fuzzer.case import Materialized
+from generators.generate import generate
+
+
+def materialize(source: dict[str, Any], input_seed: int,
+                input_shapes: dict[str, list[int]] | None) -> Materialized:
+    """Build the model described by ``source``.
+
+    Args:
+        source: ``{"kind": "generated", "seed": int, "generator": "v1" | "v2" (default
+            "v2"), "passes": [pass names] (optional hint)}``.
+        input_seed: unused here (feeds are synthesized by the worker from the model).
+        input_shapes: the user's sizes for dynamic dims; they win over the generator's.
+
+    Returns:
+        :class:`fuzzer.case.Materialized` with provenance ``{"motifs", "opset", "ir_version",
+        "generator", "name_style"}`` and the sizes of the model's symbolic dims.
+
+    Raises:
+        KeyError: missing ``seed`` or unknown generator.
+    """
+    gm = generate(int(source["seed"]), source.get("generator", "v2"), source.get("passes"))
+    shapes = gm.input_shapes
+    if input_shapes:
+        shapes = {**(shapes or {}), **input_shapes}
+    return Materialized(
+        model=gm.model,
+        provenance={"motifs": gm.motifs, "opset": gm.opset, "ir_version": gm.ir_version,
+                    "generator": gm.generator, "name_style": gm.name_style},
+        input_shapes=shapes,
+    )

@@ -1,0 +1,47 @@
+"""The motif record: a small graph pattern that gives one or more passes something to rewrite.
+
+A motif has up to three hooks: ``setup`` runs on the empty builder (model-level choices such as
+weight placement), ``emit`` consumes a pooled value like an op spec does and appends the
+pattern, ``finish`` runs after the random graph is complete (e.g. duplicating initializers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from generators.builder import GraphBuilder
+from generators.values import FLOAT, Value
+
+
+@dataclass(frozen=True, slots=True)
+class Motif:
+    """One motif.
+
+    Attributes:
+        name: registry name (kebab-case), recorded in a case's provenance.
+        passes: onnxoptimizer passes the motif targets.
+        emit: ``(builder, x) -> Value | None``; ``None`` (no side effects) when x does not fit.
+        setup: ``(builder) -> None`` before generation, or ``None``.
+        finish: ``(builder) -> None`` after generation, or ``None``.
+        dtypes: element types ``x`` may have.
+        ranks: inclusive (min, max) rank of ``x``.
+        since: first opset the motif's form exists in.
+        until: last opset (inclusive).
+        v1: part of the first generator.
+    """
+
+    name: str
+    passes: tuple[str, ...]
+    emit: Callable[[GraphBuilder, Value], Value | None] | None = None
+    setup: Callable[[GraphBuilder], None] | None = None
+    finish: Callable[[GraphBuilder], None] | None = None
+    dtypes: frozenset[int] = frozenset({FLOAT})
+    ranks: tuple[int, int] = (1, 4)
+    since: int = 7
+    until: int = 99
+    v1: bool = False
+
+    def fits(self, dtype: int, rank: int) -> bool:
+        """Whether ``emit`` may consume a value of ``dtype``/``rank``."""
+        return dtype in self.dtypes and self.ranks[0] <= rank <= self.ranks[1]

@@ -92,8 +92,8 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     start_index = stats.next_case
     sandbox = Sandbox(settings.jobs, settings.timeout, settings.memory_limit)
     try:
-        with Live(panel(), console=console, refresh_per_second=2, transient=False,
-                  disable=not settings.live) as live:
+        live_console = console if settings.live else Console(quiet=True)
+        with Live(panel(), console=live_console, refresh_per_second=2) as live:
             try:
                 while True:
                     while not exhausted and in_flight < settings.jobs * IN_FLIGHT_PER_JOB \

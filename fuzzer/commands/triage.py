@@ -1,0 +1,56 @@
+"""``optfuzz triage [DIR]``: what is in a campaign folder, grouped by target, pass and
+symptom, with each bundle's status and whether it is new since the last triage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from fuzzer.errors import InputError
+
+MIN_WIDTH = 150  # columns of the table when the output is not a terminal
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``triage`` command to ``app``."""
+
+    @app.command()
+    def triage(
+        folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder."),
+        as_json: bool = typer.Option(False, "--json", help="Print rows as JSON."),
+        symptom: str = typer.Option(None, help="Only bundles with this symptom."),
+        pass_name: str = typer.Option(None, "--pass", help="Only bundles involving this pass."),
+    ) -> None:
+        """List the bundles of FOLDER with hits, sizes and status; remembers what it showed
+        (FOLDER/.triage.json) so that the next triage marks only newer bundles as new."""
+        from rich.console import Console
+
+        from fuzzer.store import BundleStore
+        from fuzzer.triage import TriageFilter, rows_json, triage_rows
+        from fuzzer.triage_state import load_state, mark_seen
+        from fuzzer.triage_table import status_counts, triage_table
+        from oracles.base import SYMPTOMS
+
+        if not folder.is_dir():
+            raise InputError(f"{folder}: not a folder")
+        if symptom and symptom not in SYMPTOMS:
+            raise InputError(f"unknown symptom {symptom!r}; known: {', '.join(SYMPTOMS)}")
+        state = load_state(folder)
+        try:
+            rows, damaged = triage_rows(folder, state["seen"], TriageFilter(symptom, pass_name))
+        except KeyError as exc:
+            raise InputError(str(exc.args[0])) from None
+        mark_seen(BundleStore(folder), {r.id: r.hits for r in rows})
+        if as_json:
+            typer.echo(rows_json(rows))
+            return
+        console = Console()
+        if not console.is_terminal:  # logs and pipes: wide enough for every column
+            console = Console(width=max(console.width, MIN_WIDTH))
+        since = state["last_triage"] or "never"
+        console.print(triage_table(rows, f"{folder} (last triage: {since})"))
+        console.print(status_counts(rows), highlight=False)
+        if damaged:
+            console.print(f"[yellow]skipped {len(damaged)} bundle(s) with an unreadable "
+                          f"meta.json[/yellow]: {', '.join(damaged[:5])}")

@@ -30,7 +30,7 @@ def init_worker(stages: Any, memory_limit: int | None) -> None:
     if memory_limit:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-    onnxruntime.set_default_logger_severity(3)
+    onnxruntime.set_default_logger_severity(4)  # fatal only: errors are findings
     load_oracles()
 
 

@@ -122,6 +122,7 @@ class GraphBuilder:
         self.inputs: list[ValueInfoProto] = []
         self.input_names: set[str] = set()
         self.outputs: list[ValueInfoProto] = []
+        self.value_infos: list[ValueInfoProto] = []
         self.output_names: set[str] = set()
         self.pool: list[Value] = []
         self.outer: list[Value] = list(outer)
@@ -239,15 +240,24 @@ class GraphBuilder:
         return [v for v in self.pool
                 if v.name not in self.consumed and v.name not in self.input_names]
 
-    def graph(self, name: str = "main_graph") -> GraphProto:
-        """The GraphProto built so far."""
-        g = GraphProto()
+    def graph(self, name: str = "main_graph", into: GraphProto | None = None) -> GraphProto:
+        """The GraphProto built so far (filled into ``into`` when given)."""
+        g = GraphProto() if into is None else into
         g.name = name
         g.node.extend(self.nodes)
         g.initializer.extend(self.initializers)
         g.input.extend(self.inputs)
         g.output.extend(self.outputs)
+        g.value_info.extend(self.value_infos)
         return g
+
+    def annotate(self, share: float = 1.0) -> None:
+        """Declare value_info (dtype and shape) for a ``share`` of the intermediate tensors, as
+        exporters that run shape inference do; shape-dependent passes read it."""
+        skip = self.input_names | self.output_names
+        for v in self.pool:
+            if v.name not in skip and (share >= 1.0 or self.rng.random() < share):
+                self.value_infos.append(value_info(v.name, v.dtype, v.shape))
 
     def model(self, producer: str = "optfuzz") -> ModelProto:
         """The ModelProto: default-domain ``opset``, matching IR version; for IR < 4 every
@@ -264,5 +274,5 @@ class GraphBuilder:
         imp = m.opset_import.add()
         imp.domain = ""
         imp.version = self.opset
-        m.graph.CopyFrom(self.graph())
+        self.graph(into=m.graph)
         return m

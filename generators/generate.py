@@ -136,6 +136,8 @@ def _adapt(b: GraphBuilder, motif: Motif) -> Value | None:
     rank = b.rng.randint(lo, hi)
     if src.size < 2 and rank > 0:
         return None
+    if rank == 0 and src.size != 1:
+        rank = 1
     shape = {0: (), 1: (src.size,), 2: (1, src.size), 3: (1, 1, src.size)}.get(rank)
     if rank >= 4:
         shape = (1, 1, 1, src.size) if src.size < 9 else (1, 1, src.size // 3, 3) \
@@ -216,6 +218,8 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
                  and v.name not in b.output_names]
         if inner:
             b.graph_output(rng.choice(inner))
+    if rng.random() < recipe.annotate:
+        b.annotate(1.0 if rng.random() < 0.7 else 0.5)
     model = b.model()
     return GeneratedModel(model, seed, b.motifs, opset, generator, ir_version_for(opset),
                           style, shapes or None)

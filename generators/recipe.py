@@ -30,6 +30,8 @@ class Recipe:
         extra_outputs: probability per model of making an intermediate tensor a graph output.
         nodes: inclusive range of the number of ops/motifs to append.
         motif_rate: probability that a step appends a motif instead of a random op (no hint).
+        annotate: probability that a model declares value_info for its intermediate tensors
+            (then for all of them, or for a random half).
     """
 
     name: str
@@ -43,6 +45,7 @@ class Recipe:
     extra_outputs: float
     nodes: tuple[int, int]
     motif_rate: float
+    annotate: float = 0.0
 
 
 RECIPES: dict[str, Recipe] = {
@@ -51,5 +54,5 @@ RECIPES: dict[str, Recipe] = {
     "v2": Recipe("v2", (7, 21), False, False,
                  ("torch_new", "torch_old", "tf2onnx", "plain", "mixed"), 3,
                  ("float", "float", "int64", "bool", "float16", "int32"), 0.3, 0.2, (4, 9),
-                 0.35),
+                 0.35, 0.6),
 }

@@ -10,6 +10,7 @@ generator inserts ops that establish it (e.g. ``Abs`` then ``Add 1``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,7 +68,7 @@ class Value:
     @property
     def size(self) -> int:
         """Number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        return math.prod(self.shape)
 
 
 def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

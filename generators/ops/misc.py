@@ -58,7 +58,7 @@ def _constant_of_shape(b: GraphBuilder, x: Value) -> Value:
     out_dtype = dtype if attrs else FLOAT
     c = b.op("ConstantOfShape", [b.ints(shape, "ConstantOfShape")], out_dtype, tuple(shape),
              ("nonneg",), **attrs)
-    if c.dtype == x.dtype:
+    if c.dtype == x.dtype and c.shape == x.shape:
         return b.op("Add", [x, c], x.dtype, x.shape)
     return c
 

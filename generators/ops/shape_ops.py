@@ -80,6 +80,8 @@ def _squeeze(b: GraphBuilder, x: Value) -> Value | None:
     if not ones:
         return None
     chosen = b.rng.sample(ones, b.rng.randint(1, len(ones)))
+    if b.opset < 11:
+        chosen.sort()  # Squeeze-1 shape inference assumes sorted axes
     out = tuple(d for i, d in enumerate(x.shape) if i not in chosen)
     axes = [a - x.rank if b.opset >= 11 and b.rng.random() < 0.4 else a for a in chosen]
     form = axes_operand(b, "Squeeze", axes, 13)

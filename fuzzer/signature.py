@@ -1,11 +1,17 @@
 """Finding signatures (design.md, "Signature and deduplication").
 
 signature = target name | responsible passes (or the configured pass list where not
-localized) | symptom | normalized message. The message is normalized so that the same bug
-reached from different models gives the same text: hexadecimal addresses, quoted tensor and
-node names, paths and numbers become placeholders. A source location inside the optimizer
+localized) | symptom | normalized message [| ``g:`` graph hash]. The message is normalized so
+that the same bug reached from different models gives the same text: hexadecimal addresses,
+quoted tensor and node names (and the unquoted ones after ``name:``, ``Node (...)``,
+``Name:``), paths and numbers become placeholders. A source location inside the optimizer
 (``fuse_bn_into_conv.h:87``), as in onnxoptimizer's assertion messages, is kept: it names the
 failing check.
+
+The optional last field is the Weisfeiler-Lehman hash of the change region
+(:mod:`fuzzer.graph_hash`). Reduction changes the graph, so a reducer that checks "the same
+bug" compares :func:`signature_core` (everything but the graph hash) or, cheaper, symptom and
+:func:`normalize_message`, as localization does (:func:`same_finding`).
 """
 
 from __future__ import annotations
@@ -14,15 +20,21 @@ import hashlib
 import re
 from collections.abc import Sequence
 
+from oracles.base import Finding
+
 _SOURCE_LOCATION = re.compile(r"(?:[\w./\\-]*[/\\])?([\w-]+\.(?:cc|cpp|cxx|c|h|hpp|py)):(\d+)")
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"), "<name>"),
+    (re.compile(r"\b([Nn]ame:) ?(?!<name>)[^\s,;)]+"), r"\1 <name>"),
+    (re.compile(r"\b([Nn]ode|[Oo]utput|[Ii]nput|[Tt]ensor) \((?!<name>)[^()\s]+\)"),
+     r"\1 (<name>)"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+-]+){2,}/?"), "<path>"),
     (re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),
     (re.compile(r"\s+"), " "),
 )
 MAX_MESSAGE = 200
+GRAPH_FIELD = "g:"
 
 
 def normalize_message(message: str) -> str:
@@ -42,11 +54,26 @@ def normalize_message(message: str) -> str:
 
 def make_signature(target: str, passes: Sequence[str] | None, symptom: str, message: str,
                    graph_hash: str | None = None) -> str:
-    """``target|pass,pass|symptom|normalized message`` (``|graph hash`` when given)."""
+    """``target|pass,pass|symptom|normalized message`` and ``|g:<graph hash>`` when given.
+
+    ``passes`` are the responsible passes, or the configured list where localization did not
+    run; ``[]`` (the bug shows without any pass) and None both give an empty field.
+    """
     parts = [target, ",".join(passes or []), symptom, normalize_message(message)]
     if graph_hash:
-        parts.append(graph_hash)
+        parts.append(GRAPH_FIELD + graph_hash)
     return "|".join(parts)
+
+
+def signature_core(signature: str) -> str:
+    """``signature`` without its graph-hash field."""
+    head, sep, tail = signature.rpartition("|")
+    return head if sep and tail.startswith(GRAPH_FIELD) else signature
+
+
+def same_finding(finding: Finding, symptom: str, normalized: str) -> bool:
+    """Whether ``finding`` has ``symptom`` and a message that normalizes to ``normalized``."""
+    return finding.symptom == symptom and normalize_message(finding.message) == normalized
 
 
 def bundle_id(symptom: str, signature: str) -> str:

@@ -1,0 +1,156 @@
+"""``optfuzz coverage``: for each onnxoptimizer pass, the share of cases generated for it
+(motif choice biased to the pass) whose single-pass run changed the graph.
+
+Cases run in :class:`fuzzer.sandbox.Sandbox` workers; the optimizer never runs in this
+process. A pass below the reach threshold is named with a reason: a known one from
+:data:`generators.motifs.reach.UNREACHABLE`, no motif targeting it, or what its cases ended in
+(most frequent finding or unusable-seed reason).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from fuzzer.errors import InputError
+
+#: A pass counts as reached when at least this share of its cases changed the graph.
+REACH_THRESHOLD = 0.05
+
+
+def graph_changed(result: Any) -> bool:
+    """Whether the target changed the main graph (nodes, initializers, inputs, outputs,
+    value_info) — model-level rewrites such as the IR version do not count. Needs the case's
+    artifacts (``keep=True``); falls back to ``result.changed`` without them."""
+    import onnx
+
+    arts = result.artifacts
+    if not result.changed or arts is None or arts.optimized is None:
+        return bool(result.changed)
+    before = onnx.load_model_from_string(arts.model).graph.SerializeToString()
+    after = onnx.load_model_from_string(arts.optimized).graph.SerializeToString()
+    return before != after
+
+
+def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs: int = 2,
+                  seed: int = 0, timeout: float = 30.0,
+                  progress: Any = None) -> dict[str, dict[str, Any]]:
+    """Run ``cases`` generated cases per pass, single pass, no fixed point, in a
+    :class:`fuzzer.sandbox.Sandbox` of ``jobs`` workers.
+
+    Returns:
+        ``{pass: {"cases", "changed", "share", "unusable", "findings": {symptom: n},
+        "motifs": [names], "reached": bool, "reason": str | None}}``; ``share`` is
+        changed / usable cases (0 when none was usable).
+    """
+    from fuzzer.case import TestCase
+    from fuzzer.sandbox import Sandbox
+    from generators.motifs import motifs_for_pass
+    from generators.motifs.reach import UNREACHABLE
+
+    report: dict[str, dict[str, Any]] = {}
+    with Sandbox(jobs=jobs, timeout=timeout) as sb:
+        for name in passes:
+            futures = [sb.submit(TestCase(
+                target="onnxoptimizer", config={"passes": [name], "fixed_point": False},
+                source={"kind": "generated", "seed": seed + i, "generator": generator,
+                        "passes": [name]}, input_seed=seed + i, keep=True))
+                for i in range(cases)]
+            changed = unusable = 0
+            symptoms: Counter[str] = Counter()
+            messages: Counter[str] = Counter()
+            unusable_why: Counter[str] = Counter()
+            for fut in futures:
+                res = fut.result()
+                if res.unusable:
+                    unusable += 1
+                    unusable_why[res.unusable.splitlines()[0][:120]] += 1
+                    continue
+                changed += graph_changed(res)
+                for f in res.findings:
+                    symptoms[f.symptom] += 1
+                    messages[f"{f.symptom}: {f.message.splitlines()[0][:120]}"] += 1
+            usable = cases - unusable
+            share = changed / usable if usable else 0.0
+            reached = share >= REACH_THRESHOLD
+            reason = None
+            motifs = [m.name for m in motifs_for_pass(name)]
+            if not reached:
+                if name in UNREACHABLE:
+                    reason = UNREACHABLE[name]
+                elif not motifs:
+                    reason = "no motif targets this pass"
+                elif messages:
+                    msg, n = messages.most_common(1)[0]
+                    reason = f"{n}/{cases} cases end in {msg}"
+                elif unusable_why:
+                    msg, n = unusable_why.most_common(1)[0]
+                    reason = f"{n}/{cases} unusable seeds: {msg}"
+                else:
+                    reason = "the pass left every generated graph unchanged"
+            report[name] = {"cases": cases, "changed": changed, "share": round(share, 4),
+                            "unusable": unusable, "findings": dict(symptoms),
+                            "motifs": motifs, "reached": reached, "reason": reason}
+            if progress is not None:
+                progress(name, report[name])
+    return report
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``coverage`` command to ``app``."""
+
+    @app.command()
+    def coverage(
+        cases: int = typer.Option(200, "--cases", min=1, help="Cases per pass."),
+        json_file: Path = typer.Option(None, "--json", help="Also write the report here."),
+        generator: str = typer.Option("v2", help="Generator (v1, v2)."),
+        passes: str = typer.Option(None, help="Comma list of passes (default: all "
+                                   "available)."),
+        jobs: int = typer.Option(2, help="Worker processes."),
+        seed: int = typer.Option(0, help="First seed."),
+    ) -> None:
+        """Share of generated cases per onnxoptimizer pass where the pass changed the graph."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from fuzzer.targets import get_target
+        from generators import GENERATORS
+
+        if generator not in GENERATORS:
+            raise InputError(f"unknown generator {generator!r}; known: {', '.join(GENERATORS)}")
+        available = get_target("onnxoptimizer").available_passes()
+        chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else available
+        unknown = sorted(set(chosen) - set(available))
+        if unknown:
+            raise InputError(f"unknown pass(es): {', '.join(unknown)}")
+        console = Console()
+        with console.status("running ...") as status:
+            def progress(name: str, row: dict[str, Any]) -> None:
+                status.update(f"{name}: {row['share']:.0%} changed")
+
+            report = pass_coverage(chosen, cases, generator=generator, jobs=jobs, seed=seed,
+                                   progress=progress)
+        table = Table(title=f"pass coverage, generator {generator}, {cases} cases per pass")
+        table.add_column("pass", no_wrap=True)
+        table.add_column("changed", justify="right")
+        table.add_column("unusable", justify="right")
+        table.add_column("findings")
+        table.add_column("status")
+        for name, row in report.items():
+            found = ", ".join(f"{k} {v}" for k, v in sorted(row["findings"].items()))
+            status_text = "[green]reached[/]" if row["reached"] else \
+                f"[red]unreachable[/]: {row['reason']}"
+            table.add_row(name, f"{row['share']:.0%}", str(row["unusable"]), found or "-",
+                          status_text)
+        console.print(table)
+        reached = sum(r["reached"] for r in report.values())
+        console.print(f"{reached}/{len(report)} passes reached (>= {REACH_THRESHOLD:.0%} of "
+                      "cases changed the graph)")
+        if json_file is not None:
+            json_file.write_text(json.dumps({"generator": generator, "cases": cases,
+                                             "threshold": REACH_THRESHOLD,
+                                             "passes": report}, indent=2))

@@ -1,0 +1,74 @@
+"""The predicate of ``optfuzz reduce MODEL --check CMD``: an external command decides, as with
+Polygraphy ``debug reduce --check``.
+
+Each candidate is written to a file; the command runs with that path appended to its
+arguments. The candidate fails (True) when the command's exit status is non-zero, or, with
+``fail_regex``, when its stdout or stderr matches the regular expression.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+
+from fuzzer.reduce.candidate import Built
+from fuzzer.reduce.graph import count_all_nodes
+from fuzzer.reduce.predicate import Budget, Predicate
+
+
+class CommandCheck(Predicate):
+    """True when ``command + [candidate path]`` fails.
+
+    Args:
+        command: the check command line (shell words, split with shlex).
+        budget: the reduction's time budget; one run may take at most ``timeout`` seconds
+            (past it the run counts as passing).
+        fail_regex: decide by this regular expression on stdout+stderr instead of the exit
+            status.
+        artifacts: a folder that keeps every tried candidate as ``bad/NNNN.onnx`` (failed) or
+            ``good/NNNN.onnx`` (passed), or None.
+        timeout: seconds per run of the command.
+
+    Attributes:
+        min_good: the smallest passing candidate (fewest nodes) seen, or None.
+
+    Raises:
+        ValueError: an empty command or an invalid regular expression.
+    """
+
+    def __init__(self, command: str, budget: Budget, fail_regex: str | None = None,
+                 artifacts: Path | None = None, timeout: float = 120.0) -> None:
+        super().__init__(budget)
+        self.command = shlex.split(command)
+        if not self.command:
+            raise ValueError("empty --check command")
+        self.fail_regex = re.compile(fail_regex) if fail_regex else None
+        self.artifacts = artifacts
+        self.timeout = timeout
+        self.min_good: Built | None = None
+        self._workdir = Path(tempfile.mkdtemp(prefix="optfuzz-reduce-"))
+
+    def run(self, built: Built, key: str) -> bool:
+        path = self._workdir / "candidate.onnx"
+        path.write_bytes(built.model.SerializeToString())
+        try:
+            proc = subprocess.run([*self.command, str(path)], capture_output=True, text=True,
+                                  timeout=min(self.timeout, max(self.budget.left(), 1.0)))
+        except subprocess.TimeoutExpired:
+            failed = False
+        else:
+            if self.fail_regex is not None:
+                failed = bool(self.fail_regex.search(proc.stdout + proc.stderr))
+            else:
+                failed = proc.returncode != 0
+        if self.artifacts is not None:
+            folder = self.artifacts / ("bad" if failed else "good")
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{self.runs:04d}.onnx").write_bytes(path.read_bytes())
+        if not failed and (self.min_good is None or count_all_nodes(built.model.graph)
+                           < count_all_nodes(self.min_good.model.graph)):
+            self.min_good = built
+        return failed

@@ -1,0 +1,74 @@
+"""Graph facts the reducer needs: which names a node reads (its subgraphs' outer-scope
+references included) and writes, and which nodes a set of outputs depends on.
+
+ONNX keeps ``graph.node`` in topological order, so a node's index is its place in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def subgraphs(node: Any) -> list[Any]:
+    """GraphProtos held by ``node``'s attributes (If branches, Loop/Scan bodies)."""
+    found = []
+    for attr in node.attribute:
+        if attr.HasField("g"):
+            found.append(attr.g)
+        found.extend(attr.graphs)
+    return found
+
+
+def outer_references(graph: Any) -> set[str]:
+    """Names ``graph`` (a subgraph) reads from enclosing scopes."""
+    defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    defined |= {t.name for t in graph.sparse_initializer}
+    needed: set[str] = set()
+    for node in graph.node:
+        needed.update(n for n in reads(node) if n not in defined)
+        defined.update(node.output)
+    needed.update(o.name for o in graph.output if o.name not in defined)
+    return needed
+
+
+def reads(node: Any) -> list[str]:
+    """Names ``node`` reads: its non-empty inputs, then its subgraphs' outer references."""
+    names = [n for n in node.input if n]
+    for sub in subgraphs(node):
+        names.extend(sorted(outer_references(sub)))
+    return names
+
+
+def writes(node: Any) -> list[str]:
+    """Non-empty output names of ``node``."""
+    return [n for n in node.output if n]
+
+
+def produced_names(graph: Any) -> list[str]:
+    """Every tensor name produced by a node of ``graph`` (main level only), in order."""
+    return [n for node in graph.node for n in writes(node)]
+
+
+def producers(nodes: Sequence[Any]) -> dict[str, int]:
+    """``{tensor name: index of the node writing it}``."""
+    return {name: i for i, node in enumerate(nodes) for name in writes(node)}
+
+
+def ancestors(nodes: Sequence[Any], outputs: Iterable[str]) -> list[int]:
+    """Indices (ascending) of the nodes that ``outputs`` depend on."""
+    made = producers(nodes)
+    keep: set[int] = set()
+    stack = [made[o] for o in outputs if o in made]
+    while stack:
+        index = stack.pop()
+        if index in keep:
+            continue
+        keep.add(index)
+        stack.extend(made[n] for n in reads(nodes[index]) if n in made)
+    return sorted(keep)
+
+
+def count_all_nodes(graph: Any) -> int:
+    """Nodes of ``graph`` including every subgraph's nodes."""
+    return sum(1 + sum(count_all_nodes(g) for g in subgraphs(n)) for n in graph.node)

@@ -1,0 +1,99 @@
+"""The reduction pipeline: cut outputs, cut inputs (Polygraphy ``debug reduce``'s bisection,
+then a linear pass), ddmin over the nodes inside the cut (Zeller & Hildebrandt 2002), then
+simplification. Every accepted step is a valid model that the predicate says still fails.
+
+:data:`STEPS` is the registry of steps, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fuzzer.reduce.candidate import MAX_IR_VERSION, Builder, Built
+from fuzzer.reduce.cut import bisect_inputs, bisect_outputs, linear_outputs, subset_outputs
+from fuzzer.reduce.delete import delete_nodes
+from fuzzer.reduce.graph import count_all_nodes
+from fuzzer.reduce.predicate import OutOfTime, Predicate
+from fuzzer.reduce.simplify import simplify
+from fuzzer.reduce.state import Context, State
+from fuzzer.reduce.values import Recorded, record
+
+Step = Callable[[State, Context], State]
+
+#: step name -> step, run in this order.
+STEPS: dict[str, Step] = {
+    "subset-outputs": subset_outputs,
+    "bisect-outputs": bisect_outputs,
+    "bisect-inputs": bisect_inputs,
+    "linear-outputs": linear_outputs,
+    "ddmin-nodes": delete_nodes,
+    "simplify": simplify,
+}
+
+
+class NotReproducible(Exception):
+    """The original model does not fail under the predicate; nothing can be reduced."""
+
+
+@dataclass
+class Reduction:
+    """What a reduction produced.
+
+    Attributes:
+        built: the minimized model and its feeds.
+        nodes: ``(original, minimized)`` node counts, subgraphs included.
+        runs: checks actually run (cache hits and invalid candidates excluded).
+        seconds: wall time of the reduction.
+        complete: False when the time budget ran out before the last step ended.
+        trace: ``{step name: node count after it}``.
+    """
+
+    built: Built
+    nodes: tuple[int, int]
+    runs: int
+    seconds: float
+    complete: bool
+    trace: dict[str, int] = field(default_factory=dict)
+
+
+def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Predicate,
+                 recorded: Recorded | None = None) -> Reduction:
+    """Shrink ``model`` while ``predicate`` holds, within ``predicate.budget``.
+
+    Args:
+        model: the failing ``onnx.ModelProto`` (not modified).
+        feeds: its input feeds, or None when the predicate supplies its own inputs.
+        predicate: True for a candidate that still fails the same way.
+        recorded: recorded values of ``model``'s tensors (computed when None).
+
+    Raises:
+        NotReproducible: ``predicate`` is False for ``model`` itself.
+        OutOfTime: the budget ran out before ``model`` itself could be checked.
+    """
+    import onnx
+
+    original = onnx.ModelProto()
+    original.CopyFrom(model)
+    original.ir_version = min(original.ir_version, MAX_IR_VERSION)
+    start = Built(original, dict(feeds or {}))
+    if not predicate(start):
+        raise NotReproducible("the model does not fail under the check")
+    graph = original.graph
+    state = State(list(graph.node), [o.name for o in graph.output], start)
+    ctx = Context(Builder(original, feeds, recorded or record(original, feeds)), predicate)
+    ctx.offer(state)
+    trace: dict[str, int] = {}
+    complete = True
+    try:
+        for name, step in STEPS.items():
+            state = step(state, ctx)
+            trace[name] = count_all_nodes(state.built.model.graph)
+    except OutOfTime:
+        complete = False
+    best = ctx.best or state
+    return Reduction(best.built, (count_all_nodes(graph), count_all_nodes(best.built.model.graph)),
+                     predicate.runs, predicate.budget.elapsed(), complete, trace)

@@ -51,6 +51,10 @@ class FakeTarget:
     def available_passes(self) -> list[str]:
         return ["clean", *BUGS]
 
+    def accepts_pass(self, name: str) -> bool:
+        """Whether ``name`` is a pass of this target: a listed one or a ``nop-*`` filler."""
+        return name in self.available_passes() or name.startswith("nop-")
+
     def default_config(self) -> dict[str, Any]:
         return {"passes": ["clean"], "fixed_point": False}
 

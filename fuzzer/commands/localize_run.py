@@ -1,0 +1,169 @@
+"""The work behind ``optfuzz localize``: load a bundle or a model, reproduce, localize, and
+update the bundle's meta.json (see :mod:`fuzzer.commands.localize` for the id policy)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fuzzer.errors import InputError
+
+
+@dataclass
+class Subject:
+    """What to localize: a test case, and the bundle it came from (None for a model file).
+
+    Attributes:
+        case: the :class:`fuzzer.case.TestCase` to reproduce.
+        bundle: the bundle folder, or None.
+        meta: the bundle's meta.json, or None.
+    """
+
+    case: Any
+    bundle: Path | None = None
+    meta: dict[str, Any] | None = None
+
+
+def _config(adapter: Any, base: dict[str, Any], passes: list[str] | None,
+            fixed_point: bool | None) -> dict[str, Any]:
+    config = dict(base)
+    if passes:
+        known = set(adapter.available_passes())
+        accepts = getattr(adapter, "accepts_pass", known.__contains__)
+        bad = [p for p in passes if not accepts(p)]
+        if bad:
+            raise InputError(f"unknown pass(es) {bad} for target {adapter.name}")
+        config["passes"] = passes
+    if fixed_point is not None:
+        config["fixed_point"] = fixed_point
+    return config
+
+
+def _adapter(name: str) -> Any:
+    from fuzzer.targets import get_target
+
+    try:
+        return get_target(name)
+    except KeyError as exc:
+        raise InputError(exc.args[0]) from None
+
+
+def load_subject(path: Path, target: str | None, passes: list[str] | None,
+                 fixed_point: bool | None, seed: int) -> Subject:
+    """The case of a bundle folder or of an .onnx file.
+
+    Raises:
+        InputError: missing path, a folder without a readable meta.json, an unreadable
+            model or feeds, an unknown target or pass.
+    """
+    import numpy as np
+
+    from fuzzer.case import TestCase
+    from fuzzer.modelio import load_model, parse_model
+
+    if path.is_dir():
+        try:
+            meta = json.loads((path / "meta.json").read_text())
+            recorded = meta["target"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}: not a bundle (meta.json: {exc})") from None
+        adapter = _adapter(target or recorded.get("name", "onnxoptimizer"))
+        model_path = path / "model.onnx"
+        if not model_path.is_file():
+            model_path = path / "original.onnx"
+        try:
+            data = model_path.read_bytes()
+            with np.load(path / "inputs.npz", allow_pickle=False) as npz:
+                feeds = {k: npz[k] for k in npz.files}
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: cannot read the bundle's model or inputs ({exc})") \
+                from None
+        parse_model(data)
+        config = _config(adapter, recorded.get("config") or adapter.default_config(), passes,
+                         fixed_point)
+        case = TestCase(adapter.name, config, {"kind": "bundle", "path": str(path)},
+                        model_bytes=data, feeds=feeds)
+        return Subject(case, path, meta)
+    if not path.is_file():
+        raise InputError(f"{path}: no such bundle folder or model file")
+    adapter = _adapter(target or "onnxoptimizer")
+    model = load_model(path)
+    config = _config(adapter, adapter.default_config(), passes, fixed_point)
+    case = TestCase(adapter.name, config, {"kind": "file", "path": str(path.resolve())},
+                    model_bytes=model.SerializeToString(), input_seed=seed)
+    return Subject(case)
+
+
+def _pick(result: Any, meta: dict[str, Any] | None) -> Any:
+    """The finding to localize: the bundle's own (same symptom and normalized message), or
+    the primary finding for a model file; None when it does not reproduce."""
+    from fuzzer.signature import normalize_message, same_finding
+
+    if meta is None:
+        return result.findings[0] if result.findings else None
+    wanted = normalize_message(str(meta.get("message", "")))
+    for finding in result.findings:
+        if same_finding(finding, str(meta.get("symptom")), wanted):
+            return finding
+    return None
+
+
+def run_localization(subject: Subject, timeout: float) -> int:
+    """Reproduce, localize, print, and update the bundle; return the exit status (0
+    localized, 1 not reproduced or not localized).
+
+    Raises:
+        InputError: the original model is unusable (fails in the reference run).
+    """
+    from rich.console import Console
+
+    from fuzzer.findings import finding_signature
+    from fuzzer.localize import localize
+    from fuzzer.sandbox import Sandbox
+
+    console = Console(highlight=False)
+    case = subject.case
+    with Sandbox(jobs=1, timeout=timeout) as sandbox:
+        result = sandbox.run(case)
+        if result.unusable:
+            raise InputError(f"the original model is unusable ({result.unusable})")
+        finding = _pick(result, subject.meta)
+        if finding is None:
+            got = "; ".join(f"{f.symptom}: {f.message}" for f in result.findings) or "clean"
+            console.print(f"not reproduced with {len(case.config.get('passes') or [])} "
+                          f"passes ({got})")
+            return 1
+        where = localize(sandbox, case, result, finding)
+    where.runs += 1  # the reproduction run
+    console.print(f"[red]{finding.symptom}[/red]: {finding.message}")
+    if where.passes is None:
+        console.print(f"not localized ({where.runs} optimizer runs)")
+    else:
+        needs = " (needs fixed_point)" if where.fixed_point else ""
+        console.print(f"responsible passes: {', '.join(where.passes) or '(none: empty list)'}"
+                      f"{needs} — {where.runs} optimizer runs, {where.method}")
+    if subject.bundle is not None:
+        signature = finding_signature(case, result, finding, where)
+        _update_bundle(subject.bundle, where, signature)
+        console.print(f"updated {subject.bundle / 'meta.json'}")
+    return 0 if where.passes is not None else 1
+
+
+def _update_bundle(folder: Path, where: Any, signature: str) -> None:
+    """Record localization and the (possibly new) signature in the bundle's meta.json, under
+    the store's lock; the folder and id stay."""
+    from fuzzer.store import BundleStore
+
+    def change(meta: dict[str, Any]) -> dict[str, Any]:
+        meta["responsible_passes"] = where.passes
+        meta["localization"] = where.to_json()
+        old = meta.get("signature")
+        if old and old != signature:
+            aliases = [a for a in meta.get("aliases", []) if a != signature]
+            meta["aliases"] = [*aliases, old] if old not in aliases else aliases
+            meta["signature"] = signature
+        return meta
+
+    BundleStore(folder.parent).update(folder.name, change)

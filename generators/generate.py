@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -55,11 +56,13 @@ class GeneratedModel:
     input_shapes: dict[str, list[int]] | None = field(default=None)
 
 
-def _motif_pool(recipe: Recipe, passes: list[str] | None) -> tuple[list[Motif], bool]:
+@lru_cache(maxsize=1024)
+def _motif_pool(recipe: Recipe, passes: tuple[str, ...]) -> tuple[tuple[Motif, ...], bool]:
     """Motifs to draw from, and whether they are a pass hint's (then used more often)."""
-    allowed = [m for m in MOTIFS.values() if m.v1 or not recipe.motifs_v1_only]
+    allowed = tuple(m for m in MOTIFS.values() if m.v1 or not recipe.motifs_v1_only)
     if passes:
-        hinted = [m for m in allowed if set(m.passes) & set(passes)]
+        wanted = set(passes)
+        hinted = tuple(m for m in allowed if wanted.intersection(m.passes))
         if hinted:
             return hinted, True
     return allowed, False
@@ -172,7 +175,7 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     """
     recipe = RECIPES[generator]
     rng = random.Random(f"{generator}:{seed}:{','.join(passes or ())}")
-    pool, hinted = _motif_pool(recipe, passes)
+    pool, hinted = _motif_pool(recipe, tuple(passes or ()))
     if motifs is not None:
         chosen = [MOTIFS[m] for m in motifs]
     else:

@@ -54,16 +54,24 @@ def _value_info(name: str, type_proto: Any | None, value: np.ndarray | None,
     info = onnx.ValueInfoProto(name=name)
     if type_proto is not None:
         info.type.CopyFrom(type_proto)
-        if not with_shape:
-            info.type.tensor_type.ClearField("shape")
         return info
     assert value is not None
     info.type.tensor_type.elem_type = onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
-    if with_shape:
-        info.type.tensor_type.shape.SetInParent()
-        for dim in value.shape:
-            info.type.tensor_type.shape.dim.add().dim_value = dim
+    info.type.tensor_type.shape.SetInParent()  # the checker wants a shape on graph inputs
+    for size in value.shape:
+        dim = info.type.tensor_type.shape.dim.add()
+        if with_shape:
+            dim.dim_value = size
     return info
+
+
+def forget_dims(info: Any) -> None:
+    """Keep the rank of ``info``'s tensor type but make every dim unknown."""
+    shape = info.type.tensor_type.shape
+    rank = len(shape.dim)
+    shape.ClearField("dim")
+    for _ in range(rank):
+        shape.dim.add()
 
 
 class Builder:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fuzzer.reduce.candidate import Built
+from fuzzer.reduce.candidate import Built, forget_dims
 from fuzzer.reduce.graph import subgraphs
 from fuzzer.reduce.state import Context, State
 
@@ -160,7 +160,7 @@ def _shrink(rule: Callable[[int], int]) -> Edit:
         if not changed:
             return None
         for out in graph.output:
-            out.type.tensor_type.ClearField("shape")
+            forget_dims(out)
         del graph.value_info[:]
         return new
     return edit

@@ -1,0 +1,58 @@
+"""ddmin and bisection over ordered lists, with synthetic predicates (no processes)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from fuzzer.ddmin import bisect_single, ddmin, split
+
+ITEMS = tuple(f"p{i}" for i in range(39))
+
+
+class Counting:
+    """A predicate "contains every element of ``cause`` (in order)" that counts calls."""
+
+    def __init__(self, cause: set[str]) -> None:
+        self.cause, self.calls = cause, 0
+
+    def __call__(self, subset: tuple[str, ...]) -> bool:
+        self.calls += 1
+        return self.cause <= set(subset)
+
+
+def test_split_keeps_order_and_covers_everything() -> None:
+    chunks = split(ITEMS, 4)
+    assert len(chunks) == 4
+    assert tuple(itertools.chain(*chunks)) == ITEMS
+    assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
+
+
+@pytest.mark.parametrize("position", range(39))
+def test_bisection_finds_any_single_cause_in_at_most_seven_tests(position: int) -> None:
+    test = Counting({ITEMS[position]})
+    assert bisect_single(ITEMS, test) == (ITEMS[position],)
+    assert test.calls <= 7
+
+
+def test_bisection_gives_up_on_an_interaction() -> None:
+    assert bisect_single(ITEMS, Counting({"p3", "p30"})) is None
+
+
+@pytest.mark.parametrize("cause", [{"p0", "p38"}, {"p19", "p20"}, {"p5", "p6", "p33"},
+                                   {"p12"}])
+def test_ddmin_returns_exactly_the_interacting_elements_in_order(cause: set[str]) -> None:
+    found = ddmin(ITEMS, Counting(cause))
+    assert set(found) == cause
+    assert list(found) == sorted(found, key=ITEMS.index)
+
+
+def test_ddmin_result_is_one_minimal_for_an_or_predicate() -> None:
+    # reproduces with p4 or with p9+p10: the result may be either, but each element matters
+    def test(subset: tuple[str, ...]) -> bool:
+        return "p4" in subset or {"p9", "p10"} <= set(subset)
+
+    found = ddmin(ITEMS, test)
+    assert test(found)
+    assert all(not test(tuple(x for x in found if x != drop)) for drop in found)

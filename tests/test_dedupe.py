@@ -1,0 +1,103 @@
+"""Deduplication: one bundle per bug, hits counted, safe across processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+from fuzzer.findings import FindingPolicy, find_bundle, handle_finding
+from fuzzer.sandbox import Sandbox
+from fuzzer.store import BundleStore
+from tests.localize_models import chain, fake_case, fillers
+
+POLICY = FindingPolicy(localize=True, reduce_seconds=0)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(jobs=1, timeout=10.0) as box:
+        yield box
+
+
+def handle(store, sandbox, case):
+    result = sandbox.run(case)
+    assert result.findings
+    return handle_finding(store, sandbox, case, result, "1.0", POLICY)
+
+
+def test_same_bug_from_different_models_and_positions_is_one_bundle(sandbox, tmp_path):
+    store = BundleStore(tmp_path)
+    models = [chain(["Exp"], prefix="a", tail="Add"),
+              chain(["Sigmoid", "Neg", "Exp"], prefix="onnx::Mul_", shape=(1, 8), tail="Add"),
+              chain(["Tanh", "Exp"], prefix="/layer1/out", shape=(3,), tail="Add")]
+    outcomes = [handle(store, sandbox, fake_case(m, fillers({pos: "drop-node"}), seed=pos))
+                for m, pos in zip(models, (2, 19, 37), strict=True)]
+    assert [created for _, created in outcomes] == [True, False, False]
+    assert store.ids() == [outcomes[0][0]]
+    meta = store.meta(outcomes[0][0])
+    assert meta["hits"] == 3 and meta["responsible_passes"] == ["drop-node"]
+    assert meta["localization"]["runs"] >= 1
+    assert meta["last_seen"] >= meta["first_seen"]
+
+
+def test_two_passes_with_the_same_symptom_give_two_bundles(sandbox, tmp_path):
+    store = BundleStore(tmp_path)
+    model = chain(["Neg", "Exp"])
+    a, _ = handle(store, sandbox, fake_case(model, fillers({5: "raise"})))
+    b, _ = handle(store, sandbox, fake_case(model, fillers({5: "pair-a", 30: "pair-b"})))
+    c, _ = handle(store, sandbox, fake_case(model, fillers({9: "pair-a", 11: "pair-b"})))
+    assert a != b and b == c
+    assert store.meta(b)["responsible_passes"] == ["pair-a", "pair-b"]
+    assert store.meta(b)["hits"] == 2 and store.meta(a)["hits"] == 1
+
+
+def test_same_message_different_rewrite_is_split_by_the_graph_hash(sandbox, tmp_path):
+    store = BundleStore(tmp_path)
+    rewired, _ = handle(store, sandbox, fake_case(chain(["Exp"], tail="Add"), ["drop-node"]))
+    at_output, _ = handle(store, sandbox, fake_case(chain(["Neg", "Exp"]), ["drop-node"]))
+    assert rewired != at_output
+    sigs = [store.meta(b)["signature"] for b in (rewired, at_output)]
+    assert sigs[0].rsplit("|", 1)[0] == sigs[1].rsplit("|", 1)[0]
+
+
+def test_a_renamed_signature_is_still_found_through_its_alias(tmp_path):
+    store = BundleStore(tmp_path)
+    store.create("bloat-00000000", {"meta.json": b'{"signature": "new", "aliases": ["old"]}'})
+    assert find_bundle(store, "bloat", "old") == "bloat-00000000"
+    assert find_bundle(store, "bloat", "new") == "bloat-00000000"
+    assert find_bundle(store, "bloat", "other") is None
+
+
+def _record_many(root: str, barrier, times: int) -> None:
+    import numpy as np
+
+    from fuzzer.bundle import record
+    from fuzzer.case import Artifacts
+    from oracles.base import Finding
+
+    model = chain(["Neg"])
+    case = fake_case(model, ["raise"])
+    finding = Finding("optimizer-error", "optimize", "RuntimeError: boom")
+    artifacts = Artifacts(model, None, {"x": np.zeros((2, 3), np.float32)})
+    barrier.wait()
+    for _ in range(times):
+        record(BundleStore(root), "fake|raise|optimizer-error|RuntimeError: boom", finding,
+               case, case.source, artifacts, "1.0", ["raise"])
+
+
+def test_concurrent_records_from_several_processes_give_one_bundle(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    workers, times = 4, 5
+    barrier = context.Barrier(workers)
+    procs = [context.Process(target=_record_many, args=(str(tmp_path), barrier, times))
+             for _ in range(workers)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    store = BundleStore(tmp_path)
+    assert len(store.ids()) == 1
+    assert store.meta(store.ids()[0])["hits"] == workers * times
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") and p.is_dir()]

@@ -1,0 +1,134 @@
+"""An ONNX graph as a networkx DiGraph ready to draw: one vertex per node, graph input,
+graph output and (small graphs only) initializer; edges labelled with the tensor's dtype and
+shape from shape inference.
+
+Vertex attributes: ``kind`` (``op``, ``input``, ``output``, ``initializer``), ``label``
+(text lines), ``mark`` (``None``, ``removed`` or ``added``: nodes the other model lacks).
+Edge attribute: ``label`` (``f32[1,3,8,8]`` or the tensor name where no shape is known).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+#: at most this many initializers are drawn as vertices of their own.
+MAX_INITIALIZERS_DRAWN = 12
+_SHORT_DTYPE = (("bfloat", "bf"), ("float", "f"), ("uint", "u"), ("int", "i"),
+                ("complex", "c"), ("bool", "bool"))
+
+
+def short_dtype(elem_type: int) -> str:
+    """ONNX element type -> short name (``1`` -> ``f32``, ``7`` -> ``i64``); ``?`` if
+    unknown."""
+    import onnx
+
+    try:
+        name = onnx.helper.tensor_dtype_to_np_dtype(elem_type).name
+    except Exception:
+        return "?"
+    for long, short in _SHORT_DTYPE:
+        if name.startswith(long):
+            return short + name[len(long):]
+    return name
+
+
+def type_label(type_proto: Any) -> str | None:
+    """``f32[2,3]`` for a tensor TypeProto (symbolic dims by name, unknown ones ``?``);
+    None when it is not a tensor type with an element type."""
+    if not type_proto.HasField("tensor_type") or not type_proto.tensor_type.elem_type:
+        return None
+    tensor = type_proto.tensor_type
+    dtype = short_dtype(tensor.elem_type)
+    if not tensor.HasField("shape"):
+        return dtype
+    dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
+            for d in tensor.shape.dim]
+    return f"{dtype}[{','.join(dims)}]"
+
+
+def tensor_types(model: Any) -> dict[str, str]:
+    """Tensor name -> type label for every tensor whose type is known after (lenient) shape
+    inference; initializers by their own dtype and dims."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+    except Exception:
+        inferred = model
+    graph = inferred.graph
+    types: dict[str, str] = {}
+    for info in [*graph.value_info, *graph.input, *graph.output]:
+        label = type_label(info.type)
+        if label:
+            types[info.name] = label
+    for init in graph.initializer:
+        types[init.name] = f"{short_dtype(init.data_type)}[{','.join(map(str, init.dims))}]"
+    return types
+
+
+def node_key(node: Any) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Identity of a node across two models: op type, inputs and outputs."""
+    return node.op_type, tuple(node.input), tuple(node.output)
+
+
+def _op_label(node: Any) -> list[str]:
+    lines = [node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"]
+    subgraphs = sum(1 for a in node.attribute if a.type in (5, 10))  # GRAPH, GRAPHS
+    if subgraphs:
+        lines.append(f"({subgraphs} subgraph{'s' * (subgraphs > 1)})")
+    if node.name:
+        lines.append(node.name if len(node.name) <= 22 else "…" + node.name[-21:])
+    return lines
+
+
+def model_digraph(model: Any, other_keys: set[tuple] | None = None,
+                  mark: str = "added") -> nx.DiGraph:
+    """The drawable DiGraph of ``model``'s main graph (see module docstring).
+
+    Args:
+        model: an ``onnx.ModelProto``.
+        other_keys: :func:`node_key` of every node of the model to compare with; nodes not
+            among them get ``mark``. None marks nothing.
+        mark: ``"added"`` (for an optimized model) or ``"removed"`` (for the original).
+    """
+    graph = model.graph
+    types = tensor_types(model)
+    initializers = {i.name for i in graph.initializer}
+    draw_inits = len(initializers) <= MAX_INITIALIZERS_DRAWN
+    g = nx.DiGraph()
+    producer: dict[str, str] = {}
+    for info in graph.input:
+        if info.name in initializers:
+            continue
+        vid = f"in:{info.name}"
+        g.add_node(vid, kind="input", label=[info.name, types.get(info.name, "")], mark=None)
+        producer[info.name] = vid
+    if draw_inits:
+        for init in graph.initializer:
+            vid = f"init:{init.name}"
+            g.add_node(vid, kind="initializer", label=[_short(init.name), types[init.name]],
+                       mark=None)
+            producer[init.name] = vid
+    for index, node in enumerate(graph.node):
+        vid = f"op:{index}"
+        flagged = other_keys is not None and node_key(node) not in other_keys
+        g.add_node(vid, kind="op", label=_op_label(node), mark=mark if flagged else None)
+        for out in node.output:
+            if out:
+                producer[out] = vid
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            if name and name in producer:
+                g.add_edge(producer[name], f"op:{index}", label=types.get(name, _short(name)))
+    for info in graph.output:
+        vid = f"out:{info.name}"
+        g.add_node(vid, kind="output", label=[info.name, types.get(info.name, "")], mark=None)
+        if info.name in producer:
+            g.add_edge(producer[info.name], vid, label="")
+    return g
+
+
+def _short(name: str, limit: int = 18) -> str:
+    return name if len(name) <= limit else "…" + name[-(limit - 1):]

@@ -20,7 +20,8 @@ GENERATORS: tuple[str, ...] = tuple(RECIPES)
 
 def generate_model(seed: int, *, generator: str = "v2", passes: list[str] | None = None,
                    nodes: tuple[int, int] | None = None,
-                   motifs: list[str] | None = None) -> GeneratedModel:
+                   motifs: list[str] | None = None,
+                   opset: int | None = None) -> GeneratedModel:
     """Generate one model, deterministic from (``seed``, ``generator``, ``passes``).
 
     Args:
@@ -29,6 +30,7 @@ def generate_model(seed: int, *, generator: str = "v2", passes: list[str] | None
         passes: target pass list; biases motif choice toward those passes' motifs.
         nodes: (min, max) number of random steps, overriding the generator's default.
         motifs: exact motif names to apply (see :data:`generators.motifs.MOTIFS`).
+        opset: default-domain opset to declare (7..21) instead of drawing one.
 
     Returns:
         :class:`GeneratedModel` (``model`` is an ``onnx.ModelProto`` whose IR version matches
@@ -36,8 +38,9 @@ def generate_model(seed: int, *, generator: str = "v2", passes: list[str] | None
 
     Raises:
         KeyError: unknown generator or motif.
+        ValueError: opset outside 7..21.
     """
-    return generate(seed, generator, passes, nodes, motifs)
+    return generate(seed, generator, passes, nodes, motifs, opset)
 
 
 __all__ = ["GENERATORS", "GeneratedModel", "generate_model"]

@@ -22,7 +22,7 @@ from generators.motifs import MOTIFS, Motif
 from generators.names import Namer
 from generators.recipe import RECIPES, Recipe
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
-from generators.versions import ir_version_for
+from generators.versions import MAX_OPSET, MIN_OPSET, ir_version_for
 
 _DTYPE = {"float": FLOAT, "float16": FLOAT16, "int64": INT64, "int32": INT32, "bool": BOOL}
 #: Largest tensor (elements) a step may consume; keeps tensors and run time small.
@@ -143,19 +143,13 @@ def _adapt(b: GraphBuilder, motif: Motif) -> Value | None:
         rank = 1
     shape = {0: (), 1: (src.size,), 2: (1, src.size), 3: (1, 1, src.size)}.get(rank)
     if rank >= 4:
-        shape = (1, 1, 1, src.size) if src.size < 9 else (1, 1, src.size // 3, 3) \
-            if src.size % 3 == 0 else (1, 1, 1, src.size)
-        if rank == 4 and shape[-2] < 3:
-            tile = b.op("Tile", [src, b.ints([3] * src.rank, "Tile")], FLOAT,
-                        tuple(d * 3 for d in src.shape), src.props) if b.opset >= 6 else src
-            src = tile
-            shape = (1, 1, 3, src.size // 3)
+        shape = (1, 1, src.size // 3, 3) if src.size % 3 == 0 else (1, 1, 1, src.size)
     return b.op("Reshape", [src, b.ints(list(shape), "Reshape")], FLOAT, shape, src.props)
 
 
 def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
              nodes: tuple[int, int] | None = None,
-             motifs: list[str] | None = None) -> GeneratedModel:
+             motifs: list[str] | None = None, opset: int | None = None) -> GeneratedModel:
     """Generate one model.
 
     Args:
@@ -164,6 +158,8 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
         passes: target pass list; biases motif choice toward motifs of these passes.
         nodes: override the recipe's (min, max) number of steps.
         motifs: apply exactly these motifs (by name) instead of drawing them.
+        opset: declare this default-domain opset (7..21) instead of drawing one; motifs that
+            do not exist at it are left out.
 
     Returns:
         A :class:`GeneratedModel`; its model passes onnx.checker full_check and runs in
@@ -172,8 +168,11 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
 
     Raises:
         KeyError: unknown generator or motif name.
+        ValueError: ``opset`` outside 7..21.
     """
     recipe = RECIPES[generator]
+    if opset is not None and not MIN_OPSET <= opset <= MAX_OPSET:
+        raise ValueError(f"opset {opset} outside {MIN_OPSET}..{MAX_OPSET}")
     rng = random.Random(f"{generator}:{seed}:{','.join(passes or ())}")
     pool, hinted = _motif_pool(recipe, tuple(passes or ()))
     if motifs is not None:
@@ -182,9 +181,11 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
         k = rng.randint(1, 2) if hinted else (rng.random() < recipe.motif_rate * 2) * \
             rng.randint(1, 2)
         chosen = [rng.choice(pool) for _ in range(k)]
-    lo = max([recipe.opsets[0], *(m.since for m in chosen)])
-    hi = min([recipe.opsets[1], *(m.until for m in chosen)])
-    opset = rng.randint(lo, hi) if lo <= hi else recipe.opsets[1]
+    if opset is None:
+        lo = max([recipe.opsets[0], *(m.since for m in chosen)])
+        hi = min([recipe.opsets[1], *(m.until for m in chosen)])
+        opset = rng.randint(lo, hi) if lo <= hi else recipe.opsets[1]
+    chosen = [m for m in chosen if m.since <= opset <= m.until]
     style = rng.choice(recipe.name_styles)
     b = GraphBuilder(rng, np.random.default_rng(rng.getrandbits(32)), opset,
                      Namer(style, rng), weights="initializer")

@@ -1,0 +1,84 @@
+"""Model-level variation: opsets with matching IR versions, exporter name styles, several
+inputs and outputs, symbolic dims."""
+
+from __future__ import annotations
+
+import re
+
+import onnx
+
+from generators import generate_model
+from generators.versions import ir_version_for
+
+_EXPECTED_IR = {7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8,
+                18: 8, 19: 9, 20: 9, 21: 10}
+
+
+def test_ir_matches_opset_table() -> None:
+    for opset, ir in _EXPECTED_IR.items():
+        assert ir_version_for(opset) == ir
+
+
+def test_models_declare_matching_ir_never_14() -> None:
+    opsets = {"v1": set(), "v2": set()}
+    for gen in opsets:
+        for seed in range(300):
+            m = generate_model(seed, generator=gen).model
+            (imp,) = [o for o in m.opset_import if o.domain == ""]
+            assert m.ir_version == _EXPECTED_IR[imp.version]
+            assert m.ir_version <= 13
+            opsets[gen].add(imp.version)
+            if m.ir_version < 4:
+                inputs = {i.name for i in m.graph.input}
+                assert all(t.name in inputs for t in m.graph.initializer)
+    assert opsets["v1"] == set(range(11, 22))
+    assert opsets["v2"] == set(range(7, 22))
+
+
+def test_exporter_name_styles() -> None:
+    names: set[str] = set()
+    for seed in range(200):
+        g = generate_model(seed).model.graph
+        names.update(n for node in g.node for n in node.output)
+        names.update(t.name for t in g.initializer)
+        names.update(i.name for i in g.input)
+    assert any(re.fullmatch(r"\d+", n) for n in names)
+    assert any(re.fullmatch(r"onnx::\w+_\d+", n) for n in names)
+    assert any(re.fullmatch(r"/layer\d+/\w+/\w+_output_0", n) for n in names)
+    assert "input.1" in names
+    assert any(n.endswith(":0") for n in names)
+
+
+def test_several_inputs_outputs_and_symbolic_dims() -> None:
+    many_in = many_out = symbolic = with_value_info = 0
+    for seed in range(200):
+        gm = generate_model(seed)
+        g = gm.model.graph
+        many_in += len(g.input) - len(g.initializer) > 1
+        many_out += len(g.output) > 1
+        with_value_info += len(g.value_info) > 0
+        dims = [d for i in g.input for d in i.type.tensor_type.shape.dim]
+        if any(d.dim_param for d in dims):
+            symbolic += 1
+            assert gm.input_shapes
+    assert min(many_in, many_out, symbolic, with_value_info) >= 10
+
+
+def test_node_names_include_empty_ones() -> None:
+    empty = sum(any(not n.name for n in generate_model(s).model.graph.node)
+                for s in range(200))
+    assert empty >= 5
+
+
+def test_subgraphs_read_outer_scope() -> None:
+    for seed in range(100):
+        g = generate_model(seed, motifs=["outer-scope-subgraph"], opset=13).model.graph
+        for node in g.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    body = attr.g
+                    local = {o for n in body.node for o in n.output} | \
+                        {i.name for i in body.input}
+                    if any(i not in local for n in body.node for i in n.input if i):
+                        return
+    raise AssertionError("no subgraph read an outer-scope value")

@@ -1,0 +1,51 @@
+"""Generated models pass onnx.checker (full_check) and run in onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from generators import generate_model
+from generators.inputs import synthesize_inputs
+from generators.motifs import MOTIFS
+
+
+def _session(model: onnx.ModelProto) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+
+
+def _check_and_run(gm, seed: int) -> list:
+    onnx.checker.check_model(gm.model, full_check=True)
+    return _session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+
+
+@pytest.mark.parametrize(("generator", "count"), [("v1", 150), ("v2", 300)])
+def test_random_seeds_are_valid_and_finite(generator: str, count: int) -> None:
+    nonfinite = 0
+    for seed in range(count):
+        outs = _check_and_run(generate_model(seed, generator=generator), seed)
+        nonfinite += not all(np.isfinite(o).all() for o in outs if o.dtype.kind == "f")
+    assert nonfinite <= count // 100
+
+
+@pytest.mark.parametrize("name", sorted(MOTIFS))
+def test_every_motif_is_valid_at_old_and_new_opsets(name: str) -> None:
+    for opset in (7, 11, 13, 21):
+        for seed in range(2):
+            gm = generate_model(seed, motifs=[name], opset=opset, nodes=(1, 4))
+            _check_and_run(gm, seed)
+
+
+def test_pass_hinted_models_are_valid() -> None:
+    import onnxoptimizer
+
+    for i, name in enumerate(onnxoptimizer.get_available_passes()):
+        gm = generate_model(i, passes=[name])
+        _check_and_run(gm, i)

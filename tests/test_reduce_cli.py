@@ -1,0 +1,111 @@
+"""``optfuzz reduce`` end to end (real child processes): the Polygraphy-style --check mode,
+bundles minimized during ``check --save`` and again by ``reduce BUNDLE``; every minimized
+bundle's repro.py still exits 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+
+from tests.test_reduce import chain
+
+CHECKER = """import sys, onnx
+model = onnx.load(sys.argv[-1])
+print("Neg present" if any(n.op_type == "Neg" for n in model.graph.node) else "clean")
+"""
+
+
+def optfuzz(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fuzzer", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+@pytest.fixture
+def chain_path(tmp_path: Path) -> Path:
+    path = tmp_path / "chain.onnx"
+    onnx.save(chain(60, 40), path)
+    return path
+
+
+def test_check_mode_with_an_external_script(tmp_path: Path, chain_path: Path) -> None:
+    script = tmp_path / "checker.py"
+    script.write_text(CHECKER)
+    out, good, arts = tmp_path / "min.onnx", tmp_path / "good.onnx", tmp_path / "arts"
+    proc = optfuzz("reduce", str(chain_path), "--check", f"{sys.executable} {script}",
+                   "--fail-regex", "Neg present", "--artifacts", str(arts),
+                   "--min-good", str(good), "-o", str(out), "--time-limit", "60")
+    assert proc.returncode == 0, proc.stderr
+    reduced = onnx.load(out)
+    assert [n.op_type for n in reduced.graph.node] == ["Neg"]
+    onnx.checker.check_model(reduced, full_check=True)
+    assert "Neg" not in [n.op_type for n in onnx.load(good).graph.node]
+    assert list((arts / "bad").glob("*.onnx")) and list((arts / "good").glob("*.onnx"))
+
+
+def test_check_mode_on_a_model_that_passes_exits_1(tmp_path: Path, chain_path: Path) -> None:
+    proc = optfuzz("reduce", str(chain_path), "--check", f"{sys.executable} -c pass")
+    assert proc.returncode == 1
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = optfuzz("reduce", str(tmp_path / "missing.onnx"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("bug", ["drop-node", "invalid", "bloat"])
+def test_minimized_bundles_still_reproduce(tmp_path: Path, chain_path: Path, bug: str) -> None:
+    crashes = tmp_path / "crashes"
+    proc = optfuzz("check", str(chain_path), "--target", "fake", "--passes", bug,
+                   "--save", str(crashes))
+    assert proc.returncode == 1, proc.stderr
+    (bundle,) = [p for p in crashes.iterdir() if (p / "meta.json").is_file()]
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["nodes"] == {"original": 60, "minimized": meta["nodes"]["minimized"]}
+    assert meta["nodes"]["minimized"] <= 4
+    assert len(onnx.load(bundle / "original.onnx").graph.node) == 60
+    assert len(onnx.load(bundle / "model.onnx").graph.node) == meta["nodes"]["minimized"]
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
+                           text=True, timeout=120)
+    assert repro.returncode == 1, repro.stdout + repro.stderr
+    again = optfuzz("reduce", str(bundle), "--time-limit", "30")
+    assert again.returncode == 0, again.stderr
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
+                           text=True, timeout=120)
+    assert repro.returncode == 1, repro.stdout + repro.stderr
+
+
+def test_reduce_bundle_replaces_model_and_keeps_original(tmp_path: Path,
+                                                         chain_path: Path) -> None:
+    """A bundle written without reduction is minimized in place by ``reduce BUNDLE``."""
+    from fuzzer.bundle import record
+    from fuzzer.case import TestCase
+    from fuzzer.sandbox import Sandbox
+    from fuzzer.signature import make_signature
+    from fuzzer.store import BundleStore
+
+    config = {"passes": ["drop-node"], "fixed_point": False}
+    case = TestCase("fake", config, {"kind": "file", "path": str(chain_path)},
+                    model_bytes=chain_path.read_bytes())
+    with Sandbox(jobs=1) as sandbox:
+        result = sandbox.run(case)
+    finding = result.findings[0]
+    signature = make_signature("fake", ["drop-node"], finding.symptom, finding.message)
+    store = BundleStore(tmp_path / "crashes")
+    bid, _ = record(store, signature, finding, case, result.source, result.artifacts, "1.0",
+                    ["drop-node"])
+    bundle = store.path(bid)
+    assert len(onnx.load(bundle / "model.onnx").graph.node) == 60
+    proc = optfuzz("reduce", str(bundle), "--time-limit", "60")
+    assert proc.returncode == 0, proc.stderr
+    assert len(onnx.load(bundle / "model.onnx").graph.node) == 1
+    assert len(onnx.load(bundle / "original.onnx").graph.node) == 60
+    assert store.meta(bid)["nodes"] == {"original": 60, "minimized": 1}
+    assert (bundle / "expected.npz").is_file() and (bundle / "optimized.onnx").is_file()
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
+                           text=True, timeout=120)
+    assert repro.returncode == 1, repro.stdout + repro.stderr

@@ -70,12 +70,14 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     stats.started = time.monotonic()
     stream = CaseStream(StreamConfig(settings.target, stats.seed, settings.generated,
                                      settings.generator, settings.corpus, settings.passes,
-                                     settings.input_shapes), target, stats.next_case)
+                                     settings.input_shapes), target, stats.next_case,
+                         stats.corpus_next)
     for model_id in stats.unusable_models:
         stream.skip_model(model_id)
     done: queue.SimpleQueue[tuple[TestCase, CaseResult]] = queue.SimpleQueue()
     version = target.version()
     run_started, run_cases, in_flight, interrupted = time.monotonic(), 0, 0, False
+    corpus_in_flight, corpus_cap = 0, max(1, settings.jobs // 2)
     exhausted = False
     last_save = time.monotonic()
 
@@ -89,7 +91,6 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
         return render(stats, settings.seconds, run_cases, time.monotonic() - run_started,
                       str(settings.out))
 
-    start_index = stats.next_case
     sandbox = Sandbox(settings.jobs, settings.timeout, settings.memory_limit)
     try:
         live_console = console if settings.live else Console(quiet=True)
@@ -99,10 +100,11 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
                     while not exhausted and in_flight < settings.jobs * IN_FLIGHT_PER_JOB \
                             and not limit_reached():
                         try:
-                            case = next(stream)
+                            case = stream.draw(corpus_ok=corpus_in_flight < corpus_cap)
                         except StopIteration:
                             exhausted = True
                             break
+                        corpus_in_flight += _is_corpus(case)
                         future = sandbox.submit(case)
                         future.add_done_callback(lambda f, c=case: done.put((c, f.result())))
                         in_flight += 1
@@ -114,6 +116,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
                         live.update(panel())
                         continue
                     in_flight -= 1
+                    corpus_in_flight -= _is_corpus(case)
                     run_cases += 1
                     stats.add(case, result)
                     if result.unusable and case.source.get("kind") == "corpus":
@@ -122,7 +125,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
                         _record(stats, store, sandbox, case, result, version, settings.policy)
                         live.update(panel())
                     if time.monotonic() - last_save > SAVE_EVERY:
-                        stats.next_case = start_index + run_cases
+                        stats.next_case, stats.corpus_next = stream.index, stream.corpus_drawn
                         stats.tick()
                         stats.save(store.root)
                         last_save = time.monotonic()
@@ -132,13 +135,17 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     finally:
         sandbox.close()
     # Cases still in flight are abandoned; a resumed campaign starts after the last one
-    # drawn, so none is counted twice.
-    stats.next_case = stream.index if not interrupted else start_index + run_cases
+    # drawn, so none is run twice.
+    stats.next_case, stats.corpus_next = stream.index, stream.corpus_drawn
     stats.tick(force=True)
     stats.save(store.root)
     console.print(summary(stats, run_cases, time.monotonic() - run_started, interrupted,
                           str(settings.out)))
     return stats
+
+
+def _is_corpus(case: TestCase) -> int:
+    return int(case.source.get("kind") == "corpus")
 
 
 def _record(stats: CampaignStats, store: BundleStore, sandbox: Sandbox, case: TestCase,

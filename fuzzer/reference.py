@@ -17,7 +17,7 @@ def session_options(level: str = "ORT_DISABLE_ALL") -> Any:
 
     options = ort.SessionOptions()
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
-    options.log_severity_level = 3
+    options.log_severity_level = 4  # fatal only: errors become findings
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

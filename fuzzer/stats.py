@@ -31,6 +31,7 @@ class CampaignStats:
     target: str
     elapsed_s: float = 0.0
     next_case: int = 0
+    corpus_next: int = 0
     cases: int = 0
     usable: int = 0
     unusable: int = 0
@@ -81,7 +82,8 @@ class CampaignStats:
         """JSON-able state (campaign.json)."""
         return {
             "seed": self.seed, "target": self.target, "elapsed_s": round(self.elapsed(), 3),
-            "next_case": self.next_case, "cases": self.cases, "usable": self.usable,
+            "next_case": self.next_case, "corpus_next": self.corpus_next, "cases": self.cases,
+            "usable": self.usable,
             "unusable": self.unusable, "unusable_reasons": dict(self.unusable_reasons),
             "unusable_models": self.unusable_models, "findings": dict(self.findings),
             "bundles_new": self.bundles_new, "hits": self.hits,
@@ -101,7 +103,8 @@ class CampaignStats:
             return None
         data = json.loads(path.read_text())
         stats = cls(seed=data["seed"], target=data["target"], elapsed_s=data["elapsed_s"],
-                    next_case=data["next_case"], cases=data["cases"], usable=data["usable"],
+                    next_case=data["next_case"], corpus_next=data.get("corpus_next", 0),
+                    cases=data["cases"], usable=data["usable"],
                     unusable=data["unusable"], bundles_new=data["bundles_new"],
                     hits=data["hits"], timeline=data.get("timeline", []))
         stats.unusable_reasons.update(data.get("unusable_reasons", {}))

@@ -12,10 +12,6 @@ from typing import Any
 from fuzzer.case import TestCase
 from fuzzer.targets import Target
 
-#: One corpus case every CORPUS_EVERY cases when generated and corpus sources are mixed
-#: (corpus models are larger and slower).
-CORPUS_EVERY = 4
-
 
 def case_seed(campaign_seed: int, index: int) -> int:
     """A 63-bit seed for case ``index`` of a campaign (sha256-derived, so neighbouring
@@ -49,15 +45,22 @@ class StreamConfig:
 
 
 class CaseStream:
-    """Yields TestCases from ``start`` on; :meth:`skip_model` drops a corpus model that proved
-    unusable (its remaining configurations are not run)."""
+    """Yields TestCases from case ``start`` and corpus case ``corpus_start`` on.
 
-    def __init__(self, config: StreamConfig, target: Target, start: int = 0) -> None:
+    :meth:`draw` takes a corpus case only when the caller allows it (a campaign keeps large,
+    slow corpus models from occupying every worker); otherwise, and once the corpus is
+    exhausted, a generated case. :meth:`skip_model` drops a corpus model that proved unusable
+    (its remaining configurations are not run).
+    """
+
+    def __init__(self, config: StreamConfig, target: Target, start: int = 0,
+                 corpus_start: int = 0) -> None:
         self.config, self.target, self.index = config, target, start
+        self.corpus_drawn = corpus_start
         self._rng = random.Random(config.seed * 7919 + start)
         self._skipped: set[str] = set()
-        drawn = start if not config.generated else len(range(0, start, CORPUS_EVERY))
-        self._corpus = self._corpus_cases(drawn if config.corpus else 0)
+        self._corpus = self._corpus_cases(corpus_start if config.corpus else 0)
+        self._corpus_left = bool(config.corpus)
 
     def skip_model(self, model_id: str) -> None:
         """Run no more cases of corpus model ``model_id``."""
@@ -87,14 +90,26 @@ class CaseStream:
         return self
 
     def __next__(self) -> TestCase:
-        index = self.index
-        self.index += 1
-        if self.config.corpus and (not self.config.generated or index % CORPUS_EVERY == 0):
+        return self.draw(corpus_ok=True)
+
+    def draw(self, corpus_ok: bool) -> TestCase:
+        """The next case: a corpus case if ``corpus_ok`` (or no generated source) and the
+        corpus has one left, else a generated case.
+
+        Raises:
+            StopIteration: no generated source and the corpus is exhausted.
+        """
+        if self._corpus_left and (corpus_ok or not self.config.generated):
             case = next(self._corpus, None)
             if case is not None:
+                self.index += 1
+                self.corpus_drawn += 1
                 return case
-            if not self.config.generated:
-                raise StopIteration
+            self._corpus_left = False
+        if not self.config.generated:
+            raise StopIteration
+        index = self.index
+        self.index += 1
         seed = case_seed(self.config.seed, index)
         config = self.target.configurations(self._rng, self.config.passes)
         source = {"kind": "generated", "seed": seed, "generator": self.config.generator,

@@ -7,7 +7,9 @@ imported once per pool, not once per worker or per case.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import resource
+import signal
 from typing import Any
 
 import numpy  # noqa: F401  (preloaded for the workers)
@@ -24,9 +26,11 @@ _stages: Any = None
 
 def init_worker(stages: Any, memory_limit: int | None) -> None:
     """Worker initializer: remember the shared stage array; cap the address space at
-    ``memory_limit`` bytes (RLIMIT_AS); silence onnxruntime."""
+    ``memory_limit`` bytes (RLIMIT_AS); silence onnxruntime; leave Ctrl-C to the campaign."""
     global _stages
     _stages = stages
+    faulthandler.disable()  # a signal here is an outcome to record, not a crash to dump
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the campaign, not a case
     if memory_limit:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))

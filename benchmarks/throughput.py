@@ -1,0 +1,98 @@
+"""Throughput of a campaign with isolation vs. a bare in-process loop, in one run.
+
+Both run the same generated ~10-node graphs with onnxoptimizer's default pass list:
+
+- bare loop (one core, no isolation): optimize, two onnxruntime sessions, two runs, compare;
+- campaign: ``run_campaign`` with N worker processes over the same models (saved as a corpus
+  folder), which adds materialization, validation, oracles and inter-process traffic.
+
+Prints cases/s of each and their ratio (campaign / bare). The machine is shared, so only
+the ratio measured in one run means anything.
+
+    python benchmarks/throughput.py [--models 1000] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import onnx
+from rich.console import Console
+
+
+def make_models(count: int, folder: Path) -> list[onnx.ModelProto]:
+    """``count`` generated models of 8 to 14 nodes, also saved into ``folder``."""
+    from generators import generate_model
+
+    models, seed = [], 0
+    while len(models) < count:
+        model = generate_model(seed, nodes=(5, 9)).model
+        seed += 1
+        if 8 <= len(model.graph.node) <= 14:
+            onnx.save(model, folder / f"m{len(models):05d}.onnx")
+            models.append(model)
+    return models
+
+
+def bare_loop(models: list[onnx.ModelProto]) -> float:
+    """Cases/s of optimize + two sessions + two runs + compare, in this process."""
+    from fuzzer.reference import make_session, run_session
+    from fuzzer.targets import get_target
+    from generators.inputs import synthesize_inputs
+    from oracles.tolerance import compare_arrays
+
+    target = get_target("onnxoptimizer")
+    config = target.default_config()
+    feeds = [synthesize_inputs(m, 0) for m in models]
+    start = time.perf_counter()
+    for model, feed in zip(models, feeds, strict=True):
+        try:  # a failure is a finding; the loop goes on, as a campaign does
+            optimized = target.optimize(model, config)
+            expected = run_session(make_session(model.SerializeToString()), feed)
+            actual = run_session(make_session(optimized.SerializeToString()), feed)
+        except Exception:
+            continue
+        for e, a in zip(expected.values(), actual.values(), strict=False):
+            compare_arrays(e, a)
+    return len(models) / (time.perf_counter() - start)
+
+
+def campaign(folder: Path, count: int, jobs: int, out: Path) -> float:
+    """Cases/s of a real campaign over the models in ``folder`` (default pass list)."""
+    from fuzzer.campaign import CampaignSettings, run_campaign
+    from fuzzer.corpus import iter_models
+    from fuzzer.findings import FindingPolicy
+
+    models = list(iter_models(["dir"], [str(folder)]))
+    settings = CampaignSettings(out=out, max_cases=count, jobs=jobs, generated=False,
+                                corpus=models, live=False,
+                                policy=FindingPolicy(localize=False, reduce_seconds=0))
+    start = time.perf_counter()
+    stats = run_campaign(settings, Console(quiet=True))
+    return stats.cases / (time.perf_counter() - start)
+
+
+def main() -> None:
+    """Measure both rates in one run and print them with their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, out = Path(tmp) / "models", Path(tmp) / "crashes"
+        folder.mkdir()
+        models = make_models(args.models, folder)
+        nodes = sum(len(m.graph.node) for m in models) / len(models)
+        bare = bare_loop(models)
+        camp = campaign(folder, len(models), args.jobs, out)
+    print(f"models: {len(models)} generated graphs, {nodes:.1f} nodes on average")
+    print(f"bare in-process loop, 1 core : {bare:8.1f} cases/s")
+    print(f"campaign, {args.jobs} workers        : {camp:8.1f} cases/s")
+    print(f"ratio campaign / bare        : {camp / bare:8.2f}")
+
+
+if __name__ == "__main__":
+    main()

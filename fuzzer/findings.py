@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from fuzzer.bundle import hit, record
 from fuzzer.case import CaseResult, TestCase
-from fuzzer.graph_hash import change_hash
+from fuzzer.graph_hash import GRAPH_SYMPTOMS, change_hash
 from fuzzer.localize import Localization, localize
 from fuzzer.reduce import reduce_finding
 from fuzzer.sandbox import Sandbox
@@ -40,13 +40,15 @@ def finding_signature(case: TestCase, result: CaseResult, finding: Finding,
                       where: Localization | None) -> str:
     """The signature of ``finding`` (design.md): target, responsible passes (the configured
     list where not localized), symptom, normalized message, and the WL hash of the change
-    region (:mod:`fuzzer.graph_hash`), computed on the run with the responsible passes only
-    where localization made one, else on the case's own run."""
+    region (:mod:`fuzzer.graph_hash`, for its GRAPH_SYMPTOMS), computed on the run with the
+    responsible passes only where localization made one, else on the case's own run."""
     responsible = where.passes if where is not None else None
     passes = responsible if responsible is not None else case.config.get("passes")
     run = where.result if where is not None and where.result is not None else result
     arts = run.artifacts
-    graph = change_hash(arts.model, arts.optimized) if arts is not None else None
+    graph = None
+    if arts is not None and finding.symptom in GRAPH_SYMPTOMS:
+        graph = change_hash(arts.model, arts.optimized)
     return make_signature(case.target, passes, finding.symptom, finding.message, graph)
 
 

@@ -10,16 +10,22 @@ localized (responsible) passes only, so that the other passes of the list do not
 * Nodes are matched by their output names (optimizers keep them on surviving nodes). An
   original node without a partner of the same op type is *removed* (``-Op``), an optimized
   one *added* (``+Op``), a partner with other attributes or another input count *modified*
-  (``~Op``). A node whose inputs were only renamed (a rewired consumer) is not a change: its
-  op type depends on the surrounding model, not on the bug.
+  (``~Op``). A node whose inputs were only renamed (a rewired consumer) is not a change, nor
+  is a removed/added pair with the same op type, attributes and input count (a producer whose
+  output was renamed, e.g. when the Identity after it was eliminated): such nodes depend on
+  the surrounding model, not on the bug.
 * Changed nodes are joined when a tensor produced by one is read or produced by another.
 * Each connected component is hashed with ``networkx.weisfeiler_lehman_graph_hash``
   (Shervashidze et al., "Weisfeiler-Lehman Graph Kernels", JMLR 12, 2011; 3 iterations, node
   label = sign + op type); the *set* of distinct component hashes is hashed again. The same
   rewrite applied once or five times, anywhere in any model, hashes the same.
 
-No optimized model (crashes, hangs) or no node change: no graph hash; the message (with
-onnxoptimizer's ``file.h:line`` where it has one) is then the finest key.
+Only symptoms caused by what a rewrite computes carry the hash (:data:`GRAPH_SYMPTOMS`):
+``metadata-change`` and ``bloat`` are about the model's interface and size, which the
+message and the passes already describe; with the hash, every model that a pass touches
+differently would open its own bundle for one bug. No optimized model (crashes, hangs) or no
+node change: no graph hash; the message (with onnxoptimizer's ``file.h:line`` where it has
+one) is then the finest key.
 """
 
 from __future__ import annotations
@@ -29,9 +35,18 @@ from typing import Any
 
 WL_ITERATIONS = 3
 
+#: symptoms whose signature carries the change-region hash.
+GRAPH_SYMPTOMS: frozenset[str] = frozenset({
+    "invalid-model", "load-failure", "runtime-failure", "output-mismatch", "metric-drift",
+})
+
 
 def _attrs(node: Any) -> bytes:
     return b"".join(a.SerializeToString() for a in sorted(node.attribute, key=lambda a: a.name))
+
+
+def _key(node: Any) -> tuple[str, bytes, int]:
+    return node.op_type, _attrs(node), len(node.input)
 
 
 def change_region(original: Any, optimized: Any) -> list[tuple[str, list[str], list[str]]]:
@@ -39,16 +54,33 @@ def change_region(original: Any, optimized: Any) -> list[tuple[str, list[str], l
     ``+Op`` or ``~Op`` (see module docstring). Arguments are ``onnx.ModelProto``."""
     before = {tuple(n.output): n for n in original.graph.node}
     after = {tuple(n.output): n for n in optimized.graph.node}
-    region = []
+    removed, added, region = [], [], []
     for key, node in before.items():
         other = after.get(key)
         if other is None or other.op_type != node.op_type:
-            region.append((f"-{node.op_type}", list(node.input), list(node.output)))
+            removed.append(node)
         elif _attrs(other) != _attrs(node) or len(other.input) != len(node.input):
             region.append((f"~{node.op_type}", list(other.input), list(other.output)))
     for key, node in after.items():
         other = before.get(key)
         if other is None or other.op_type != node.op_type:
+            added.append(node)
+    pending: dict[tuple[str, bytes, int], int] = {}
+    for node in added:
+        pending[_key(node)] = pending.get(_key(node), 0) + 1
+    renamed: dict[tuple[str, bytes, int], int] = {}
+    for node in removed:
+        key = _key(node)
+        if pending.get(key, 0) > 0:  # the same node under another output name
+            pending[key] -= 1
+            renamed[key] = renamed.get(key, 0) + 1
+        else:
+            region.append((f"-{node.op_type}", list(node.input), list(node.output)))
+    for node in added:
+        key = _key(node)
+        if renamed.get(key, 0) > 0:
+            renamed[key] -= 1
+        else:
             region.append((f"+{node.op_type}", list(node.input), list(node.output)))
     return region
 

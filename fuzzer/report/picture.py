@@ -77,8 +77,10 @@ def draw_message(ax: Any, title: str, message: str) -> None:
 
 
 def render_side_by_side(model: Any, optimized: Any | None, out: Path, left_title: str,
-                        right_title: str, missing_reason: str = "") -> Path:
-    """Write a PNG (or SVG, by ``out``'s suffix) of ``model`` beside ``optimized``.
+                        right_title: str, missing_reason: str = "",
+                        svg_too: bool = True) -> Path:
+    """Write a PNG (or SVG, by ``out``'s suffix) of ``model`` beside ``optimized``; with
+    ``svg_too`` also an SVG next to it whose text (op types, shapes) stays searchable text.
 
     Args:
         model, optimized: ``onnx.ModelProto``; ``optimized`` None draws ``missing_reason``.
@@ -112,4 +114,9 @@ def render_side_by_side(model: Any, optimized: Any | None, out: Path, left_title
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)
+    if svg_too and out.suffix != ".svg":
+        import matplotlib
+
+        with matplotlib.rc_context({"svg.fonttype": "none"}):
+            fig.savefig(out.with_suffix(".svg"))
     return out

@@ -57,7 +57,7 @@ for i, (e, a) in enumerate(zip(expected, actual)):
     else:
         same = np.array_equal(a, e)
     if not same:
-        sys.exit(f"BUG: output {{i}} differs\nexpected {{e.ravel()[:6]}}\n"
+        sys.exit(f"BUG: output {{i}} differs\\nexpected {{e.ravel()[:6]}}\\n"
                  f"actual   {{a.ravel()[:6]}}")
 '''
 

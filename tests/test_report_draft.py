@@ -1,0 +1,95 @@
+"""``optfuzz report``: the issue draft names the pass and the symptom, its inline repro runs on
+its own next to the attachment and fails while the bug is there, and the picture shows the
+op types of both graphs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from fuzzer.issue_draft import issue_title, render_issue_draft
+from tests.test_triage_status import optfuzz, save_bundle, unary_model
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An output-mismatch bundle of the fake target's drop-node pass."""
+    root = tmp_path_factory.mktemp("report")
+    save_bundle(unary_model(root / "m.onnx", ["Exp", "Neg", "Cos"]), "drop-node",
+                root / "crashes")
+    (folder,) = (root / "crashes").glob("output-mismatch-*")
+    return folder
+
+
+def test_bundle_creation_writes_a_draft(bundle: Path) -> None:
+    text = (bundle / "report.md").read_text()
+    assert text.startswith("# fake: drop-node changes the model's outputs (output-mismatch)")
+
+
+def test_report_repro_runs_alone_and_fails_while_the_bug_is_there(bundle: Path,
+                                                                   tmp_path: Path) -> None:
+    result = optfuzz("report", str(bundle), "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "## Versions" in report and "| onnxruntime |" in report
+    assert "**Expected:**" in report and "**Actual:** `output-mismatch`" in report
+    (script,) = re.findall(r"```python\n(.*?)```", report, flags=re.S)
+    imports = set(re.findall(r"^(?:import|from) (\w+)", script, flags=re.M))
+    assert imports <= {"sys", "numpy", "onnx", "onnxruntime", "fuzzer"}  # fuzzer: fake target
+    assert len(script.splitlines()) < 60
+
+    # what a maintainer does: unzip the attachment, save the script, run it
+    work = tmp_path / "maintainer"
+    with zipfile.ZipFile(tmp_path / "out" / f"{bundle.name}.zip") as archive:
+        assert {"model.onnx", "inputs.npz", "repro.py"} <= set(archive.namelist())
+        archive.extractall(work)
+    assert (work / "repro.py").read_text() == script
+    env = {k: v for k, v in os.environ.items() if k != "OPTFUZZ_FAKE_FIXED"}
+    failing = subprocess.run([sys.executable, "repro.py"], cwd=work, capture_output=True,
+                             text=True, env=env, timeout=60)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "BUG: output 0 differs" in failing.stderr
+    fixed = subprocess.run([sys.executable, "repro.py"], cwd=work, capture_output=True,
+                           text=True, env=dict(env, OPTFUZZ_FAKE_FIXED="drop-node"),
+                           timeout=60)
+    assert fixed.returncode == 0 and "not reproduced" in fixed.stdout
+
+
+def test_picture_names_the_op_types_of_both_graphs(bundle: Path, tmp_path: Path) -> None:
+    result = optfuzz("report", str(bundle), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    png = (tmp_path / "graph.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 5000
+    svg = (tmp_path / "graph.svg").read_text()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    import onnx
+
+    model = onnx.load(bundle / "model.onnx")
+    optimized = onnx.load(bundle / "optimized.onnx")
+    for node in [*model.graph.node, *optimized.graph.node]:
+        assert node.op_type in texts
+    assert "Identity" in texts  # the node drop-node put in place of the bypassed one
+    assert any(re.fullmatch(r"f32\[[0-9,]+\]", t) for t in texts)  # dtype[shape]
+    assert "![minimized model" in (tmp_path / "report.md").read_text()
+
+
+def test_title_names_pass_list_when_not_localized(bundle: Path) -> None:
+    meta = json.loads((bundle / "meta.json").read_text())
+    meta["responsible_passes"] = None
+    meta["target"]["config"]["passes"] = ["nop-1", "nop-2", "drop-node", "nop-3"]
+    title = issue_title(meta)
+    assert title == ("fake: pass list [nop-1, nop-2, drop-node (+1 more)] changes the model's "
+                     "outputs (output-mismatch)")
+    assert render_issue_draft(meta, "repro").startswith(f"# {title}\n")
+
+
+def test_report_of_a_folder_without_meta_is_exit_2(tmp_path: Path) -> None:
+    result = optfuzz("report", str(tmp_path))
+    assert result.returncode == 2 and result.stderr.startswith("error: ")

@@ -1,0 +1,37 @@
+"""summary.html of a campaign folder: totals, charts and the bundle list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzzer.summary_html import write_summary
+
+STATS = {
+    "seed": 3, "target": "fake", "elapsed_s": 30.0, "next_case": 300, "cases": 300,
+    "usable": 290, "unusable": 10, "unusable_reasons": {"reference: RuntimeError": 10},
+    "unusable_models": {}, "findings": {"output-mismatch": 12, "bloat": 3},
+    "bundles_new": 4, "hits": 11, "per_pass": {"drop-node": 150, "clean": 140},
+    "per_motif": {"conv-bn": 90, "matmul-add-bias": 60},
+    "findings_per_pass": {"drop-node": 15},
+    "timeline": [{"t": 10.0, "cases": 100, "findings": 4, "bundles": 2},
+                 {"t": 20.0, "cases": 190, "findings": 9, "bundles": 3},
+                 {"t": 30.0, "cases": 300, "findings": 15, "bundles": 4}],
+}
+
+
+def test_summary_has_totals_and_one_chart_per_view(tmp_path: Path) -> None:
+    path = write_summary(tmp_path, STATS)
+    text = path.read_text()
+    assert path == tmp_path / "summary.html"
+    # findings over time, throughput over time, per symptom, per pass, per motif
+    assert text.count("<svg") == 5
+    for title in ("Findings over time", "Throughput over time", "Cases per pass",
+                  "Cases per motif", "Findings per symptom"):
+        assert title in text
+    assert "<td class=num>10.0</td>" in text  # 300 cases in 30 s
+    assert "reference: RuntimeError" in text
+
+
+def test_summary_of_a_fresh_campaign_has_no_charts(tmp_path: Path) -> None:
+    text = write_summary(tmp_path, {"seed": 0, "target": "fake", "cases": 0}).read_text()
+    assert "<svg" not in text and "Bundles (0)" in text

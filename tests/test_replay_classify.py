@@ -1,0 +1,38 @@
+"""Replay classification rules (no processes): fixed, fails, changed, unusable."""
+
+from __future__ import annotations
+
+from fuzzer.case import CaseResult
+from fuzzer.triage import bundle_status
+from fuzzer.triage_replay import classify
+from oracles.base import Finding
+
+META = {"id": "output-mismatch-00000000", "symptom": "output-mismatch",
+        "target": {"name": "fake", "version": "1.0", "config": {"passes": ["drop-node"]}},
+        "versions": {"onnx": "1.23.2", "onnxruntime": "1.31.1"}}
+INSTALLED = {"target": "fake 1.0", "onnx": "1.23.2", "onnxruntime": "1.31.1"}
+
+
+def result(*symptoms: str, unusable: str | None = None) -> CaseResult:
+    return CaseResult([Finding(s, "compare", f"{s} seen") for s in symptoms], unusable,
+                      "done", {})
+
+
+def test_each_replay_outcome_has_its_status() -> None:
+    assert classify(META, result()).status == "fixed"
+    assert classify(META, result("output-mismatch")).status == "fails"
+    assert classify(META, result("bloat", "output-mismatch")).status == "fails"
+    changed = classify(META, result("invalid-model"))
+    assert (changed.status, changed.observed) == ("changed", "invalid-model")
+    assert classify(META, result(unusable="reference: RuntimeError")).status == "unusable"
+
+
+def test_triage_status_uses_a_replay_only_with_the_same_versions() -> None:
+    assert bundle_status(META, INSTALLED) == "fails"  # found with these versions
+    newer = dict(INSTALLED, target="fake 2.0")
+    assert bundle_status(META, newer) == "unverified"
+    replayed = dict(META, replay={"status": "fixed", "versions": newer})
+    assert bundle_status(replayed, newer) == "fixed"
+    assert bundle_status(replayed, INSTALLED) == "fails"
+    assert bundle_status(dict(META, replay={"status": "fixed", "versions": dict(
+        newer, onnxruntime="1.20.0")}), newer) == "unverified"

@@ -102,14 +102,15 @@ class GraphBuilder:
 
     Args:
         rng: Python random source (all choices).
-        nprng: numpy random source (weight values).
+        nprng: random arrays for weight values (``numpy.random.Generator`` or
+            :class:`generators.pooled_random.PooledRandom`).
         opset: default-domain opset the model declares.
         namer: name source shared by the model and its subgraphs.
         weights: default weight placement, one of :data:`WEIGHT_PLACEMENTS`.
         outer: pool of outer-scope values a subgraph body may read.
     """
 
-    def __init__(self, rng: random.Random, nprng: np.random.Generator, opset: int,
+    def __init__(self, rng: random.Random, nprng: Any, opset: int,
                  namer: Namer, weights: str = "initializer",
                  outer: Iterable[Value] = ()) -> None:
         self.rng = rng

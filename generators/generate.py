@@ -3,23 +3,23 @@
 The loop follows NNSmith's forward insertion (Liu et al., ASPLOS 2023) without a solver: keep a
 pool of typed values (graph inputs first); at each step pick a value, pick an op spec (or a
 motif) that fits its dtype, rank and the opset, and append it; the leaves become graph
-outputs. Everything is drawn from one ``random.Random`` seeded with
-``"<generator>:<seed>:<pass hint>"``, so a model is a pure function of those three.
+outputs. Everything is drawn from one ``random.Random`` seeded with the seed and a CRC-32
+of ``"<generator>:<pass hint>"``, so a model is a pure function of those three.
 """
 
 from __future__ import annotations
 
 import random
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
-
-import numpy as np
 
 from generators import ops
 from generators.builder import GraphBuilder
 from generators.motifs import MOTIFS, Motif
 from generators.names import Namer
+from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
 from generators.versions import MAX_OPSET, MIN_OPSET, ir_version_for
@@ -54,6 +54,12 @@ class GeneratedModel:
     ir_version: int = 0
     name_style: str = ""
     input_shapes: dict[str, list[int]] | None = field(default=None)
+
+
+@lru_cache(maxsize=1024)
+def _hint_key(generator: str, passes: tuple[str, ...]) -> int:
+    """A 32-bit key of (generator, pass hint) that seeds the model's random source."""
+    return zlib.crc32(f"{generator}:{','.join(passes)}".encode())
 
 
 @lru_cache(maxsize=1024)
@@ -173,7 +179,7 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     recipe = RECIPES[generator]
     if opset is not None and not MIN_OPSET <= opset <= MAX_OPSET:
         raise ValueError(f"opset {opset} outside {MIN_OPSET}..{MAX_OPSET}")
-    rng = random.Random(f"{generator}:{seed}:{','.join(passes or ())}")
+    rng = random.Random((_hint_key(generator, tuple(passes or ())) << 64) ^ (seed % 2**64))
     pool, hinted = _motif_pool(recipe, tuple(passes or ()))
     if motifs is not None:
         chosen = [MOTIFS[m] for m in motifs]
@@ -187,7 +193,7 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
         opset = rng.randint(lo, hi) if lo <= hi else recipe.opsets[1]
     chosen = [m for m in chosen if m.since <= opset <= m.until]
     style = rng.choice(recipe.name_styles)
-    b = GraphBuilder(rng, np.random.default_rng(rng.getrandbits(32)), opset,
+    b = GraphBuilder(rng, PooledRandom(rng), opset,
                      Namer(style, rng), weights="initializer")
     if recipe.name == "v2" and rng.random() < 0.15:
         b.weights = "input"

@@ -10,6 +10,7 @@ import numpy as np
 
 from generators.builder import GraphBuilder, value_info
 from generators.ops.reduce import reduce
+from generators.ops.spec import OpSpec
 from generators.values import BOOL, FLOAT, INT64, Value
 
 #: Unary ops a branch applies to the outer-scope value.
@@ -72,10 +73,8 @@ def loop(b: GraphBuilder, x: Value) -> Value:
                 body=body.graph("loop_body"))
 
 
-def specs() -> list:
+def specs() -> list[OpSpec]:
     """The control-flow catalogue."""
-    from generators.ops.spec import OpSpec
-
     return [
         OpSpec("If", _if, frozenset({FLOAT}), (1, 4), since=7, weight=0.4),
         OpSpec("Loop", loop, frozenset({FLOAT}), (1, 4), since=11, weight=0.3),

@@ -14,7 +14,7 @@ from typing import Any
 
 from generators.builder import GraphBuilder
 from generators.ops.spec import OpSpec, ensure, out_shape_broadcast, peer
-from generators.values import BOOL, FLOAT, FLOAT16, FLOATS, INT32, INT64, INTS, Value
+from generators.values import BOOL, FLOAT, FLOAT16, FLOATS, INT32, INT64, INTS, Value, broadcast
 
 Attrs = Callable[[GraphBuilder], dict[str, Any]]
 
@@ -127,7 +127,7 @@ def _variadic(op: str, b: GraphBuilder, x: Value) -> Value:
     ys = [peer(b, x) for _ in range(b.rng.randint(1, 2))]
     shape = x.shape
     for y in ys:
-        shape = out_shape_broadcast(Value("", 0, shape), y)
+        shape = broadcast(shape, y.shape)
     props = x.props if op in ("Max", "Min") and all(x.props <= y.props for y in ys) else ()
     return b.op(op, [x, *ys], x.dtype, shape, props)
 

@@ -19,6 +19,7 @@ from fuzzer.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Sandbox
 from fuzzer.stats import CampaignStats
 from fuzzer.store import BundleStore
 from fuzzer.stream import CaseStream, StreamConfig
+from fuzzer.summary_html import write_summary
 from fuzzer.targets import get_target
 
 IN_FLIGHT_PER_JOB = 8
@@ -139,6 +140,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     stats.next_case, stats.corpus_next = stream.index, stream.corpus_drawn
     stats.tick(force=True)
     stats.save(store.root)
+    write_summary(store.root, stats.to_json())
     console.print(summary(stats, run_cases, time.monotonic() - run_started, interrupted,
                           str(settings.out)))
     return stats

@@ -8,7 +8,7 @@ import numpy as np
 
 from generators.builder import GraphBuilder, tensor_proto, value_info
 from generators.motifs.spec import Motif
-from generators.values import Value
+from generators.values import FLOAT, Value
 
 
 def _constant_weights(b: GraphBuilder) -> None:
@@ -21,9 +21,8 @@ def _input_weights(b: GraphBuilder) -> None:
 
 def _duplicate_initializers(b: GraphBuilder) -> None:
     """Copy some initializers under new names and point some consumers at the copies."""
-    if not b.initializers:
-        w = b.random_weight((2, 3), 1, "Add", placement="initializer")
-        b.initializers.append(tensor_proto(w.const, b.namer.weight("Add")))
+    if not b.initializers:  # weights live in Constant nodes: add one (unused) initializer
+        b.random_weight((2, 3), FLOAT, "Add", placement="initializer")
     users: dict[str, list] = {}
     for n in b.nodes:
         for i, name in enumerate(n.input):

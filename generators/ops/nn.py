@@ -18,9 +18,10 @@ _F = frozenset({FLOAT})
 
 
 def window(b: GraphBuilder, spatial: tuple[int, ...], *, dilate: bool = True,
-           pad: bool = True) -> dict | None:
-    """Random kernel/strides/pads/dilations for ``spatial`` dims with output sizes >= 1;
-    ``None`` when no window fits."""
+           pad: bool = True) -> dict:
+    """Random kernel/strides/pads/dilations for ``spatial`` dims with output sizes >= 1 (a
+    kernel that does not fit a dim falls back to size 1). Returns ``{"kernel_shape",
+    "strides", "dilations", "pads", "out"}`` (``pads`` as begins then ends)."""
     ks, ss, ds, pb, pe, out = [], [], [], [], [], []
     for d in spatial:
         k = b.rng.randint(1, 3)
@@ -110,22 +111,16 @@ def _lrn(b: GraphBuilder, x: Value) -> Value:
     return b.op("LRN", [x], FLOAT, x.shape, size=b.rng.choice([1, 3, 5]))
 
 
-def pool(b: GraphBuilder, op: str, x: Value, pads: list[int] | None = None) -> Value:
-    """MaxPool / AveragePool over the spatial dims of ``x`` (explicit ``pads`` or random)."""
+def pool(b: GraphBuilder, op: str, x: Value) -> Value:
+    """MaxPool / AveragePool over the spatial dims of ``x`` (N, C, ...): random window, pads
+    smaller than the kernel, floor mode."""
     n, c, *spatial = x.shape
-    w = window(b, tuple(spatial), dilate=False, pad=pads is None)
-    if pads is not None:
-        w["pads"] = pads
-        r = len(spatial)
-        w["out"] = [(d + pads[i] + pads[i + r] - k) // s + 1 for i, (d, k, s) in
-                    enumerate(zip(spatial, w["kernel_shape"], w["strides"], strict=True))]
-    attrs = {"kernel_shape": w["kernel_shape"], "strides": w["strides"], "pads": w["pads"]}
-    # pads must be smaller than the kernel
-    attrs["pads"] = [min(p, k - 1) for p, k in zip(w["pads"], w["kernel_shape"] * 2,
-                                                   strict=True)]
+    w = window(b, tuple(spatial), dilate=False)
     r = len(spatial)
-    out = [(d + attrs["pads"][i] + attrs["pads"][i + r] - k) // s + 1 for i, (d, k, s) in
+    pads = [min(p, k - 1) for p, k in zip(w["pads"], w["kernel_shape"] * 2, strict=True)]
+    out = [(d + pads[i] + pads[i + r] - k) // s + 1 for i, (d, k, s) in
            enumerate(zip(spatial, w["kernel_shape"], w["strides"], strict=True))]
+    attrs = {"kernel_shape": w["kernel_shape"], "strides": w["strides"], "pads": pads}
     if op == "AveragePool" and b.rng.random() < 0.5:
         attrs["count_include_pad"] = 1
     return b.op(op, [x], FLOAT, (n, c, *out), x.props if op == "MaxPool" else (), **attrs)

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         unknown = sorted({m["target"]["name"] for m in metas} - set(target_names()))
         if unknown:
             raise InputError(f"bundles name unknown target(s) {unknown}")
-        console = Console(highlight=False)
+        console = Console(highlight=False, soft_wrap=True)
         counts: dict[str, int] = {}
         with Sandbox(jobs=jobs, timeout=timeout) as sandbox:
             for result in replay_all(store, metas, sandbox):

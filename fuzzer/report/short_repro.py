@@ -28,6 +28,7 @@ feeds = dict(np.load("inputs.npz"))
 def session(m):
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
     return ort.InferenceSession(m.SerializeToString(), options,
                                 providers=["CPUExecutionProvider"])
 

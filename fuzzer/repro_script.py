@@ -163,11 +163,10 @@ def render_repro(bundle_id: str, symptom: str, target_name: str, target_version:
 def repro_context(meta: dict[str, Any]) -> dict[str, Any]:
     """Arguments of :func:`render_repro` taken from a bundle's meta.json dict."""
     from fuzzer.targets import get_target
-    from oracles.bloat import CLEANUP_PASS
+    from oracles.bloat import cleanup_ran_last
 
     target = get_target(meta["target"]["name"])
-    passes = meta["target"]["config"].get("passes")
-    return {"check_unused": passes is None or CLEANUP_PASS in passes,
+    return {"check_unused": cleanup_ran_last(meta["target"]["config"].get("passes")),
             "bundle_id": meta["id"], "symptom": meta["symptom"],
             "target_name": target.name, "target_version": meta["target"]["version"],
             "snippet": target.repro_snippet(meta["target"]["config"])}

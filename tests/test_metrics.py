@@ -87,6 +87,8 @@ def _yolo(boxes: list[tuple[float, float, float, float, float, float]]) -> np.nd
 def test_detection_f1_known_values() -> None:
     e = _yolo([(10, 10, 4, 4, 0.9, 0.0), (50, 50, 10, 10, 0.0, 0.8)])
     assert detection_f1(e, e.copy())["f1"] == 1.0
+    raw = _yolo([(10, 10, -0.5, 0.0, 0.9, 0.0)])  # raw regressions: negative or zero sizes
+    assert detection_f1(raw, raw + 1e-7)["f1"] == 1.0
     moved = _yolo([(10, 10, 4, 4, 0.9, 0.0), (58, 50, 10, 10, 0.0, 0.8)])  # IoU 2/18
     scores = detection_f1(e, moved)
     assert scores["agree"] == 1 and scores["f1"] == pytest.approx(0.5)

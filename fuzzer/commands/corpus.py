@@ -131,6 +131,9 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(60.0, help="Per-case timeout, seconds."),
         single: bool = typer.Option(True, "--single/--no-single",
                                     help="Also run every single pass."),
+        interface_passes: bool = typer.Option(
+            False, "--interface-passes", help="Also run passes that rename, retype or cut "
+            "the graph by design (rename_input_output, rewrite_input_dtype, split_*)."),
         out: Path = typer.Option(Path("corpus-report"), help="Folder for report.md and "
                                  "report.json."),
         seed: int = typer.Option(0, help="Seed of the inputs."),
@@ -154,7 +157,7 @@ def register(app: typer.Typer) -> None:
         models = _models(source, corpus)
         if not models:
             raise InputError("the corpus is empty")
-        configs = configurations(adapter, single=single)
+        configs = configurations(adapter, single=single, interface_passes=interface_passes)
         start = time.perf_counter()
         total = len(models) * len(configs)
         with Bar(transient=True, disable=not sys.stderr.isatty()) as bar:

@@ -13,16 +13,29 @@ from fuzzer.corpus.report import ModelRecord
 Progress = Callable[[int, int], None]
 
 
-def configurations(target: Any, single: bool = True,
-                   default: bool = True) -> list[tuple[str, dict[str, Any]]]:
+#: onnxoptimizer passes that change the model's interface by design (their purpose is to
+#: rename, retype or cut the graph), so the original's feeds and outputs no longer apply:
+#: left out of single-pass runs unless asked for.
+INTERFACE_PASSES: dict[str, str] = {
+    "rename_input_output": "renames graph inputs and outputs",
+    "rewrite_input_dtype": "changes the dtypes of graph inputs",
+    "split_init": "keeps only the initialization part of the graph",
+    "split_predict": "keeps only the prediction part of the graph",
+}
+
+
+def configurations(target: Any, single: bool = True, default: bool = True,
+                   interface_passes: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """``(label, config)`` pairs: the default list (label ``default``) and each available pass
-    alone (label = the pass name), all without fixed point."""
+    alone (label = the pass name), all without fixed point; the passes of
+    :data:`INTERFACE_PASSES` only with ``interface_passes``."""
     configs: list[tuple[str, dict[str, Any]]] = []
     if default:
         configs.append(("default", dict(target.default_config(), fixed_point=False)))
     if single:
         configs.extend((name, {"passes": [name], "fixed_point": False})
-                       for name in target.available_passes())
+                       for name in target.available_passes()
+                       if interface_passes or name not in INTERFACE_PASSES)
     return configs
 
 

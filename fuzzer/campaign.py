@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.live import Live
 
 from fuzzer.case import CaseResult, TestCase
-from fuzzer.findings import FindingPolicy, handle_finding
+from fuzzer.findings import FindingPolicy, LocalizationMemo, handle_finding
 from fuzzer.progress import render, summary
 from fuzzer.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Sandbox
 from fuzzer.stats import CampaignStats
@@ -79,6 +79,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     version = target.version()
     run_started, run_cases, in_flight, interrupted = time.monotonic(), 0, 0, False
     corpus_in_flight, corpus_cap = 0, max(1, settings.jobs // 2)
+    memo = LocalizationMemo()
     exhausted = False
     last_save = time.monotonic()
 
@@ -123,7 +124,8 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
                     if result.unusable and case.source.get("kind") == "corpus":
                         stream.skip_model(case.source.get("model", ""))
                     if result.findings:
-                        _record(stats, store, sandbox, case, result, version, settings.policy)
+                        _record(stats, store, sandbox, case, result, version, settings.policy,
+                                memo)
                         live.update(panel())
                     if time.monotonic() - last_save > SAVE_EVERY:
                         stats.next_case, stats.corpus_next = stream.index, stream.corpus_drawn
@@ -151,8 +153,9 @@ def _is_corpus(case: TestCase) -> int:
 
 
 def _record(stats: CampaignStats, store: BundleStore, sandbox: Sandbox, case: TestCase,
-            result: CaseResult, version: str, policy: FindingPolicy) -> None:
-    outcome = handle_finding(store, sandbox, case, result, version, policy)
+            result: CaseResult, version: str, policy: FindingPolicy,
+            memo: LocalizationMemo) -> None:
+    outcome = handle_finding(store, sandbox, case, result, version, policy, memo)
     if outcome is None:
         return
     bid, created = outcome

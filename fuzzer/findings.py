@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from fuzzer.bundle import hit, record
 from fuzzer.case import CaseResult, TestCase
 from fuzzer.graph_hash import GRAPH_SYMPTOMS, change_hash
-from fuzzer.localize import Localization, localize
+from fuzzer.localize import Localization, Prober, localize
 from fuzzer.reduce import reduce_finding
 from fuzzer.sandbox import Sandbox
-from fuzzer.signature import bundle_id, make_signature
+from fuzzer.signature import bundle_id, make_signature, normalize_message
 from fuzzer.store import BundleStore
 from oracles.base import Finding
 
@@ -29,6 +29,45 @@ class FindingPolicy:
 
     localize: bool = True
     reduce_seconds: float = 120.0
+
+
+class LocalizationMemo:
+    """Localizations already made in a campaign, keyed by what a finding looks like before
+    localization: target, configured pass list, fixed_point, symptom, normalized message.
+
+    A finding seen again with the same key costs one confirming run (the remembered
+    responsible passes alone, which also gives the run the signature's graph hash is taken
+    from) instead of a full search; where the confirmation fails, a full search runs.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[tuple, list[str] | None] = {}
+        self.saved_searches = 0
+
+    @staticmethod
+    def key(case: TestCase, finding: Finding) -> tuple:
+        """The memo key of ``finding`` in ``case``."""
+        return (case.target, tuple(case.config.get("passes") or ()),
+                bool(case.config.get("fixed_point", False)), finding.symptom,
+                normalize_message(finding.message))
+
+    def localize(self, sandbox: Sandbox, case: TestCase, result: CaseResult,
+                 finding: Finding) -> Localization:
+        """Like :func:`fuzzer.localize.localize`, reusing earlier answers."""
+        key = self.key(case, finding)
+        if key in self._known:
+            passes = self._known[key]
+            if passes is None:
+                self.saved_searches += 1
+                return Localization(None, 0, "memo")
+            probe = Prober(sandbox, case, finding, key[2])
+            if probe.test(tuple(passes)):
+                self.saved_searches += 1
+                return Localization(list(passes), probe.runs, "memo", None,
+                                    probe.result(tuple(passes)))
+        where = localize(sandbox, case, result, finding)
+        self._known[key] = where.passes
+        return where
 
 
 def primary_finding(result: CaseResult) -> Finding | None:
@@ -71,16 +110,21 @@ def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
 
 
 def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
-                   target_version: str, policy: FindingPolicy) -> tuple[str, bool] | None:
+                   target_version: str, policy: FindingPolicy,
+                   memo: LocalizationMemo | None = None) -> tuple[str, bool] | None:
     """Record the primary finding of ``result``; return ``(bundle id, created)``.
 
-    Localization runs first (its runs go through ``sandbox``); a known signature counts a
-    hit (``hits`` + 1, ``last_seen``) and skips reduction.
+    Localization runs first (its runs go through ``sandbox``; ``memo`` reuses earlier
+    answers of the same campaign); a known signature counts a hit (``hits`` + 1,
+    ``last_seen``) and skips reduction.
     """
     finding = primary_finding(result)
     if finding is None or result.artifacts is None:
         return None
-    where = localize(sandbox, case, result, finding) if policy.localize else None
+    where = None
+    if policy.localize:
+        where = (memo.localize(sandbox, case, result, finding) if memo is not None
+                 else localize(sandbox, case, result, finding))
     signature = finding_signature(case, result, finding, where)
     known = find_bundle(store, finding.symptom, signature)
     if known is not None:

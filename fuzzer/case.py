@@ -41,6 +41,8 @@ class TestCase:
         input_shapes: sizes for dynamic dims ``{input name: [dims]}``.
         task: task category for task-level oracles, or ``None``.
         keep: send artifacts back even when no finding was made.
+        require_valid: treat an original that fails onnx.checker (full_check) as unusable,
+            as a reducer needs of its candidates (the check runs in the worker).
     """
 
     __test__ = False  # not a pytest class
@@ -54,6 +56,7 @@ class TestCase:
     input_shapes: dict[str, list[int]] | None = None
     task: str | None = None
     keep: bool = False
+    require_valid: bool = False
 
     def with_model(self, model_bytes: bytes, **changes: Any) -> TestCase:
         """A copy that carries ``model_bytes`` (and any other field changes)."""

@@ -110,6 +110,15 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
         return CaseResult(findings, None, stage, source, (len(model.graph.node), n_opt),
                           changed, timings, arts)
 
+    if case.require_valid:
+        import onnx
+
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except Exception as exc:
+            return CaseResult([], f"materialize: invalid original: {_error(exc)}",
+                              "materialize", source, (len(model.graph.node), None))
+
     enter("reference")
     try:
         expected = run_session(make_session(model_bytes), feeds)

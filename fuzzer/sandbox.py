@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
@@ -20,9 +21,14 @@ from fuzzer.case import Artifacts, CaseResult, TestCase
 from oracles import judge
 from oracles.base import STAGES, Outcome
 
+T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_LIMIT = 4 << 30
 _SLOTS_PER_JOB = 256
+
+
+class SandboxError(RuntimeError):
+    """A function run by :meth:`Sandbox.call` killed its worker or outlived the timeout."""
 
 
 class Sandbox:
@@ -68,6 +74,29 @@ class Sandbox:
     def run(self, case: TestCase) -> CaseResult:
         """Run ``case`` and wait for its result."""
         return self.submit(case).result()
+
+    def call(self, function: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
+        """Run ``function(*args)`` in a worker and return its result.
+
+        For any work on untrusted models that could crash or hang the caller: onnx's checker
+        and shape inference, onnxruntime sessions. ``function`` and ``args`` must pickle.
+
+        Raises:
+            SandboxError: the worker died by a signal or outlived ``timeout`` seconds
+                (default: the per-case timeout).
+            Exception: whatever ``function`` raised.
+        """
+        future = self._pool.schedule(function, args=args, timeout=timeout or self.timeout)
+        try:
+            return future.result()
+        except FutureTimeout:
+            self.deaths += 1
+            raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result after "
+                               f"{timeout or self.timeout:g} s") from None
+        except ProcessExpired as exc:
+            self.deaths += 1
+            raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
+                               f"(exit code {exc.exitcode})") from None
 
     def _finish(self, done: Future, case: TestCase, slot: int, future: Future) -> None:
         stage = STAGES[self._stages[slot]]

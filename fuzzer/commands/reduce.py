@@ -72,20 +72,25 @@ def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
 
     from fuzzer.modelio import load_model
     from fuzzer.reduce.command_check import CommandCheck
-    from fuzzer.reduce.predicate import Budget
+    from fuzzer.reduce.predicate import Budget, sandboxed_validator
     from fuzzer.reduce.reducer import NotReproducible, reduce_model
+    from fuzzer.reduce.values import record_sandboxed
+    from fuzzer.sandbox import Sandbox
 
     if path.is_dir():
         raise InputError(f"{path}: --check takes a model file, not a folder")
     model = load_model(path)
-    try:
-        predicate = CommandCheck(check, Budget(time_limit), fail_regex, artifacts, timeout)
-    except (ValueError, re.error) as exc:
-        raise InputError(f"--check/--fail-regex: {exc}") from None
-    try:
-        reduction = reduce_model(model, None, predicate)
-    except NotReproducible:
-        return None
+    with Sandbox(jobs=1, timeout=timeout) as sandbox:  # checker and onnxruntime run there
+        try:
+            predicate = CommandCheck(check, Budget(time_limit), fail_regex, artifacts,
+                                     timeout, sandboxed_validator(sandbox))
+        except (ValueError, re.error) as exc:
+            raise InputError(f"--check/--fail-regex: {exc}") from None
+        try:
+            reduction = reduce_model(model, None, predicate,
+                                     record_sandboxed(sandbox, model, None))
+        except NotReproducible:
+            return None
     out = out or path.with_suffix(".reduced.onnx")
     onnx.save(reduction.built.model, out)
     if min_good is not None and predicate.min_good is not None:

@@ -48,14 +48,14 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     from fuzzer.reduce.predicate import Budget, fingerprint
     from fuzzer.reduce.reducer import NotReproducible, reduce_model
     from fuzzer.reduce.signature_check import SignatureCheck
-    from fuzzer.reduce.values import record
+    from fuzzer.reduce.values import record_sandboxed
 
     arts = result.artifacts
     if arts is None or finding.symptom in SKIPPED_SYMPTOMS or time_limit <= 0:
         return None
     model = parse_model(arts.model)
     budget = Budget(time_limit)
-    recorded = record(model, arts.feeds)
+    recorded = record_sandboxed(sandbox, model, arts.feeds)
     configs = [c for c in (restricted_config(case, signature), case.config) if c is not None]
     for config in configs:
         check = SignatureCheck(sandbox, case.with_config(config), finding.symptom,

@@ -12,11 +12,13 @@ import re
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from fuzzer.reduce.candidate import Built
 from fuzzer.reduce.graph import count_all_nodes
-from fuzzer.reduce.predicate import Budget, Predicate
+from fuzzer.reduce.predicate import Budget, Predicate, is_valid
 
 
 class CommandCheck(Predicate):
@@ -40,8 +42,9 @@ class CommandCheck(Predicate):
     """
 
     def __init__(self, command: str, budget: Budget, fail_regex: str | None = None,
-                 artifacts: Path | None = None, timeout: float = 120.0) -> None:
-        super().__init__(budget)
+                 artifacts: Path | None = None, timeout: float = 120.0,
+                 validate: Callable[[Any], bool] = is_valid) -> None:
+        super().__init__(budget, validate)
         self.command = shlex.split(command)
         if not self.command:
             raise ValueError("empty --check command")

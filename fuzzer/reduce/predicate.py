@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
+from typing import Any
 
 from fuzzer.reduce.candidate import Built
 
@@ -46,7 +48,11 @@ def fingerprint(built: Built) -> str:
 
 
 def is_valid(model: object) -> bool:
-    """Whether onnx.checker (``full_check``: strict shape inference too) accepts ``model``."""
+    """Whether onnx.checker (``full_check``: strict shape inference too) accepts ``model``.
+
+    The checker can abort its process on hostile models: call it in a sandbox worker
+    (:func:`sandboxed_validator`), never in a campaign's own process.
+    """
     import onnx
 
     try:
@@ -56,19 +62,50 @@ def is_valid(model: object) -> bool:
     return True
 
 
+def valid_bytes(data: bytes) -> bool:
+    """:func:`is_valid` of a serialized model (picklable, for ``Sandbox.call``)."""
+    import onnx
+
+    model = onnx.ModelProto()
+    model.ParseFromString(data)
+    return is_valid(model)
+
+
+def sandboxed_validator(sandbox: Any) -> Callable[[Any], bool]:
+    """A validity gate that runs the checker in ``sandbox``'s workers; a worker that dies
+    or hangs on a candidate counts as invalid."""
+    from fuzzer.sandbox import SandboxError
+
+    def validate(model: Any) -> bool:
+        try:
+            return sandbox.call(valid_bytes, model.SerializeToString())
+        except SandboxError:
+            return False
+
+    return validate
+
+
+def assume_valid(model: Any) -> bool:
+    """A gate for predicates whose runs check validity themselves (in the worker)."""
+    return True
+
+
 class Predicate:
     """Base of the reducer's predicates: ``predicate(built) -> bool`` (True = still fails
     the same way).
 
     Args:
         budget: the reduction's :class:`Budget`.
+        validate: the validity gate; a candidate it rejects is never run (default: the
+            checker in this process, for tests and trusted models).
 
     Raises (from ``__call__``):
         OutOfTime: the budget expired before the candidate could be run.
     """
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, validate: Callable[[Any], bool] = is_valid) -> None:
         self.budget = budget
+        self.validate = validate
         self.runs = 0
         self._cache: dict[str, bool] = {}
 
@@ -78,7 +115,7 @@ class Predicate:
         key = fingerprint(built)
         if key in self._cache:
             return self._cache[key]
-        if not is_valid(built.model):
+        if not self.validate(built.model):
             self._cache[key] = False
             return False
         if self.budget.left() <= 0:

@@ -68,7 +68,8 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
         model: the failing ``onnx.ModelProto`` (not modified).
         feeds: its input feeds, or None when the predicate supplies its own inputs.
         predicate: True for a candidate that still fails the same way.
-        recorded: recorded values of ``model``'s tensors (computed when None).
+        recorded: recorded values of ``model``'s tensors; computed in this process when
+            None (a campaign passes :func:`fuzzer.reduce.values.record_sandboxed`'s).
 
     Raises:
         NotReproducible: ``predicate`` is False for ``model`` itself.

@@ -8,7 +8,7 @@ from typing import Any
 
 from fuzzer.case import CaseResult, TestCase
 from fuzzer.reduce.candidate import Built
-from fuzzer.reduce.predicate import Budget, Predicate
+from fuzzer.reduce.predicate import Budget, Predicate, assume_valid
 from fuzzer.signature import normalize_message
 
 
@@ -29,7 +29,7 @@ class SignatureCheck(Predicate):
 
     def __init__(self, sandbox: Any, case: TestCase, symptom: str, message: str,
                  budget: Budget) -> None:
-        super().__init__(budget)
+        super().__init__(budget, assume_valid)  # candidates run with require_valid=True
         self.sandbox = sandbox
         self.case = case
         self.symptom = symptom
@@ -46,7 +46,8 @@ class SignatureCheck(Predicate):
 
     def run(self, built: Built, key: str) -> bool:
         candidate = self.case.with_model(built.model.SerializeToString(), feeds=built.feeds,
-                                         input_shapes=None, keep=False)
+                                         input_shapes=None, keep=False,
+                                         require_valid=True)
         result = self.sandbox.run(candidate)
         if self.matches(result):
             self.results[key] = result

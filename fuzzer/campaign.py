@@ -49,6 +49,7 @@ class CampaignSettings:
     generator: str = "v2"
     corpus: list[Any] = field(default_factory=list)
     passes: list[str] | None = None
+    fixed_passes: bool = False
     input_shapes: dict[str, list[int]] | None = None
     timeout: float = DEFAULT_TIMEOUT
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT
@@ -71,7 +72,8 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     stats.started = time.monotonic()
     stream = CaseStream(StreamConfig(settings.target, stats.seed, settings.generated,
                                      settings.generator, settings.corpus, settings.passes,
-                                     settings.input_shapes), target, stats.next_case,
+                                     settings.input_shapes, settings.fixed_passes), target,
+                         stats.next_case,
                          stats.corpus_next)
     for model_id in stats.unusable_models:
         stream.skip_model(model_id)

@@ -33,6 +33,8 @@ class StreamConfig:
             and each single pass).
         passes: the pass pool (None: the target's own).
         input_shapes: sizes for dynamic dims, applied to every case.
+        fixed_passes: run exactly one configuration for every case: ``passes`` in order (the
+            target's default list when None), without fixed_point; corpus models too.
     """
 
     target_name: str
@@ -42,6 +44,7 @@ class StreamConfig:
     corpus: list[Any] = field(default_factory=list)
     passes: list[str] | None = None
     input_shapes: dict[str, list[int]] | None = None
+    fixed_passes: bool = False
 
 
 class CaseStream:
@@ -70,6 +73,8 @@ class CaseStream:
         default = self.target.default_config()
         if self.config.passes:
             default = dict(default, passes=list(self.config.passes))
+        if self.config.fixed_passes:
+            return [default]
         singles = self.config.passes or default.get("passes") or []
         return [default] + [dict(default, passes=[p]) for p in singles]
 
@@ -85,6 +90,12 @@ class CaseStream:
                 yield TestCase(self.config.target_name, config, model.source(),
                                input_seed=self.config.seed, task=model.task,
                                input_shapes=self.config.input_shapes)
+
+    def _fixed_config(self) -> dict[str, Any]:
+        config = self.target.default_config()
+        if self.config.passes:
+            config["passes"] = list(self.config.passes)
+        return config
 
     def __iter__(self) -> Iterator[TestCase]:
         return self
@@ -111,7 +122,8 @@ class CaseStream:
         index = self.index
         self.index += 1
         seed = case_seed(self.config.seed, index)
-        config = self.target.configurations(self._rng, self.config.passes)
+        config = self._fixed_config() if self.config.fixed_passes else \
+            self.target.configurations(self._rng, self.config.passes)
         source = {"kind": "generated", "seed": seed, "generator": self.config.generator,
                   "passes": list(config.get("passes") or [])}
         return TestCase(self.config.target_name, config, source, input_seed=seed,

@@ -40,3 +40,16 @@ def test_resume_continues_after_the_last_case(chain_file, tmp_path):
     assert optfuzz(*args, "--resume").returncode == 0
     second = json.loads((out / "campaign.json").read_text())
     assert second["cases"] == 3  # 3 configurations in all: the list, then each pass alone
+
+
+def test_fixed_passes_runs_exactly_the_given_list(chain_file, tmp_path):
+    out = tmp_path / "crashes"
+    proc = optfuzz("fuzz", "--target", "fake", "--source", "generated,dir", "--corpus",
+                   str(chain_file.parent), "--passes", "clean,bloat", "--fixed-passes",
+                   "--max-cases", "20", "--out", str(out), "--quiet", "--jobs", "1",
+                   "--reduce-seconds", "0")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stats = json.loads((out / "campaign.json").read_text())
+    assert stats["per_pass"] == {"clean": stats["usable"], "bloat": stats["usable"]}
+    metas = [json.loads(p.read_text()) for p in out.glob("*/meta.json")]
+    assert metas and all(m["target"]["config"]["passes"] == ["clean", "bloat"] for m in metas)

@@ -34,6 +34,9 @@ def register(app: typer.Typer) -> None:
             "--corpus folders), bundled, pypi, hub, dir."),
         corpus: list[Path] = typer.Option(None, "--corpus", help="Folder of .onnx files."),
         passes: str = typer.Option(None, help="Comma list of passes to draw from."),
+        fixed_passes: bool = typer.Option(
+            False, "--fixed-passes", help="Run exactly --passes (default: the target's "
+            "default list) in order for every case, instead of cycling configurations."),
         input_shapes: list[str] = typer.Option(
             None, "--input-shapes", help="Dynamic dims, e.g. input:1,3,224,224."),
         target: str = typer.Option("onnxoptimizer", help="System under test."),
@@ -78,7 +81,8 @@ def register(app: typer.Typer) -> None:
         settings = CampaignSettings(
             out=out, target=target, seconds=limits[0] if limits else None,
             max_cases=max_cases, jobs=jobs, seed=seed, generated="generated" in sources,
-            generator=generator, corpus=models, passes=pass_list, input_shapes=shapes or None,
+            generator=generator, corpus=models, passes=pass_list, fixed_passes=fixed_passes,
+            input_shapes=shapes or None,
             timeout=timeout, memory_limit=int(memory_limit_gib * (1 << 30)) or None,
             policy=FindingPolicy(localize=not no_localize, reduce_seconds=reduce_seconds),
             resume=resume, live=not quiet)

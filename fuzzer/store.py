@@ -22,10 +22,21 @@ from typing import Any
 META = "meta.json"
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and ``os.replace``."""
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace``; the file gets
+    the mode a plain ``open`` would give it (0666 less the umask)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
@@ -92,6 +103,7 @@ class BundleStore:
                 return False
             tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{bundle_id}."))
             try:
+                tmp.chmod(0o777 & ~_umask())
                 for name, data in files.items():
                     (tmp / name).write_bytes(data)
                 if self.path(bundle_id).exists():  # a folder without meta: a leftover

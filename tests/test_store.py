@@ -1,0 +1,33 @@
+"""The bundle store: atomic bundles, readable files, hits under the lock."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from fuzzer.store import BundleStore, write_atomic
+
+
+def test_bundles_and_meta_are_readable_by_others(tmp_path):
+    store = BundleStore(tmp_path)
+    assert store.create("bloat-00000001", {"meta.json": b'{"hits": 1}'})
+    write_atomic(tmp_path / "campaign.json", b"{}")
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in (tmp_path / "bloat-00000001" / "meta.json", tmp_path / "campaign.json"):
+        assert os.stat(path).st_mode & 0o777 == 0o666 & ~mask
+    assert os.stat(tmp_path / "bloat-00000001").st_mode & 0o777 == 0o777 & ~mask
+
+
+def test_second_create_updates_instead_of_overwriting(tmp_path):
+    store = BundleStore(tmp_path)
+    store.create("hang-00000002", {"meta.json": b'{"hits": 1}', "model.onnx": b"first"})
+
+    def bump(meta):
+        return dict(meta, hits=meta["hits"] + 1)
+
+    assert not store.create("hang-00000002", {"meta.json": b'{"hits": 1}',
+                                              "model.onnx": b"second"}, on_exists=bump)
+    assert json.loads((tmp_path / "hang-00000002" / "meta.json").read_text())["hits"] == 2
+    assert (tmp_path / "hang-00000002" / "model.onnx").read_bytes() == b"first"
+    assert store.ids() == ["hang-00000002"]

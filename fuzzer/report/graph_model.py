@@ -48,16 +48,39 @@ def type_label(type_proto: Any) -> str | None:
     return f"{dtype}[{','.join(dims)}]"
 
 
-def tensor_types(model: Any) -> dict[str, str]:
-    """Tensor name -> type label for every tensor whose type is known after (lenient) shape
-    inference; initializers by their own dtype and dims."""
+def _infer(data: bytes) -> bytes:
     import onnx
 
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
-    except Exception:
-        inferred = model
-    graph = inferred.graph
+    model = onnx.ModelProto()
+    model.ParseFromString(data)
+    inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+    return inferred.SerializeToString()
+
+
+def infer_isolated(model: Any, timeout: float = 30.0) -> Any:
+    """Lenient shape inference of ``model`` in a child process (onnx's C++ can abort on a
+    hostile model); ``model`` itself where inference fails, dies or takes over ``timeout``
+    seconds."""
+    import multiprocessing
+
+    import onnx
+    from pebble import ProcessPool
+
+    with ProcessPool(max_workers=1, context=multiprocessing.get_context("fork")) as pool:
+        try:
+            data = pool.schedule(_infer, args=(model.SerializeToString(),),
+                                 timeout=timeout).result()
+        except Exception:
+            return model
+    inferred = onnx.ModelProto()
+    inferred.ParseFromString(data)
+    return inferred
+
+
+def tensor_types(model: Any) -> dict[str, str]:
+    """Tensor name -> type label for every tensor whose type is known after (lenient) shape
+    inference (:func:`infer_isolated`); initializers by their own dtype and dims."""
+    graph = infer_isolated(model).graph
     types: dict[str, str] = {}
     for info in [*graph.value_info, *graph.input, *graph.output]:
         label = type_label(info.type)

@@ -4,6 +4,7 @@ findings into bundles (design.md, "Data flow")."""
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,8 @@ from rich.console import Console
 from rich.live import Live
 
 from fuzzer.case import CaseResult, TestCase
-from fuzzer.findings import FindingPolicy, LocalizationMemo, handle_finding
+from fuzzer.finding_worker import FindingWorker
+from fuzzer.findings import FindingPolicy
 from fuzzer.progress import render, summary
 from fuzzer.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Sandbox
 from fuzzer.stats import CampaignStats
@@ -24,6 +26,7 @@ from fuzzer.targets import get_target
 
 IN_FLIGHT_PER_JOB = 8
 SAVE_EVERY = 10.0  # seconds between campaign.json writes
+FINISH_GRACE = 60.0  # seconds to finish queued findings (with reduction) at the end
 
 
 @dataclass
@@ -81,8 +84,19 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     version = target.version()
     run_started, run_cases, in_flight, interrupted = time.monotonic(), 0, 0, False
     corpus_in_flight, corpus_cap = 0, max(1, settings.jobs // 2)
-    memo = LocalizationMemo()
     exhausted = False
+    lock = threading.Lock()
+
+    def report(bid: str, created: bool, message: str) -> None:
+        with lock:
+            if created:
+                stats.bundles_new += 1
+                stats.newest = f"{bid}: {message[:80]}"
+            else:
+                stats.hits += 1
+
+    findings = FindingWorker(store, lambda: Sandbox(1, settings.timeout, settings.memory_limit),
+                             version, settings.policy, report)
     last_save = time.monotonic()
 
     def limit_reached() -> bool:
@@ -125,10 +139,8 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
                     stats.add(case, result)
                     if result.unusable and case.source.get("kind") == "corpus":
                         stream.skip_model(case.source.get("model", ""))
-                    if result.findings:
-                        _record(stats, store, sandbox, case, result, version, settings.policy,
-                                memo)
-                        live.update(panel())
+                    if result.findings and result.artifacts is not None:
+                        findings.put(case, result)
                     if time.monotonic() - last_save > SAVE_EVERY:
                         stats.next_case, stats.corpus_next = stream.index, stream.corpus_drawn
                         stats.tick()
@@ -136,7 +148,12 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
                         last_save = time.monotonic()
             except KeyboardInterrupt:
                 interrupted = True
+            sandbox.close()
             live.update(panel())
+            try:
+                findings.finish(FINISH_GRACE, quick=interrupted)
+            except KeyboardInterrupt:  # a second Ctrl-C abandons the queued findings
+                interrupted = True
     finally:
         sandbox.close()
     # Cases still in flight are abandoned; a resumed campaign starts after the last one
@@ -147,22 +164,10 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     write_summary(store.root, stats.to_json())
     console.print(summary(stats, run_cases, time.monotonic() - run_started, interrupted,
                           str(settings.out)))
+    for error in findings.errors[:5]:
+        console.print(f"[red]finding not recorded[/red] ({error})", highlight=False)
     return stats
 
 
 def _is_corpus(case: TestCase) -> int:
     return int(case.source.get("kind") == "corpus")
-
-
-def _record(stats: CampaignStats, store: BundleStore, sandbox: Sandbox, case: TestCase,
-            result: CaseResult, version: str, policy: FindingPolicy,
-            memo: LocalizationMemo) -> None:
-    outcome = handle_finding(store, sandbox, case, result, version, policy, memo)
-    if outcome is None:
-        return
-    bid, created = outcome
-    if created:
-        stats.bundles_new += 1
-        stats.newest = f"{bid}: {result.findings[0].message[:80]}"
-    else:
-        stats.hits += 1

@@ -59,6 +59,7 @@ class Sandbox:
         self._pool = ProcessPool(max_workers=jobs, initializer=_init,
                                  initargs=(self._stages, memory_limit), context=context)
         self.deaths = 0
+        self._closed = False
 
     def submit(self, case: TestCase) -> Future[CaseResult]:
         """Schedule ``case``; blocks while ``jobs * 256`` cases are already in flight."""
@@ -120,7 +121,10 @@ class Sandbox:
         future.set_result(result)
 
     def close(self) -> None:
-        """Stop the workers (cases in flight are cancelled)."""
+        """Stop the workers (cases in flight are cancelled); calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         self._pool.stop()
         self._pool.join()
 

@@ -1,0 +1,31 @@
+"""The finding thread records every finding, even past its queue bound (backpressure)."""
+
+from __future__ import annotations
+
+import json
+
+from fuzzer.case import TestCase
+from fuzzer.finding_worker import QUEUE_SIZE, FindingWorker
+from fuzzer.findings import FindingPolicy
+from fuzzer.sandbox import Sandbox
+from fuzzer.store import BundleStore
+from tests.conftest import unary_chain_model
+
+
+def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path):
+    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    result = sandbox.run(case)
+    assert result.findings
+    seen: list[tuple[str, bool]] = []
+    worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
+                           FindingPolicy(localize=True, reduce_seconds=0),
+                           lambda bid, created, message: seen.append((bid, created)))
+    total = QUEUE_SIZE + 6
+    for _ in range(total):
+        worker.put(case, result)
+    worker.finish(grace=60.0)
+    assert len(seen) == total and worker.errors == []
+    assert sum(created for _, created in seen) == 1
+    (bid,) = {b for b, _ in seen}
+    assert json.loads((tmp_path / bid / "meta.json").read_text())["hits"] == total

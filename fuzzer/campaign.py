@@ -107,7 +107,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
 
     def panel() -> Any:
         return render(stats, settings.seconds, run_cases, time.monotonic() - run_started,
-                      str(settings.out))
+                      str(settings.out), findings.pending())
 
     sandbox = Sandbox(settings.jobs, settings.timeout, settings.memory_limit)
     try:

@@ -15,9 +15,9 @@ def _clock(seconds: float) -> str:
 
 
 def render(stats: CampaignStats, duration: float | None, run_cases: int, run_seconds: float,
-           out: str) -> Group:
-    """The progress panel: elapsed/remaining time, cases/s, unusable seeds, findings by
-    symptom, newest finding."""
+           out: str, queued: int = 0) -> Group:
+    """The progress panel: elapsed/remaining time, cases/s, unusable seeds, bundles and
+    findings waiting for localization and reduction, findings by symptom, newest finding."""
     head = Table.grid(padding=(0, 2))
     remaining = _clock(duration - run_seconds) if duration else "-"
     rate = run_cases / run_seconds if run_seconds > 0 else 0.0
@@ -25,6 +25,7 @@ def render(stats: CampaignStats, duration: float | None, run_cases: int, run_sec
     head.add_row("cases", str(stats.cases), "cases/s", f"{rate:,.0f}")
     head.add_row("unusable seeds", str(stats.unusable), "bundles (new)",
                  f"{stats.bundles_new} in {out}")
+    head.add_row("hits on known bundles", str(stats.hits), "findings queued", str(queued))
     table = Table(title="findings by symptom", show_edge=False)
     table.add_column("symptom")
     table.add_column("findings", justify="right")

@@ -6,6 +6,7 @@ Status, decided by the first rule of :data:`STATUS_RULES` that applies:
 ``fixed``       a replay with the installed versions no longer shows the symptom
 ``changed``     a replay with the installed versions shows another symptom
 ``unusable``    a replay with the installed versions could not run the original model
+``untestable``  the installed target lacks a pass of the bundle's configuration
 ``fails``       a replay with the installed versions still shows it, or it was found with them
 ``unverified``  found with other versions and not replayed with these (run ``optfuzz replay``)
 """
@@ -31,7 +32,8 @@ class TriageRow:
         localized: whether ``passes`` came from localization.
         hits: times the bug was seen; ``new_hits`` of them since the previous triage.
         nodes_original, nodes_minimized: node counts of the main graph before/after reduction.
-        status: one of ``fixed``, ``changed``, ``unusable``, ``fails``, ``unverified``.
+        status: one of ``fixed``, ``changed``, ``unusable``, ``untestable``, ``fails``,
+            ``unverified``.
         new: not shown by any earlier triage of this folder.
         now_symptom: for ``changed``, the symptom the replay observed.
     """
@@ -82,6 +84,7 @@ STATUS_RULES: tuple[tuple[str, Callable[[dict[str, Any], dict[str, str]], bool]]
     ("fixed", _replayed("fixed")),
     ("changed", _replayed("changed")),
     ("unusable", _replayed("unusable")),
+    ("untestable", _replayed("untestable")),
     ("fails", _fails),
     ("unverified", lambda meta, installed: True),
 )

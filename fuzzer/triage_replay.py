@@ -26,9 +26,12 @@ from fuzzer.store import BundleStore
 from fuzzer.triage_versions import installed_versions
 from fuzzer.versions import utc_now
 
-REPLAY_STATUSES = ("fixed", "fails", "changed", "unusable")
+REPLAY_STATUSES = ("fixed", "fails", "changed", "unusable", "untestable")
 #: statuses that make ``optfuzz replay`` exit non-zero.
 FAILING = frozenset({"fails", "changed", "unusable"})
+#: reason prefix of a bundle whose configuration names passes the installed target lacks
+#: (an older release): the bug cannot be checked there, which is neither fixed nor failing.
+UNTESTABLE = "passes missing in the installed target"
 
 
 @dataclass
@@ -64,6 +67,21 @@ def bundle_case(folder: Path, meta: dict[str, Any]) -> TestCase:
                     {"kind": "bundle", "id": meta["id"]}, model_bytes=model, feeds=feeds)
 
 
+def missing_passes(case: TestCase) -> list[str]:
+    """Passes of ``case``'s configuration that the installed target does not offer."""
+    from fuzzer.targets import get_target
+
+    target = get_target(case.target)
+    accepts = getattr(target, "accepts_pass", None)
+    known = set(target.available_passes())
+    return [p for p in case.config.get("passes") or []
+            if p not in known and not (accepts and accepts(p))]
+
+
+def _is_untestable(meta: dict[str, Any], result: CaseResult) -> bool:
+    return bool(result.unusable) and result.unusable.startswith(UNTESTABLE)
+
+
 def _is_unusable(meta: dict[str, Any], result: CaseResult) -> bool:
     return bool(result.unusable)
 
@@ -78,6 +96,7 @@ def _still_fails(meta: dict[str, Any], result: CaseResult) -> bool:
 
 #: (status, predicate over (meta, result)), first match wins; "changed" is the rest.
 RULES: tuple[tuple[str, Callable[[dict[str, Any], CaseResult], bool]], ...] = (
+    ("untestable", _is_untestable),
     ("unusable", _is_unusable),
     ("fixed", _is_fixed),
     ("fails", _still_fails),
@@ -89,7 +108,7 @@ def classify(meta: dict[str, Any], result: CaseResult) -> Replay:
     """Compare a replay ``result`` with the bundle's recorded symptom (meta.json dict)."""
     status = next(name for name, rule in RULES if rule(meta, result))
     first = result.findings[0] if result.findings else None
-    message = result.unusable if status == "unusable" else (first.message if first else None)
+    message = result.unusable if result.unusable else (first.message if first else None)
     previous = (meta.get("replay") or {}).get("status")
     return Replay(meta["id"], status, first.symptom if first else None, message, previous)
 
@@ -117,6 +136,10 @@ def replay_all(store: BundleStore, metas: list[dict[str, Any]], sandbox: Any) ->
             case = bundle_case(store.path(meta["id"]), meta)
         except (OSError, ValueError) as exc:
             pending.append((meta, None, f"bundle unreadable: {exc}"))
+            continue
+        missing = missing_passes(case)
+        if missing:
+            pending.append((meta, None, f"{UNTESTABLE}: {', '.join(missing)}"))
             continue
         pending.append((meta, sandbox.submit(case), None))
     for meta, future, problem in pending:

@@ -13,6 +13,7 @@ STATUS_LOOK: dict[str, tuple[str, str]] = {
     "fixed": ("fixed", "green"),
     "changed": ("changed", "yellow"),
     "unusable": ("unusable", "magenta"),
+    "untestable": ("pass missing", "cyan"),
     "unverified": ("unverified", "dim"),
 }
 MAX_PASSES_SHOWN = 3

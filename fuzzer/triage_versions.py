@@ -16,17 +16,20 @@ RELEVANT = ("onnx", "onnxruntime")
 
 def installed_versions(target_name: str) -> dict[str, str]:
     """``{"target": "<name> <version>", "onnx": ..., "onnxruntime": ..., "numpy": ...,
-    "python": ...}`` for the target called ``target_name`` as installed now.
+    "python": ..., "optfuzz": ...}`` for the target called ``target_name`` as installed now
+    (optfuzz's own version too: its oracles decide what counts as fixed).
 
     Imports the target's package (to ask its version) but never runs the optimizer.
 
     Raises:
         KeyError: unknown target name.
     """
+    from fuzzer import __version__
     from fuzzer.targets import get_target
 
     target = get_target(target_name)
-    return {"target": f"{target.name} {target.version()}", **environment_versions()}
+    return {"target": f"{target.name} {target.version()}", **environment_versions(),
+            "optfuzz": __version__}
 
 
 def found_versions(meta: dict[str, Any]) -> dict[str, str]:

@@ -36,3 +36,16 @@ def test_triage_status_uses_a_replay_only_with_the_same_versions() -> None:
     assert bundle_status(replayed, INSTALLED) == "fails"
     assert bundle_status(dict(META, replay={"status": "fixed", "versions": dict(
         newer, onnxruntime="1.20.0")}), newer) == "unverified"
+
+
+def test_a_pass_the_installed_target_lacks_is_untestable_not_a_failure() -> None:
+    from fuzzer.case import TestCase
+    from fuzzer.triage_replay import FAILING, UNTESTABLE, missing_passes
+
+    case = TestCase("onnxoptimizer", {"passes": ["eliminate_identity", "fuse_future_thing"]},
+                    {"kind": "bundle"})
+    assert missing_passes(case) == ["fuse_future_thing"]
+    replay = classify(META, result(unusable=f"{UNTESTABLE}: fuse_future_thing"))
+    assert replay.status == "untestable" and "untestable" not in FAILING
+    assert bundle_status(dict(META, replay={"status": "untestable", "versions": INSTALLED}),
+                         INSTALLED) == "untestable"

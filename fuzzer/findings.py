@@ -70,6 +70,17 @@ class LocalizationMemo:
         return where
 
 
+#: symptoms that depend on timing or load: recorded only when a second run shows them too
+#: (AFL's hang confirmation), so that no bundle holds a repro that passes.
+CONFIRMED_SYMPTOMS = frozenset({"hang"})
+
+
+def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
+    """Whether running ``case`` again shows ``finding``'s symptom."""
+    again = sandbox.run(case)
+    return any(f.symptom == finding.symptom for f in again.findings)
+
+
 def primary_finding(result: CaseResult) -> Finding | None:
     """The most severe finding of a result (oracles report in severity order)."""
     return result.findings[0] if result.findings else None
@@ -122,12 +133,15 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                    memo: LocalizationMemo | None = None) -> tuple[str, bool] | None:
     """Record the primary finding of ``result``; return ``(bundle id, created)``.
 
-    Localization runs first (its runs go through ``sandbox``; ``memo`` reuses earlier
-    answers of the same campaign); a known signature counts a hit (``hits`` + 1,
-    ``last_seen``) and skips reduction.
+    A hang is first confirmed by a second run (None when it does not recur). Localization
+    runs first (its runs go through ``sandbox``; ``memo`` reuses earlier answers of the same
+    campaign); a known signature counts a hit (``hits`` + 1, ``last_seen``) and skips
+    reduction.
     """
     finding = primary_finding(result)
     if finding is None or result.artifacts is None:
+        return None
+    if finding.symptom in CONFIRMED_SYMPTOMS and not confirmed(sandbox, case, finding):
         return None
     where = None
     if policy.localize:

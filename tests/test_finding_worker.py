@@ -29,3 +29,23 @@ def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path):
     assert sum(created for _, created in seen) == 1
     (bid,) = {b for b, _ in seen}
     assert json.loads((tmp_path / bid / "meta.json").read_text())["hits"] == total
+
+
+def test_a_hang_that_does_not_recur_is_not_recorded(sandbox, tmp_path, monkeypatch):
+    from fuzzer.findings import handle_finding
+    from oracles.base import Finding
+
+    case = TestCase("fake", {"passes": ["clean"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    result = sandbox.run(case)
+    result.findings = [Finding("hang", "optimize", "no result after 3 s in stage optimize")]
+    result.artifacts = sandbox.run(TestCase(**dict(case.__dict__, keep=True))).artifacts
+    store = BundleStore(tmp_path)
+    assert handle_finding(store, sandbox, case, result, "1.0", FindingPolicy()) is None
+    assert store.ids() == []
+    hang = TestCase("fake", {"passes": ["hang"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    real = sandbox.run(hang)
+    bid, created = handle_finding(store, sandbox, hang, real, "1.0",
+                                  FindingPolicy(reduce_seconds=0))
+    assert created and bid.startswith("hang-")

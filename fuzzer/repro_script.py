@@ -10,6 +10,7 @@ rather than suffered. Its comparisons are the oracles' own functions, copied in 
 from __future__ import annotations
 
 import inspect
+from functools import lru_cache
 from typing import Any
 
 _BODY = r'''
@@ -124,6 +125,16 @@ if __name__ == "__main__":
 '''
 
 
+@lru_cache(maxsize=1)
+def _embedded_sources() -> str:
+    """Source of the oracle functions repro.py carries (read once per process)."""
+    from oracles import bloat, tolerance
+
+    return "\n\n".join(inspect.getsource(obj) for obj in (
+        tolerance.Difference, tolerance.compare_arrays, bloat.count_nodes, bloat._used_names,
+        bloat.unused_initializers))
+
+
 def render_repro(bundle_id: str, symptom: str, target_name: str, target_version: str,
                  snippet: str, timeout: float, check_unused: bool = True) -> str:
     """The text of repro.py for a bundle.
@@ -136,11 +147,9 @@ def render_repro(bundle_id: str, symptom: str, target_name: str, target_version:
         check_unused: whether unused initializers left behind count as bloat (the rule of
             :mod:`oracles.bloat`: only where the configuration asked for their removal).
     """
-    from oracles import bloat, tolerance
+    from oracles import tolerance
 
-    embedded = "\n\n".join(inspect.getsource(obj) for obj in (
-        tolerance.Difference, tolerance.compare_arrays, bloat.count_nodes, bloat._used_names,
-        bloat.unused_initializers))
+    embedded = _embedded_sources()
     tolerances = (f"TOLERANCES = {{np.dtype(k): v for k, v in "
                   f"{ {str(k): v for k, v in tolerance.TOLERANCES.items()} !r}.items()}}\n"
                   f"DEFAULT_TOLERANCE = {tolerance.DEFAULT_TOLERANCE!r}\n")

@@ -111,7 +111,7 @@ def record(store: BundleStore, signature: str, finding: Finding, case: TestCase,
     """Create the bundle for ``signature`` or count a hit on it; return ``(id, created)``."""
     bid = make_bundle_id(finding.symptom, signature)
     if store.exists(bid):
-        store.update(bid, hit)
+        store.add_hit(bid)
         return bid, False
     n_min = node_count(minimized.model) if minimized else node_count(artifacts.model)
     meta = build_meta(bid, signature, finding, case, source, target_version, responsible,

@@ -67,7 +67,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     Returns the campaign's statistics (also saved as ``<out>/campaign.json``).
     """
     console = console or Console()
-    store = BundleStore(settings.out)
+    store = BundleStore(settings.out, batch_hits=True)
     target = get_target(settings.target)
     stats = CampaignStats.load(store.root) if settings.resume else None
     if stats is None or stats.target != settings.target:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 from fuzzer.case import CaseResult, TestCase
@@ -19,6 +20,7 @@ from fuzzer.sandbox import Sandbox
 from fuzzer.store import BundleStore
 
 QUEUE_SIZE = 64
+FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
 
 Report = Callable[[str, bool, str], None]
 
@@ -55,10 +57,19 @@ class FindingWorker:
         return self._queue.qsize()
 
     def _loop(self) -> None:
+        last_flush = time.monotonic()
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get(timeout=FLUSH_SECONDS)
+            except queue.Empty:
+                item = ()
+            if time.monotonic() - last_flush >= FLUSH_SECONDS or item is None:
+                self.store.flush_hits()
+                last_flush = time.monotonic()
             if item is None:
                 return
+            if not item:
+                continue
             case, result = item
             quick = self._quick.is_set()
             policy = FindingPolicy(localize=self.policy.localize,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fuzzer.bundle import hit, record
+from fuzzer.bundle import record
 from fuzzer.case import CaseResult, TestCase
 from fuzzer.graph_hash import GRAPH_SYMPTOMS, MAX_GRAPH_VARIANTS, change_hash
 from fuzzer.localize import Localization, Prober, localize
@@ -112,17 +112,13 @@ def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
         return direct
     core = signature_core(signature)
     variants: list[tuple[str, str]] = []
-    for bid in store.ids():
-        if not bid.startswith(symptom + "-"):
+    for entry in store.index():
+        if not entry["id"].startswith(symptom + "-"):
             continue
-        try:
-            meta = store.meta(bid)
-        except (OSError, ValueError):
-            continue
-        if meta.get("signature") == signature or signature in meta.get("aliases", ()):
-            return bid
-        if core != signature and signature_core(meta.get("signature", "")) == core:
-            variants.append((meta.get("first_seen", ""), bid))
+        if entry["signature"] == signature or signature in entry["aliases"]:
+            return entry["id"]
+        if core != signature and signature_core(entry["signature"]) == core:
+            variants.append((entry["first_seen"], entry["id"]))
     if len(variants) >= MAX_GRAPH_VARIANTS:
         return min(variants)[1]
     return None
@@ -150,7 +146,7 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     signature = finding_signature(case, result, finding, where)
     known = find_bundle(store, finding.symptom, signature)
     if known is not None:
-        store.update(known, hit)
+        store.add_hit(known)
         return known, False
     minimized = None
     if policy.reduce_seconds > 0:

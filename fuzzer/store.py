@@ -4,7 +4,10 @@ layout").
 A bundle is written to a temporary folder and renamed into place, so a killed campaign never
 leaves half a bundle; meta.json updates (hits, last_seen) are read-modify-write under an
 exclusive ``fcntl`` lock on ``<root>/.lock`` and replaced atomically, so several processes may
-share one folder.
+share one folder. A campaign batches its hits (:meth:`BundleStore.add_hit`,
+:meth:`BundleStore.flush_hits`): a bug seen thousands of times costs one meta.json write per
+flush, not one per sighting. Lookups by signature use an index of every bundle's meta, rebuilt
+when a bundle appears (the folder's mtime changes) or after :data:`INDEX_SECONDS`.
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 META = "meta.json"
+INDEX_SECONDS = 30.0  # rebuild the signature index at least this often (other processes)
 
 
 def _umask() -> int:
@@ -58,9 +64,56 @@ class BundleStore:
         OSError: the folder cannot be created or written.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], batch_hits: bool = False) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._batch = batch_hits
+        self._pending: dict[str, tuple[int, str]] = {}
+        self._pending_lock = threading.Lock()
+        self._index: list[dict[str, Any]] = []
+        self._index_key: tuple[int, int] | None = None
+
+    def index(self) -> list[dict[str, Any]]:
+        """``[{"id", "signature", "aliases", "first_seen"}]`` of every bundle,
+        cached until a bundle appears or :data:`INDEX_SECONDS` pass."""
+        key = (self.root.stat().st_mtime_ns, int(time.monotonic() // INDEX_SECONDS))
+        if key != self._index_key:
+            entries = []
+            for bid in self.ids():
+                try:
+                    meta = self.meta(bid)
+                except (OSError, ValueError):
+                    continue
+                entries.append({"id": bid, "signature": meta.get("signature", ""),
+                                "aliases": list(meta.get("aliases", ())),
+                                "first_seen": meta.get("first_seen", "")})
+            self._index, self._index_key = entries, key
+        return self._index
+
+    def add_hit(self, bundle_id: str, when: str | None = None) -> None:
+        """Count one more sighting of a bundle's bug (``when``: ISO time, default now);
+        written at once, or at the next :meth:`flush_hits` for a batching store."""
+        from fuzzer.versions import utc_now
+
+        when = when or utc_now()
+        if not self._batch:
+            self.update(bundle_id, lambda meta: _add_hits(meta, 1, when))
+            return
+        with self._pending_lock:
+            count, _ = self._pending.get(bundle_id, (0, when))
+            self._pending[bundle_id] = (count + 1, when)
+
+    def flush_hits(self) -> None:
+        """Write the batched hits into their bundles' meta.json (one write per bundle)."""
+        with self._pending_lock:
+            pending, self._pending = self._pending, {}
+        if not pending:
+            return
+        with self.locked():
+            for bundle_id, (count, when) in pending.items():
+                if self.exists(bundle_id):
+                    self._update_locked(bundle_id,
+                                        lambda meta, n=count, w=when: _add_hits(meta, n, w))
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -71,6 +124,11 @@ class BundleStore:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def pending_hits(self) -> int:
+        """Sightings counted but not yet written."""
+        with self._pending_lock:
+            return sum(count for count, _ in self._pending.values())
 
     def path(self, bundle_id: str) -> Path:
         """Folder of a bundle."""
@@ -136,3 +194,9 @@ class BundleStore:
             for name in remove:
                 with contextlib.suppress(FileNotFoundError):
                     (folder / name).unlink()
+
+
+def _add_hits(meta: dict[str, Any], count: int, when: str) -> dict[str, Any]:
+    meta["hits"] = int(meta.get("hits", 0)) + count
+    meta["last_seen"] = max(str(meta.get("last_seen", "")), when)
+    return meta

@@ -31,3 +31,23 @@ def test_second_create_updates_instead_of_overwriting(tmp_path):
     assert json.loads((tmp_path / "hang-00000002" / "meta.json").read_text())["hits"] == 2
     assert (tmp_path / "hang-00000002" / "model.onnx").read_bytes() == b"first"
     assert store.ids() == ["hang-00000002"]
+
+
+def test_batched_hits_reach_meta_on_flush(tmp_path):
+    store = BundleStore(tmp_path, batch_hits=True)
+    meta = b'{"hits": 1, "last_seen": "2026-01-01T00:00:00Z"}'
+    store.create("bloat-00000003", {"meta.json": meta})
+    for _ in range(5):
+        store.add_hit("bloat-00000003", "2026-11-21T10:00:00Z")
+    assert store.meta("bloat-00000003")["hits"] == 1 and store.pending_hits() == 5
+    store.flush_hits()
+    meta = store.meta("bloat-00000003")
+    assert (meta["hits"], meta["last_seen"]) == (6, "2026-11-21T10:00:00Z")
+    assert store.pending_hits() == 0
+
+
+def test_index_sees_a_bundle_made_by_another_store(tmp_path):
+    first, second = BundleStore(tmp_path), BundleStore(tmp_path)
+    assert first.index() == []
+    second.create("hang-00000004", {"meta.json": b'{"symptom": "hang", "signature": "s"}'})
+    assert [e["signature"] for e in first.index()] == ["s"]

@@ -148,6 +148,8 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
                         last_save = time.monotonic()
             except KeyboardInterrupt:
                 interrupted = True
+            stats.last_run = {"cases": run_cases,
+                              "seconds": round(time.monotonic() - run_started, 3)}
             sandbox.close()
             live.update(panel())
             try:
@@ -162,7 +164,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     stats.tick(force=True)
     stats.save(store.root)
     write_summary(store.root, stats.to_json())
-    console.print(summary(stats, run_cases, time.monotonic() - run_started, interrupted,
+    console.print(summary(stats, run_cases, stats.last_run["seconds"], interrupted,
                           str(settings.out)))
     for error in findings.errors[:5]:
         console.print(f"[red]finding not recorded[/red] ({error})", highlight=False)

@@ -98,11 +98,12 @@ def resolve_external_data(model: Any, base_dir: Path, what: str = "model") -> li
     """
     import onnx
 
-    root = base_dir.resolve()
+    root: Path | None = None
     files = []
     for tensor in iter_tensors(model.graph):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
+        root = root or base_dir.resolve()
         info = {e.key: e.value for e in tensor.external_data}
         location = info.get("location", "")
         if not location or os.path.isabs(location):

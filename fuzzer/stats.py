@@ -25,7 +25,11 @@ def reason_key(reason: str) -> str:
 
 @dataclass
 class CampaignStats:
-    """Counters of one campaign (resumable: ``elapsed_s`` and ``next_case`` carry over)."""
+    """Counters of one campaign (resumable: ``elapsed_s`` and ``next_case`` carry over).
+
+    ``last_run`` holds the cases of the latest run and the seconds its case loop took
+    (without finishing queued findings and writing summary.html): its throughput.
+    """
 
     seed: int
     target: str
@@ -45,6 +49,7 @@ class CampaignStats:
     findings_per_pass: Counter = field(default_factory=Counter)
     newest: str = ""
     timeline: list[dict[str, Any]] = field(default_factory=list)
+    last_run: dict[str, Any] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     _last_point: float = 0.0
 
@@ -89,6 +94,7 @@ class CampaignStats:
             "bundles_new": self.bundles_new, "hits": self.hits,
             "per_pass": dict(self.per_pass), "per_motif": dict(self.per_motif),
             "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
+            "last_run": self.last_run,
         }
 
     def save(self, folder: Path) -> None:

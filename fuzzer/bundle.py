@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,28 @@ def bundle_files(meta: dict[str, Any], original: Artifacts, minimized: Minimized
             files["actual.npz"] = npz_bytes(use.actual)
     files["meta.json"] = dump_json(meta)
     return files
+
+
+def bundle_case(folder: Path, meta: dict[str, Any],
+                config: dict[str, Any] | None = None) -> TestCase:
+    """The TestCase of a bundle folder: model.onnx bytes, inputs.npz feeds, and the target
+    and configuration recorded in its meta.json (``config`` replaces the latter).
+
+    Raises:
+        OSError: model.onnx or inputs.npz is missing or unreadable.
+        ValueError: inputs.npz is not an npz archive, or meta.json lacks the target.
+    """
+    model = (folder / "model.onnx").read_bytes()
+    with np.load(io.BytesIO((folder / "inputs.npz").read_bytes()), allow_pickle=False) as npz:
+        feeds = {name: npz[name] for name in npz.files}
+    try:
+        target = meta["target"]
+    except (KeyError, TypeError):
+        raise ValueError("meta.json names no target") from None
+    return TestCase(target["name"], dict(config if config is not None else target["config"]),
+                    {"kind": "bundle", "id": meta.get("id", folder.name),
+                     "path": str(folder)},
+                    model_bytes=model, feeds=feeds)
 
 
 def hit(meta: dict[str, Any]) -> dict[str, Any]:

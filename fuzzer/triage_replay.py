@@ -12,15 +12,12 @@ severe finding of the replay (``null`` when clean).
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from fuzzer.bundle import bundle_case
 from fuzzer.case import CaseResult, TestCase
 from fuzzer.store import BundleStore
 from fuzzer.triage_versions import installed_versions
@@ -50,21 +47,6 @@ class Replay:
     observed: str | None
     message: str | None
     previous: str | None = None
-
-
-def bundle_case(folder: Path, meta: dict[str, Any]) -> TestCase:
-    """The TestCase of a bundle: model.onnx bytes, inputs.npz feeds, the target and its
-    configuration from meta.json.
-
-    Raises:
-        OSError: model.onnx or inputs.npz is missing or unreadable.
-        ValueError: inputs.npz is not an npz archive.
-    """
-    model = (folder / "model.onnx").read_bytes()
-    with np.load(io.BytesIO((folder / "inputs.npz").read_bytes()), allow_pickle=False) as npz:
-        feeds = {name: npz[name] for name in npz.files}
-    return TestCase(meta["target"]["name"], dict(meta["target"]["config"]),
-                    {"kind": "bundle", "id": meta["id"]}, model_bytes=model, feeds=feeds)
 
 
 def missing_passes(case: TestCase) -> list[str]:

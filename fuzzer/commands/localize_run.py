@@ -58,8 +58,8 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
         InputError: missing path, a folder without a readable meta.json, an unreadable
             model or feeds, an unknown target or pass.
     """
-    import numpy as np
 
+    from fuzzer.bundle import bundle_case
     from fuzzer.case import TestCase
     from fuzzer.modelio import load_model, parse_model
 
@@ -70,21 +70,15 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path}: not a bundle (meta.json: {exc})") from None
         adapter = _adapter(target or recorded.get("name", "onnxoptimizer"))
-        model_path = path / "model.onnx"
-        if not model_path.is_file():
-            model_path = path / "original.onnx"
+        config = _config(adapter, recorded.get("config") or adapter.default_config(), passes,
+                         fixed_point)
         try:
-            data = model_path.read_bytes()
-            with np.load(path / "inputs.npz", allow_pickle=False) as npz:
-                feeds = {k: npz[k] for k in npz.files}
+            case = bundle_case(path, meta, config)
+            parse_model(case.model_bytes)
         except (OSError, ValueError) as exc:
             raise InputError(f"{path}: cannot read the bundle's model or inputs ({exc})") \
                 from None
-        parse_model(data)
-        config = _config(adapter, recorded.get("config") or adapter.default_config(), passes,
-                         fixed_point)
-        case = TestCase(adapter.name, config, {"kind": "bundle", "path": str(path)},
-                        model_bytes=data, feeds=feeds)
+        case.target = adapter.name
         return Subject(case, path, meta)
     if not path.is_file():
         raise InputError(f"{path}: no such bundle folder or model file")

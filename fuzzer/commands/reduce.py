@@ -135,10 +135,9 @@ def _reduce_model(path: Path, out: Path | None, target: str, passes: str | None,
 
 
 def _reduce_bundle(folder: Path, time_limit: float, timeout: float) -> str | None:
-    import numpy as np
 
-    from fuzzer.bundle import bundle_files, node_count
-    from fuzzer.case import Artifacts, TestCase
+    from fuzzer.bundle import bundle_case, bundle_files, node_count
+    from fuzzer.case import Artifacts
     from fuzzer.reduce import reduce_finding
     from fuzzer.sandbox import Sandbox
     from fuzzer.store import BundleStore
@@ -149,16 +148,12 @@ def _reduce_bundle(folder: Path, time_limit: float, timeout: float) -> str | Non
         raise InputError(f"{folder}: not a bundle (no meta.json)")
     meta = store.meta(bid)
     try:
-        model_bytes = (folder / "model.onnx").read_bytes()
+        case = bundle_case(folder, meta)
         original_bytes = (folder / "original.onnx").read_bytes()
-        with np.load(folder / "inputs.npz", allow_pickle=False) as data:
-            feeds = {k: data[k] for k in data.files}
-        target, config = meta["target"]["name"], meta["target"]["config"]
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         raise InputError(f"{folder}: incomplete bundle ({exc})") from None
-    _config(target, config.get("passes"))
-    case = TestCase(target, config, {"kind": "file", "path": str(folder / "model.onnx")},
-                    model_bytes=model_bytes, feeds=feeds)
+    _config(case.target, case.config.get("passes"))
+    model_bytes, feeds = case.model_bytes, case.feeds
     with Sandbox(jobs=1, timeout=timeout) as sandbox:
         result = sandbox.run(case)
         finding = result.findings[0] if result.findings else None

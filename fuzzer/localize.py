@@ -8,15 +8,15 @@ pass list is run twice.
 
 Stages, cheapest evidence first (each conclusion is verified by a real run):
 
-1. **Nothing to search**: a list of one pass is its own answer (0 runs).
+1. **Framework**: one run with the empty pass list; where it reproduces, the bug is in the
+   optimizer's own load/save round trip, not in a pass (``passes == []``; e.g. onnxoptimizer
+   raising IR version 3 to 4 whatever the passes). Then a list of one pass is its own answer.
 2. **Screen suspects** (:mod:`fuzzer.pass_hints`): passes named by the message or by a source
    file in the traceback, then passes whose anchor op types vanished or appeared, at most
    :data:`MAX_SUSPECTS`, run alone *in parallel* (``sandbox.submit``). If none reproduces
    alone but the named ones do together, delta debugging runs over them only.
 3. **Prune** passes that cannot act on this model (no anchor op type present): one run checks
-   that the plausible ones alone still reproduce; with none plausible, one run checks whether
-   the empty pass list reproduces (the bug is in the optimizer's framework, not a pass;
-   ``passes == []``).
+   that the plausible ones alone still reproduce.
 4. **Bisect** under the single-pass hypothesis (:func:`fuzzer.ddmin.bisect_single`): about
    ``log2(n) + 1`` runs.
 5. **ddmin** (Zeller & Hildebrandt 2002, :func:`fuzzer.ddmin.ddmin`) over the ordered list
@@ -172,6 +172,8 @@ def suspects(target: str, passes: Sequence[str], result: CaseResult,
 
 def _search(probe: Prober, target: str, passes: tuple[str, ...], result: CaseResult,
             finding: Finding) -> tuple[tuple[str, ...] | None, str]:
+    if passes and probe.test(()):
+        return (), "framework"
     if len(passes) <= 1:
         return passes, "single"
     named, ranked, present = suspects(target, passes, result, finding)
@@ -186,10 +188,7 @@ def _search(probe: Prober, target: str, passes: tuple[str, ...], result: CaseRes
     items = passes
     if present is not None:
         able = tuple(plausible(target, passes, present))
-        if not able:
-            if probe.test(()):
-                return (), "framework"
-        elif len(able) < len(passes) and probe.test(able):
+        if able and len(able) < len(passes) and probe.test(able):
             items = able
     found = bisect_single(items, probe.test)
     if found is not None:

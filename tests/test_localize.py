@@ -51,9 +51,29 @@ def test_fixed_point_case_reports_whether_fixed_point_is_needed(sandbox):
     assert where.fixed_point is False  # the fake target ignores fixed_point
 
 
-def test_single_pass_list_costs_no_run(sandbox):
+def test_single_pass_list_costs_one_framework_run(sandbox):
     _, where = run_and_localize(sandbox, ["drop-node"])
-    assert (where.passes, where.runs, where.method) == (["drop-node"], 0, "single")
+    assert (where.passes, where.runs, where.method) == (["drop-node"], 1, "single")
+
+
+def test_a_bug_of_the_optimizer_itself_is_blamed_on_no_pass(sandbox):
+    """onnxoptimizer raises IR version 3 to 4 whatever the passes: one bug, not one per pass."""
+    from onnx import TensorProto, helper
+
+    from fuzzer.case import TestCase
+    from fuzzer.localize import localize
+
+    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)], ir_version=3)
+    for passes in (["eliminate_nop_dropout"], ["eliminate_identity", "fuse_bn_into_conv"]):
+        case = TestCase("onnxoptimizer", {"passes": passes, "fixed_point": False},
+                        {"kind": "bytes"}, model_bytes=model.SerializeToString())
+        result = sandbox.run(case)
+        assert result.findings[0].symptom == "metadata-change"
+        where = localize(sandbox, case, result, result.findings[0])
+        assert (where.passes, where.method) == ([], "framework")
 
 
 def test_message_naming_a_source_file_points_at_its_pass():

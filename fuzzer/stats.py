@@ -18,9 +18,15 @@ CAMPAIGN_FILE = "campaign.json"
 TIMELINE_EVERY = 10.0  # seconds between timeline points
 
 
+_ORT_PREFIX = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : ")
+
+
 def reason_key(reason: str) -> str:
-    """Group unusable-seed reasons: the stage and exception type, numbers dropped."""
-    return re.sub(r"\d+", "N", reason.split("\n")[0])[:120]
+    """Group unusable-seed reasons: the stage, exception type and message with
+    onnxruntime's status prefix and quoted names dropped and numbers replaced by N."""
+    text = _ORT_PREFIX.sub("", reason.split("\n")[0])
+    text = re.sub(r"'[^']*'", "''", text)
+    return re.sub(r"\d+", "N", text)[:120]
 
 
 @dataclass

@@ -51,3 +51,13 @@ def test_index_sees_a_bundle_made_by_another_store(tmp_path):
     assert first.index() == []
     second.create("hang-00000004", {"meta.json": b'{"symptom": "hang", "signature": "s"}'})
     assert [e["signature"] for e in first.index()] == ["s"]
+
+
+def test_unusable_reasons_group_by_what_failed():
+    from fuzzer.stats import reason_key
+
+    a = reason_key("reference: NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : "
+                   "Could not find an implementation for AveragePool(1) node with name 'n3'")
+    b = reason_key("reference: NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : "
+                   "Could not find an implementation for AveragePool(1) node with name 'x'")
+    assert a == b and "AveragePool" in a and "ONNXRuntimeError" not in a

@@ -11,7 +11,7 @@ from fuzzer.triage import TriageRow
 STATUS_LOOK: dict[str, tuple[str, str]] = {
     "fails": ("still fails", "red"),
     "fixed": ("fixed", "green"),
-    "changed": ("changed", "yellow"),
+    "changed": ("changed symptom", "yellow"),
     "unusable": ("unusable", "magenta"),
     "untestable": ("pass missing", "cyan"),
     "unverified": ("unverified", "dim"),

@@ -10,15 +10,6 @@ import typer
 
 from fuzzer.errors import InputError
 
-#: replay status -> (label, rich style).
-LOOK: dict[str, tuple[str, str]] = {
-    "fixed": ("fixed", "green"),
-    "fails": ("still fails", "red"),
-    "changed": ("changed symptom", "yellow"),
-    "unusable": ("unusable", "magenta"),
-}
-
-
 def register(app: typer.Typer) -> None:
     """Add the ``replay`` command to ``app``."""
 
@@ -39,6 +30,7 @@ def register(app: typer.Typer) -> None:
         from fuzzer.targets import target_names
         from fuzzer.triage import TriageFilter, read_metas
         from fuzzer.triage_replay import FAILING, replay_all
+        from fuzzer.triage_table import STATUS_LOOK
 
         if not folder.is_dir():
             raise InputError(f"{folder}: not a folder")
@@ -54,7 +46,7 @@ def register(app: typer.Typer) -> None:
         with Sandbox(jobs=jobs, timeout=timeout) as sandbox:
             for result in replay_all(store, metas, sandbox):
                 counts[result.status] = counts.get(result.status, 0) + 1
-                label, style = LOOK[result.status]
+                label, style = STATUS_LOOK.get(result.status, (result.status, ""))
                 was = f" (was {LOOK[result.previous][0]})" if result.previous and \
                     result.previous != result.status else ""
                 detail = f": {result.observed}" if result.status == "changed" else ""

@@ -49,3 +49,11 @@ def test_a_pass_the_installed_target_lacks_is_untestable_not_a_failure() -> None
     assert replay.status == "untestable" and "untestable" not in FAILING
     assert bundle_status(dict(META, replay={"status": "untestable", "versions": INSTALLED}),
                          INSTALLED) == "untestable"
+
+
+def test_every_status_has_a_label() -> None:
+    from fuzzer.triage import STATUS_RULES
+    from fuzzer.triage_replay import REPLAY_STATUSES
+    from fuzzer.triage_table import STATUS_LOOK
+
+    assert set(REPLAY_STATUSES) | {s for s, _ in STATUS_RULES} <= set(STATUS_LOOK)

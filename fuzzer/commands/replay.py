@@ -10,6 +10,7 @@ import typer
 
 from fuzzer.errors import InputError
 
+
 def register(app: typer.Typer) -> None:
     """Add the ``replay`` command to ``app``."""
 
@@ -30,7 +31,6 @@ def register(app: typer.Typer) -> None:
         from fuzzer.targets import target_names
         from fuzzer.triage import TriageFilter, read_metas
         from fuzzer.triage_replay import FAILING, replay_all
-        from fuzzer.triage_table import STATUS_LOOK
 
         if not folder.is_dir():
             raise InputError(f"{folder}: not a folder")
@@ -46,14 +46,24 @@ def register(app: typer.Typer) -> None:
         with Sandbox(jobs=jobs, timeout=timeout) as sandbox:
             for result in replay_all(store, metas, sandbox):
                 counts[result.status] = counts.get(result.status, 0) + 1
-                label, style = STATUS_LOOK.get(result.status, (result.status, ""))
-                was = f" (was {LOOK[result.previous][0]})" if result.previous and \
+                label, style = _look(result.status)
+                was = f" (was {_label(result.previous)})" if result.previous and \
                     result.previous != result.status else ""
                 detail = f": {result.observed}" if result.status == "changed" else ""
                 console.print(f"{result.bundle_id:<34} [{style}]{label}{detail}[/{style}]{was}")
-        summary = ", ".join(f"{n} {LOOK[s][0]}" for s, n in sorted(counts.items()))
+        summary = ", ".join(f"{n} {_label(s)}" for s, n in sorted(counts.items()))
         console.print(f"replayed {len(metas)} bundle(s): {summary or 'nothing to do'}")
         if damaged:
             console.print(f"[yellow]skipped {len(damaged)} bundle(s) with an unreadable "
                           "meta.json[/yellow]")
         raise typer.Exit(1 if any(counts.get(s) for s in FAILING) else 0)
+
+
+def _look(status: str) -> tuple[str, str]:
+    from fuzzer.triage_table import STATUS_LOOK
+
+    return STATUS_LOOK.get(status, (status, ""))
+
+
+def _label(status: str) -> str:
+    return _look(status)[0]

@@ -1,6 +1,6 @@
 """Replay of bundles against the installed versions: run model.onnx with inputs.npz and the
-bundle's target configuration through the Sandbox again, and record what happened in the
-bundle's meta.json as the optional field ``replay``::
+bundle's configuration (:func:`replay_config`) through the Sandbox again, and record what
+happened in the bundle's meta.json as the optional field ``replay``::
 
     "replay": {"status": "fixed", "time": "2026-11-21T10:00:00Z",
                "versions": {"target": "onnxoptimizer 0.4.3", "onnx": "1.23.2", ...},
@@ -49,15 +49,34 @@ class Replay:
     previous: str | None = None
 
 
-def missing_passes(case: TestCase) -> list[str]:
-    """Passes of ``case``'s configuration that the installed target does not offer."""
+def replay_config(meta: dict[str, Any], available: Callable[[str], bool]) -> dict[str, Any]:
+    """The configuration a bundle is replayed with: the recorded one, or, where the installed
+    target lacks a pass of it (``available`` is False) but has every responsible pass, the
+    responsible passes alone (localization showed they reproduce the finding), so an older
+    or newer optimizer can still be checked."""
+    config = dict(meta["target"]["config"])
+    responsible = meta.get("responsible_passes")
+    passes = config.get("passes") or []
+    if responsible is not None and not all(map(available, passes)) and \
+            all(map(available, responsible)):
+        config["passes"] = list(responsible)
+    return config
+
+
+def pass_available(target_name: str) -> Callable[[str], bool]:
+    """Whether the installed target called ``target_name`` offers a pass."""
     from fuzzer.targets import get_target
 
-    target = get_target(case.target)
+    target = get_target(target_name)
     accepts = getattr(target, "accepts_pass", None)
     known = set(target.available_passes())
-    return [p for p in case.config.get("passes") or []
-            if p not in known and not (accepts and accepts(p))]
+    return lambda name: name in known or bool(accepts and accepts(name))
+
+
+def missing_passes(case: TestCase) -> list[str]:
+    """Passes of ``case``'s configuration that the installed target does not offer."""
+    available = pass_available(case.target)
+    return [p for p in case.config.get("passes") or [] if not available(p)]
 
 
 def _is_untestable(meta: dict[str, Any], result: CaseResult) -> bool:
@@ -115,7 +134,8 @@ def replay_all(store: BundleStore, metas: list[dict[str, Any]], sandbox: Any) ->
     pending: list[tuple[dict[str, Any], Future[CaseResult] | None, str | None]] = []
     for meta in metas:
         try:
-            case = bundle_case(store.path(meta["id"]), meta)
+            case = bundle_case(store.path(meta["id"]), meta,
+                               replay_config(meta, pass_available(meta["target"]["name"])))
         except (OSError, ValueError) as exc:
             pending.append((meta, None, f"bundle unreadable: {exc}"))
             continue

@@ -57,3 +57,18 @@ def test_every_status_has_a_label() -> None:
     from fuzzer.triage_table import STATUS_LOOK
 
     assert set(REPLAY_STATUSES) | {s for s, _ in STATUS_RULES} <= set(STATUS_LOOK)
+
+
+def test_replay_falls_back_to_the_responsible_passes_where_a_pass_is_missing() -> None:
+    from fuzzer.triage_replay import replay_config
+
+    meta = dict(META, target=dict(META["target"], config={"passes": ["a", "drop-node", "b"],
+                                                          "fixed_point": True}))
+    everything = lambda name: True  # noqa: E731
+    older = lambda name: name != "b"  # noqa: E731
+    localized = dict(meta, responsible_passes=["drop-node"])
+    assert replay_config(localized, everything)["passes"] == ["a", "drop-node", "b"]
+    assert replay_config(localized, older) == {"passes": ["drop-node"], "fixed_point": True}
+    assert replay_config(meta, older)["passes"] == ["a", "drop-node", "b"]  # not localized
+    assert replay_config(dict(meta, responsible_passes=["b"]), older)["passes"] == \
+        ["a", "drop-node", "b"]

@@ -117,6 +117,8 @@ def main():
         observed, why = "hang", f"no result after {TIMEOUT_S} s"
     observed = None if observed == "ok" else observed
     print(f"expected symptom: {SYMPTOM}; observed: {observed or 'none'} ({why})")
+    if observed == "unusable":
+        sys.exit(2)  # the test could not run here: neither the bug nor its fix
     sys.exit(1 if observed == SYMPTOM else 0)
 
 
@@ -158,10 +160,13 @@ def render_repro(bundle_id: str, symptom: str, target_name: str, target_version:
         "#!/usr/bin/env python3\n"
         f'"""optfuzz {bundle_id}: {symptom} in {target_name} {target_version}.\n\n'
         "Run in this folder: python repro.py\n"
-        'Exit status 1 while the bug reproduces, 0 once it is fixed."""\n\n'
+        'Exit status 1 while the bug reproduces, 0 once it is fixed, 2 if it cannot run."""\n\n'
         "import os\nimport subprocess\nimport sys\n"
         "from dataclasses import dataclass\nfrom typing import Any\n\n"
-        "import numpy as np\nimport onnx\nimport onnxruntime as ort\n\n"
+        "try:\n    import numpy as np\n    import onnx\n    import onnxruntime as ort\n"
+        "except ImportError as exc:  # cannot run here: neither the bug nor its fix\n"
+        "    print(f\"cannot run the repro: {exc}\", file=sys.stderr)\n"
+        "    sys.exit(2)\n\n"
         f"SYMPTOM = {symptom!r}\nTIMEOUT_S = {timeout:g}\nCHECK_UNUSED = {check_unused}\n"
         f"{tolerances}\n\n"
         f"def optimize(model):\n{body}\n    return optimized\n\n\n"

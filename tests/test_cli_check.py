@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,17 @@ def test_negative_declared_dim_is_dynamic_not_absurd(tmp_path, chain_model):
     onnx.save(chain_model, path)
     proc = optfuzz("check", str(path))
     assert proc.returncode == 0, proc.stderr
+
+
+def test_repro_that_cannot_run_exits_2_not_1(chain_file, tmp_path):
+    out = tmp_path / "crashes"
+    optfuzz("check", str(chain_file), "--target", "fake", "--passes", "drop-node",
+            "--save", str(out))
+    (bundle,) = [p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert optfuzz("report", str(bundle)).returncode == 0
+    shutil.unpack_archive(bundle / f"{bundle.name}.zip", tmp_path / "attached")
+    for folder in (bundle, tmp_path / "attached"):
+        # -S: no site-packages, so onnx cannot be imported: neither the bug nor its fix
+        proc = subprocess.run([sys.executable, "-S", "repro.py"], cwd=folder,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, (folder, proc.stdout, proc.stderr)

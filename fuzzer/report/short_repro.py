@@ -1,7 +1,8 @@
 """The short standalone repro inlined in report.md (and shipped as repro.py in the
 attachment): onnx, onnxruntime, numpy and the target's own package only. Run next to
-model.onnx and inputs.npz; it exits 1 while the bug reproduces, 0 once it is gone (for
-``optimizer-abort`` the process dies by the signal instead).
+model.onnx and inputs.npz; it exits 1 while the bug reproduces, 0 once it is gone, 2 when it
+cannot run at all (a missing package, a missing file); for ``optimizer-abort`` the process dies
+by the signal instead.
 
 Each symptom has a check template in :data:`CHECKS`; ``{snippet}`` is the target's
 ``repro_snippet`` (turns ``model`` into ``optimized``), ``{indented}`` the same indented
@@ -14,8 +15,19 @@ from typing import Any
 
 _HEAD = '''\
 """{title}
-Run next to model.onnx and inputs.npz; exits 1 while the bug reproduces."""
+Run next to model.onnx and inputs.npz; exits 1 while the bug reproduces, 2 if it cannot run."""
+import os
 import sys
+import traceback
+
+
+def _cannot_run(*exc):  # an error outside the checks below is not the bug
+    traceback.print_exception(*exc)
+    sys.stderr.flush()
+    os._exit(2)
+
+
+sys.excepthook = _cannot_run
 
 import numpy as np
 import onnx

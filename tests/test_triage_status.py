@@ -11,22 +11,13 @@ from pathlib import Path
 
 import onnx
 import pytest
-from onnx import TensorProto, helper
+
+from tests.conftest import unary_chain_model
 
 
 def unary_model(path: Path, ops: list[str]) -> Path:
-    """A chain of unary float ops on a [2, 3] input, saved to ``path``."""
-    nodes, prev = [], "input.1"
-    for i, op in enumerate(ops):
-        out = "out" if i == len(ops) - 1 else f"/layer{i}/{op}_output_0"
-        nodes.append(helper.make_node(op, [prev], [out], name=f"{op}_{i}"))
-        prev = out
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("input.1", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
+    """A chain of unary float ops on a [2, 3] input (tests.conftest), saved to ``path``."""
+    onnx.save(unary_chain_model(tuple(ops)), path)
     return path
 
 

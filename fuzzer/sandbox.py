@@ -58,7 +58,6 @@ class Sandbox:
 
         self._pool = ProcessPool(max_workers=jobs, initializer=_init,
                                  initargs=(self._stages, memory_limit), context=context)
-        self.deaths = 0
         self._closed = False
 
     def submit(self, case: TestCase) -> Future[CaseResult]:
@@ -91,11 +90,9 @@ class Sandbox:
         try:
             return future.result()
         except FutureTimeout:
-            self.deaths += 1
             raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result after "
                                f"{timeout or self.timeout:g} s") from None
         except ProcessExpired as exc:
-            self.deaths += 1
             raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
                                f"(exit code {exc.exitcode})") from None
 
@@ -107,10 +104,8 @@ class Sandbox:
         try:
             result = done.result()
         except FutureTimeout:
-            self.deaths += 1
             result = _death(case, Outcome("timeout", stage, timeout=self.timeout))
         except ProcessExpired as exc:
-            self.deaths += 1
             code = exc.exitcode
             result = _death(case, Outcome("signal", stage,
                                           signal=-code if code and code < 0 else None,

@@ -65,12 +65,9 @@ def replay_config(meta: dict[str, Any], available: Callable[[str], bool]) -> dic
 
 def pass_available(target_name: str) -> Callable[[str], bool]:
     """Whether the installed target called ``target_name`` offers a pass."""
-    from fuzzer.targets import get_target
+    from fuzzer.targets import get_target, offers_pass
 
-    target = get_target(target_name)
-    accepts = getattr(target, "accepts_pass", None)
-    known = set(target.available_passes())
-    return lambda name: name in known or bool(accepts and accepts(name))
+    return offers_pass(get_target(target_name))
 
 
 def missing_passes(case: TestCase) -> list[str]:

@@ -115,3 +115,11 @@ def test_repro_that_cannot_run_exits_2_not_1(chain_file, tmp_path):
         proc = subprocess.run([sys.executable, "-S", "repro.py"], cwd=folder,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2, (folder, proc.stdout, proc.stderr)
+
+
+def test_every_command_accepts_the_same_pass_names(chain_file, tmp_path):
+    # the fake target's nop-* fillers are passes for check, fuzz, reduce and localize alike
+    assert optfuzz("check", str(chain_file), "--target", "fake", "--passes", "nop-3,clean") \
+        .returncode == 0
+    assert_one_line_error(optfuzz("fuzz", "--target", "fake", "--passes", "nop-3,bogus",
+                                  "--max-cases", "1", "--out", str(tmp_path / "c")))

@@ -35,13 +35,10 @@ def register(app: typer.Typer) -> None:
         from fuzzer.modelio import load_model
         from fuzzer.sandbox import Sandbox
         from fuzzer.store import BundleStore
-        from fuzzer.targets import get_target
+        from fuzzer.targets import cli_target, require_passes
         from generators.inputs import InputSpecError, parse_input_shapes
 
-        try:
-            adapter = get_target(target)
-        except KeyError as exc:
-            raise InputError(exc.args[0]) from None
+        adapter = cli_target(target)
         loaded = load_model(model)
         try:
             shapes = parse_input_shapes(input_shapes)
@@ -50,9 +47,7 @@ def register(app: typer.Typer) -> None:
         config = adapter.default_config()
         pass_list = parse_list(passes)
         if pass_list:
-            bad = [p for p in pass_list if p not in adapter.available_passes()]
-            if bad:
-                raise InputError(f"unknown pass(es) {bad} for target {target}")
+            require_passes(adapter, pass_list)
             config["passes"] = pass_list
         config["fixed_point"] = fixed_point
         case = TestCase(target, config, {"kind": "file", "path": str(model.resolve())},

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         """Run a fuzzing campaign; findings land in OUT as one bundle per distinct bug."""
         from fuzzer.campaign import CampaignSettings, run_campaign
         from fuzzer.findings import FindingPolicy
-        from fuzzer.targets import target_names
+        from fuzzer.targets import cli_target, require_passes
         from generators.inputs import InputSpecError, parse_input_shapes
 
         limits = [v for v in (hours and hours * 3600, minutes and minutes * 60, seconds) if v]
@@ -63,8 +63,7 @@ def register(app: typer.Typer) -> None:
         unknown = [s for s in sources if s not in SOURCES]
         if unknown:
             raise InputError(f"unknown source(s) {unknown}; known: {', '.join(SOURCES)}")
-        if target not in target_names():
-            raise InputError(f"unknown target {target!r}; known: {', '.join(target_names())}")
+        adapter = cli_target(target)
         try:
             shapes = parse_input_shapes(input_shapes)
         except InputSpecError as exc:
@@ -72,12 +71,7 @@ def register(app: typer.Typer) -> None:
         models = load_corpus(sources, corpus or [])
         pass_list = parse_list(passes)
         if pass_list:
-            from fuzzer.targets import get_target
-
-            known = set(get_target(target).available_passes())
-            bad = [p for p in pass_list if p not in known]
-            if bad:
-                raise InputError(f"unknown pass(es) {bad} for target {target}")
+            require_passes(adapter, pass_list)
         settings = CampaignSettings(
             out=out, target=target, seconds=limits[0] if limits else None,
             max_cases=max_cases, jobs=jobs, seed=seed, generated="generated" in sources,

@@ -28,26 +28,15 @@ class Subject:
 
 def _config(adapter: Any, base: dict[str, Any], passes: list[str] | None,
             fixed_point: bool | None) -> dict[str, Any]:
+    from fuzzer.targets import require_passes
+
     config = dict(base)
     if passes:
-        known = set(adapter.available_passes())
-        accepts = getattr(adapter, "accepts_pass", known.__contains__)
-        bad = [p for p in passes if not accepts(p)]
-        if bad:
-            raise InputError(f"unknown pass(es) {bad} for target {adapter.name}")
+        require_passes(adapter, passes)
         config["passes"] = passes
     if fixed_point is not None:
         config["fixed_point"] = fixed_point
     return config
-
-
-def _adapter(name: str) -> Any:
-    from fuzzer.targets import get_target
-
-    try:
-        return get_target(name)
-    except KeyError as exc:
-        raise InputError(exc.args[0]) from None
 
 
 def load_subject(path: Path, target: str | None, passes: list[str] | None,
@@ -62,6 +51,7 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
     from fuzzer.bundle import bundle_case
     from fuzzer.case import TestCase
     from fuzzer.modelio import load_model, parse_model
+    from fuzzer.targets import cli_target
 
     if path.is_dir():
         try:
@@ -69,7 +59,7 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
             recorded = meta["target"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path}: not a bundle (meta.json: {exc})") from None
-        adapter = _adapter(target or recorded.get("name", "onnxoptimizer"))
+        adapter = cli_target(target or recorded.get("name", "onnxoptimizer"))
         config = _config(adapter, recorded.get("config") or adapter.default_config(), passes,
                          fixed_point)
         try:
@@ -82,7 +72,7 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
         return Subject(case, path, meta)
     if not path.is_file():
         raise InputError(f"{path}: no such bundle folder or model file")
-    adapter = _adapter(target or "onnxoptimizer")
+    adapter = cli_target(target or "onnxoptimizer")
     model = load_model(path)
     config = _config(adapter, adapter.default_config(), passes, fixed_point)
     case = TestCase(adapter.name, config, {"kind": "file", "path": str(path.resolve())},

@@ -176,17 +176,12 @@ def _reduce_bundle(folder: Path, time_limit: float, timeout: float) -> str | Non
 
 def _config(target: str, passes: list[str] | None) -> dict[str, Any]:
     """The target's configuration with ``passes`` (checked against the target's list)."""
-    from fuzzer.targets import get_target
+    from fuzzer.targets import cli_target, require_passes
 
-    try:
-        adapter = get_target(target)
-    except KeyError as exc:
-        raise InputError(exc.args[0]) from None
+    adapter = cli_target(target)
     config = adapter.default_config()
     if passes:
-        bad = [p for p in passes if p not in adapter.available_passes()]
-        if bad:
-            raise InputError(f"unknown pass(es) {bad} for target {target}")
+        require_passes(adapter, passes)
         config["passes"] = list(passes)
     return config
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import importlib
 import random
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
+
+from fuzzer.errors import InputError
 
 #: target name -> "module:attribute" of its class; imported lazily (heavy imports).
 TARGETS: dict[str, str] = {
@@ -68,3 +71,35 @@ def get_target(name: str) -> Target:
         module, attr = TARGETS[name].split(":")
         _cache[name] = getattr(importlib.import_module(module), attr)()
     return _cache[name]
+
+
+def cli_target(name: str) -> Target:
+    """:func:`get_target` for command lines.
+
+    Raises:
+        InputError: an unknown name (the message lists the known ones).
+    """
+    try:
+        return get_target(name)
+    except KeyError as exc:
+        raise InputError(exc.args[0]) from None
+
+
+def offers_pass(target: Target) -> Callable[[str], bool]:
+    """Whether ``target`` (as installed) has a pass of a given name: one it lists, or one its
+    optional ``accepts_pass`` admits (the fake target's ``nop-*`` fillers)."""
+    known = set(target.available_passes())
+    accepts = getattr(target, "accepts_pass", None)
+    return lambda name: name in known or bool(accepts and accepts(name))
+
+
+def require_passes(target: Target, passes: Sequence[str]) -> None:
+    """Refuse pass names ``target`` does not have.
+
+    Raises:
+        InputError: naming the unknown passes.
+    """
+    offered = offers_pass(target)
+    bad = [p for p in passes if not offered(p)]
+    if bad:
+        raise InputError(f"unknown pass(es) {bad} for target {target.name}")

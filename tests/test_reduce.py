@@ -133,13 +133,19 @@ def test_if_subgraph_model_reduces_and_stays_valid(sandbox: Sandbox) -> None:
     assert len(reduced.graph.node) == 1 and reduced.graph.node[0].op_type in UNARY
 
 
-class NeedsIf(Predicate):
-    """Fails while an If node feeds a Neg node (a structural check, no optimizer)."""
+class Feeds(Predicate):
+    """Fails while a ``producer`` node feeds input ``index`` of a ``consumer`` node (a
+    structural check, no optimizer)."""
+
+    def __init__(self, producer: str, consumer: str, index: int) -> None:
+        super().__init__(Budget(30))
+        self.producer, self.consumer, self.index = producer, consumer, index
 
     def run(self, built: Built, key: str) -> bool:
         nodes = built.model.graph.node
-        ifs = {o for n in nodes if n.op_type == "If" for o in n.output}
-        return any(n.op_type == "Neg" and n.input[0] in ifs for n in nodes)
+        made = {o for n in nodes if n.op_type == self.producer for o in n.output}
+        return any(n.op_type == self.consumer and len(n.input) > self.index
+                   and n.input[self.index] in made for n in nodes)
 
 
 def test_if_subgraph_kept_when_the_failure_needs_it() -> None:
@@ -147,7 +153,7 @@ def test_if_subgraph_kept_when_the_failure_needs_it() -> None:
     defined by recorded values; every candidate passed the checker."""
     model = with_if()
     feeds = {"x": np.random.default_rng(2).random((3, 4), dtype=np.float32)}
-    reduction = reduce_model(model, feeds, NeedsIf(Budget(30)))
+    reduction = reduce_model(model, feeds, Feeds("If", "Neg", 0))
     reduced = reduction.built.model
     assert [n.op_type for n in reduced.graph.node] == ["If", "Neg"]
     assert {i.name for i in reduced.graph.input} == {"cond", "h"}
@@ -162,18 +168,9 @@ def test_shape_heavy_dynamic_model(sandbox: Sandbox) -> None:
     assert len(reduced.graph.node) == 1 and reduced.graph.node[0].op_type in UNARY
 
 
-class NeedsComputedReshape(Predicate):
-    """Fails while a Reshape reads a shape computed by a Concat node (structural)."""
-
-    def run(self, built: Built, key: str) -> bool:
-        nodes = built.model.graph.node
-        concat = {o for n in nodes if n.op_type == "Concat" for o in n.output}
-        return any(n.op_type == "Reshape" and n.input[1] in concat for n in nodes)
-
-
 def test_shape_heavy_cut_keeps_dynamic_dims_and_int64_values() -> None:
     feeds = {"x": np.random.default_rng(4).random((2, 5, 8), dtype=np.float32)}
-    reduction = reduce_model(shape_heavy(), feeds, NeedsComputedReshape(Budget(30)))
+    reduction = reduce_model(shape_heavy(), feeds, Feeds("Concat", "Reshape", 1))
     reduced = reduction.built.model
     assert [n.op_type for n in reduced.graph.node] == ["Concat", "Reshape"]
     assert is_valid(reduced)

@@ -1,7 +1,7 @@
 """Generation time as a share of the per-case pipeline time, measured in one run.
 
 For each case: time ``generate_model`` (the generator alone), then time the worker's whole
-pipeline for the same case in this process (``fuzzer.pipeline.run_case``: materialize —
+pipeline for the same case in this process (``fuzzer.execution.pipeline.run_case``: materialize —
 which generates the model again — reference run, onnxoptimizer with its default pass list,
 validation, second run, oracles). The share is total generation time / total pipeline time.
 The machine may be shared; only the ratio measured in one run means anything.
@@ -17,8 +17,8 @@ import time
 
 def main() -> None:
     """Print mean generation time, mean pipeline time per case, and the share."""
-    from fuzzer.case import TestCase
-    from fuzzer.pipeline import run_case
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.pipeline import run_case
     from fuzzer.targets import get_target
     from generators import generate_model
 

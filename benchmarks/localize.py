@@ -3,7 +3,7 @@
 The default pass list of onnxoptimizer has 39 passes; re-running each pass alone (as DiTOX
 did with its 47) costs one run per pass. Here a bug pass of the ``fake`` target (``raise``,
 ``drop-node``, ``invalid``, ``bloat``) sits at every position of a 39-long list of ``nop-*``
-fillers, and :func:`fuzzer.localize.localize` finds it; the fillers offer no cheap evidence,
+fillers, and :func:`fuzzer.localize.search.localize` finds it; the fillers offer no cheap evidence,
 so this measures the search itself (bisection, then ddmin). A second table places the
 interaction pair ``pair-a`` + ``pair-b`` at spread positions. With ``--bundles DIR``, the
 bundles of a campaign are localized again (their recorded configuration) and counted too.
@@ -51,8 +51,8 @@ def filler_list(placed: dict[int, str]) -> list[str]:
 
 def localize_once(sandbox, passes: list[str], model: bytes) -> tuple[list[str] | None, int]:
     """Run the case once, localize its primary finding; ``(passes, runs)``."""
-    from fuzzer.case import TestCase
-    from fuzzer.localize import localize
+    from fuzzer.execution.case import TestCase
+    from fuzzer.localize.search import localize
 
     case = TestCase("fake", {"passes": passes, "fixed_point": False}, {"kind": "bytes"},
                     model_bytes=model)
@@ -101,9 +101,9 @@ def bench_bundles(sandbox, folder: Path) -> None:
 
     import numpy as np
 
-    from fuzzer.case import TestCase
-    from fuzzer.localize import localize
-    from fuzzer.signature import normalize_message, same_finding
+    from fuzzer.execution.case import TestCase
+    from fuzzer.findings.signature import normalize_message, same_finding
+    from fuzzer.localize.search import localize
 
     runs, localized, total = [], 0, 0
     for meta_path in sorted(folder.glob("*/meta.json")):
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, help="a campaign's output folder")
     args = parser.parse_args(argv)
-    from fuzzer.sandbox import Sandbox
+    from fuzzer.execution.sandbox import Sandbox
 
     started = time.perf_counter()
     with Sandbox(jobs=1, timeout=10.0) as sandbox:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     """Exit status of the check for ``argv`` (see module docstring)."""
-    from fuzzer.case import TestCase
-    from fuzzer.pipeline import run_case
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.pipeline import run_case
 
     symptom, target, passes, model = argv[0], argv[1], argv[2].split(","), Path(argv[-1])
     case = TestCase(target, {"passes": passes, "fixed_point": False},

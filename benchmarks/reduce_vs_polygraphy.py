@@ -133,10 +133,10 @@ def nodes(path: Path) -> int | None:
 
 def run_optfuzz_native(subject: Subject, out: Path) -> tuple[int | None, float]:
     """optfuzz's reducer with its sandbox predicate (the campaign's path)."""
-    from fuzzer.case import TestCase
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.findings.signature import make_signature
     from fuzzer.reduce import reduce_finding
-    from fuzzer.sandbox import Sandbox
-    from fuzzer.signature import make_signature
 
     start = time.monotonic()
     case = TestCase("fake", {"passes": [subject.passes], "fixed_point": False},

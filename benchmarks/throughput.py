@@ -39,7 +39,7 @@ def make_models(count: int, folder: Path) -> list[onnx.ModelProto]:
 
 def bare_loop(models: list[onnx.ModelProto]) -> float:
     """Cases/s of optimize + two sessions + two runs + compare, in this process."""
-    from fuzzer.reference import make_session, run_session
+    from fuzzer.execution.reference import make_session, run_session
     from fuzzer.targets import get_target
     from generators.inputs import synthesize_inputs
     from oracles.tolerance import compare_arrays
@@ -63,9 +63,9 @@ def bare_loop(models: list[onnx.ModelProto]) -> float:
 def campaign(folder: Path, count: int, jobs: int, out: Path) -> float:
     """Cases/s of a real campaign over the models in ``folder`` (default pass list), over its
     case loop (from start-up to the last result; without the final summary.html)."""
-    from fuzzer.campaign import CampaignSettings, run_campaign
+    from fuzzer.campaign.record import FindingPolicy
+    from fuzzer.campaign.run import CampaignSettings, run_campaign
     from fuzzer.corpus import iter_models
-    from fuzzer.findings import FindingPolicy
 
     models = list(iter_models(["dir"], [str(folder)]))
     settings = CampaignSettings(out=out, max_cases=count, jobs=jobs, generated=False,

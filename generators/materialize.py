@@ -1,12 +1,34 @@
 """Materializer for ``source["kind"] == "generated"``: rebuild a generated model from its seed
-in the worker (registered in ``fuzzer.case.SOURCE_KINDS``)."""
+in the worker (registered in ``fuzzer.execution.case.SOURCE_KINDS``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzer.case import Materialized
+import numpy as np
+
 from generators.generate import generate
+
+
+@dataclass
+class Materialized:
+    """A model built from a source by a materializer.
+
+    Attributes:
+        model: the ``onnx.ModelProto``.
+        feeds: stored feeds for it (e.g. a corpus model's test data), or ``None``.
+        provenance: facts merged into the case's source (e.g. ``{"motifs": [...]}``).
+        task: task category, or ``None``.
+        input_shapes: default sizes of its dynamic dims, or ``None``.
+    """
+
+    model: Any
+    feeds: dict[str, np.ndarray] | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    task: str | None = None
+    input_shapes: dict[str, list[int]] | None = None
+
 
 
 def materialize(source: dict[str, Any], input_seed: int,
@@ -20,7 +42,7 @@ def materialize(source: dict[str, Any], input_seed: int,
         input_shapes: the user's sizes for dynamic dims; they win over the generator's.
 
     Returns:
-        :class:`fuzzer.case.Materialized` with provenance ``{"motifs", "opset", "ir_version",
+        :class:`Materialized` with provenance ``{"motifs", "opset", "ir_version",
         "generator", "name_style"}`` and the sizes of the model's symbolic dims.
 
     Raises:

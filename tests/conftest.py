@@ -8,7 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from fuzzer.sandbox import Sandbox
+from fuzzer.execution.sandbox import Sandbox
 
 
 def unary_chain_model(ops: tuple[str, ...] = ("Neg", "Exp"), shape: tuple[int, ...] = (2, 3),

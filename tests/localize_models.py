@@ -40,7 +40,7 @@ def fillers(placed: dict[int, str], length: int = LENGTH) -> list[str]:
 
 def fake_case(model: bytes, passes: list[str], fixed_point: bool = False, seed: int = 0):
     """A fake-target TestCase of ``model`` with ``passes``."""
-    from fuzzer.case import TestCase
+    from fuzzer.execution.case import TestCase
 
     return TestCase("fake", {"passes": passes, "fixed_point": fixed_point},
                     {"kind": "bytes", "seed": seed}, model_bytes=model)

@@ -6,9 +6,10 @@ import multiprocessing
 
 import pytest
 
-from fuzzer.findings import FindingPolicy, find_bundle, handle_finding
-from fuzzer.sandbox import Sandbox
-from fuzzer.store import BundleStore
+from fuzzer.campaign.record import FindingPolicy, handle_finding
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.findings.dedup import find_bundle
+from fuzzer.store.folder import BundleStore
 from tests.localize_models import chain, fake_case, fillers
 
 POLICY = FindingPolicy(localize=True, reduce_seconds=0)
@@ -72,8 +73,8 @@ def test_a_renamed_signature_is_still_found_through_its_alias(tmp_path):
 def _record_many(root: str, barrier, times: int) -> None:
     import numpy as np
 
-    from fuzzer.bundle import record
-    from fuzzer.case import Artifacts
+    from fuzzer.campaign.record import record
+    from fuzzer.execution.case import Artifacts
     from oracles.base import Finding
 
     model = chain(["Neg"])

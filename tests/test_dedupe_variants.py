@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from fuzzer.findings import find_bundle
-from fuzzer.graph_hash import GRAPH_SYMPTOMS, MAX_GRAPH_VARIANTS
-from fuzzer.signature import bundle_id
-from fuzzer.store import BundleStore
+from fuzzer.findings.dedup import find_bundle
+from fuzzer.findings.graph_hash import GRAPH_SYMPTOMS, MAX_GRAPH_VARIANTS
+from fuzzer.findings.signature import bundle_id
+from fuzzer.store.folder import BundleStore
 
 CORE = "onnxoptimizer|fuse_bn_into_conv|output-mismatch|output <n> <name>: values differ"
 

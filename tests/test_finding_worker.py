@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from fuzzer.case import TestCase
-from fuzzer.finding_worker import QUEUE_SIZE, FindingWorker
-from fuzzer.findings import FindingPolicy
-from fuzzer.sandbox import Sandbox
-from fuzzer.store import BundleStore
+from fuzzer.campaign.finding_thread import QUEUE_SIZE, FindingWorker
+from fuzzer.campaign.record import FindingPolicy
+from fuzzer.execution.case import TestCase
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.store.folder import BundleStore
 from tests.conftest import unary_chain_model
 
 
@@ -32,7 +32,7 @@ def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path):
 
 
 def test_a_hang_that_does_not_recur_is_not_recorded(sandbox, tmp_path):
-    from fuzzer.findings import handle_finding
+    from fuzzer.campaign.record import handle_finding
     from oracles.base import Finding
 
     case = TestCase("fake", {"passes": ["clean"]}, {"kind": "bytes"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzer.case import materializer
+from fuzzer.execution.case import materializer
 from generators import GENERATORS, generate_model
 
 

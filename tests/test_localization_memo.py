@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fuzzer.case import TestCase
-from fuzzer.findings import LocalizationMemo
+from fuzzer.execution.case import TestCase
+from fuzzer.localize.memo import LocalizationMemo
 from tests.conftest import unary_chain_model
 
 PASSES = [f"nop-{i}" for i in range(20)] + ["drop-node"] + [f"nop-{i}" for i in range(20, 39)]

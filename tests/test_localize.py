@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from fuzzer.localize import localize
-from fuzzer.pass_hints import mentioned, plausible
-from fuzzer.sandbox import Sandbox
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.localize.hints import mentioned, plausible
+from fuzzer.localize.search import localize
 from tests.localize_models import chain, fake_case, fillers
 
 
@@ -60,8 +60,8 @@ def test_a_bug_of_the_optimizer_itself_is_blamed_on_no_pass(sandbox):
     """onnxoptimizer raises IR version 3 to 4 whatever the passes: one bug, not one per pass."""
     from onnx import TensorProto, helper
 
-    from fuzzer.case import TestCase
-    from fuzzer.localize import localize
+    from fuzzer.execution.case import TestCase
+    from fuzzer.localize.search import localize
 
     graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
@@ -99,9 +99,9 @@ def _optfuzz(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 
 def test_cli_localize_on_a_bundle_updates_meta(sandbox, tmp_path):
-    from fuzzer.bundle import record
-    from fuzzer.signature import make_signature
-    from fuzzer.store import BundleStore
+    from fuzzer.campaign.record import record
+    from fuzzer.findings.signature import make_signature
+    from fuzzer.store.folder import BundleStore
 
     passes = fillers({7: "drop-node"}, 12)
     case = fake_case(chain(["Sigmoid", "Neg", "Exp"]), passes)

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from fuzzer.ddmin import bisect_single, ddmin, split
+from fuzzer.delta.ddmin import bisect_single, ddmin, split
 
 ITEMS = tuple(f"p{i}" for i in range(39))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzer.case import TestCase
+from fuzzer.execution.case import TestCase
 from tests.conftest import unary_chain_model
 
 EXPECTED = {

@@ -10,15 +10,15 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from fuzzer.case import TestCase
+from fuzzer.delta.ddmin import ddmin
+from fuzzer.execution.case import TestCase
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.findings.signature import make_signature
 from fuzzer.reduce import reduce_finding
 from fuzzer.reduce.candidate import Built
-from fuzzer.reduce.ddmin import ddmin
 from fuzzer.reduce.predicate import Budget, Predicate, is_valid
 from fuzzer.reduce.reducer import reduce_model
 from fuzzer.reduce.signature_check import SignatureCheck
-from fuzzer.sandbox import Sandbox
-from fuzzer.signature import make_signature
 from fuzzer.targets.fake import UNARY
 
 OPSET = helper.make_opsetid("", 17)
@@ -113,7 +113,7 @@ def _reduce(sandbox: Sandbox, model: onnx.ModelProto, passes: list[str],
 
 
 def test_ddmin_finds_the_one_minimal_pair() -> None:
-    assert ddmin(list(range(40)), lambda s: 7 in s and 31 in s) == [7, 31]
+    assert ddmin(list(range(40)), lambda s: 7 in s and 31 in s) == (7, 31)
 
 
 @pytest.mark.parametrize("bug", ["drop-node", "invalid", "raise", "bloat"])

@@ -82,11 +82,11 @@ def test_minimized_bundles_still_reproduce(tmp_path: Path, chain_path: Path, bug
 def test_reduce_bundle_replaces_model_and_keeps_original(tmp_path: Path,
                                                          chain_path: Path) -> None:
     """A bundle written without reduction is minimized in place by ``reduce BUNDLE``."""
-    from fuzzer.bundle import record
-    from fuzzer.case import TestCase
-    from fuzzer.sandbox import Sandbox
-    from fuzzer.signature import make_signature
-    from fuzzer.store import BundleStore
+    from fuzzer.campaign.record import record
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.findings.signature import make_signature
+    from fuzzer.store.folder import BundleStore
 
     config = {"passes": ["drop-node"], "fixed_point": False}
     case = TestCase("fake", config, {"kind": "file", "path": str(chain_path)},

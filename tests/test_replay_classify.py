@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fuzzer.case import CaseResult
-from fuzzer.triage import bundle_status
-from fuzzer.triage_replay import classify
+from fuzzer.execution.case import CaseResult
+from fuzzer.triage.replay import classify
+from fuzzer.triage.rows import bundle_status
 from oracles.base import Finding
 
 META = {"id": "output-mismatch-00000000", "symptom": "output-mismatch",
@@ -39,8 +39,8 @@ def test_triage_status_uses_a_replay_only_with_the_same_versions() -> None:
 
 
 def test_a_pass_the_installed_target_lacks_is_untestable_not_a_failure() -> None:
-    from fuzzer.case import TestCase
-    from fuzzer.triage_replay import FAILING, UNTESTABLE, missing_passes
+    from fuzzer.execution.case import TestCase
+    from fuzzer.triage.replay import FAILING, UNTESTABLE, missing_passes
 
     case = TestCase("onnxoptimizer", {"passes": ["eliminate_identity", "fuse_future_thing"]},
                     {"kind": "bundle"})
@@ -52,15 +52,15 @@ def test_a_pass_the_installed_target_lacks_is_untestable_not_a_failure() -> None
 
 
 def test_every_status_has_a_label() -> None:
-    from fuzzer.triage import STATUS_RULES
-    from fuzzer.triage_replay import REPLAY_STATUSES
-    from fuzzer.triage_table import STATUS_LOOK
+    from fuzzer.triage.replay import REPLAY_STATUSES
+    from fuzzer.triage.rows import STATUS_RULES
+    from fuzzer.triage.table import STATUS_LOOK
 
     assert set(REPLAY_STATUSES) | {s for s, _ in STATUS_RULES} <= set(STATUS_LOOK)
 
 
 def test_replay_falls_back_to_the_responsible_passes_where_a_pass_is_missing() -> None:
-    from fuzzer.triage_replay import replay_config
+    from fuzzer.triage.replay import replay_config
 
     meta = dict(META, target=dict(META["target"], config={"passes": ["a", "drop-node", "b"],
                                                           "fixed_point": True}))

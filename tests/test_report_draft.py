@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.issue_draft import issue_title, render_issue_draft
+from fuzzer.report.issue_draft import issue_title, render_issue_draft
 from tests.test_triage_status import optfuzz, save_bundle, unary_model
 
 

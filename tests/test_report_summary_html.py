@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fuzzer.summary_html import write_summary
+from fuzzer.campaign.summary import write_summary
 
 STATS = {
     "seed": 3, "target": "fake", "elapsed_s": 30.0, "next_case": 300, "cases": 300,

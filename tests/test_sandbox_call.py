@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from fuzzer.case import TestCase
-from fuzzer.sandbox import SandboxError
+from fuzzer.execution.case import TestCase
+from fuzzer.execution.sandbox import SandboxError
 from tests.conftest import unary_chain_model
 
 

@@ -6,8 +6,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from fuzzer.graph_hash import change_hash, change_region
-from fuzzer.signature import bundle_id, make_signature, normalize_message, signature_core
+from fuzzer.findings.graph_hash import change_hash, change_region
+from fuzzer.findings.signature import bundle_id, make_signature, normalize_message, signature_core
 from tests.localize_models import chain
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from fuzzer.store import BundleStore, write_atomic
+from fuzzer.store.folder import BundleStore, write_atomic
 
 
 def test_bundles_and_meta_are_readable_by_others(tmp_path):
@@ -54,7 +54,7 @@ def test_index_sees_a_bundle_made_by_another_store(tmp_path):
 
 
 def test_unusable_reasons_group_by_what_failed():
-    from fuzzer.stats import reason_key
+    from fuzzer.campaign.stats import reason_key
 
     a = reason_key("reference: NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : "
                    "Could not find an implementation for AveragePool(1) node with name 'n3'")

@@ -29,12 +29,12 @@ def register(app: typer.Typer) -> None:
         """Run one differential test of MODEL and print the verdict."""
         from rich.console import Console
 
-        from fuzzer.case import TestCase
+        from fuzzer.campaign.record import FindingPolicy, handle_finding
         from fuzzer.commands.fuzz import parse_list
-        from fuzzer.findings import FindingPolicy, handle_finding
-        from fuzzer.modelio import load_model
-        from fuzzer.sandbox import Sandbox
-        from fuzzer.store import BundleStore
+        from fuzzer.execution.case import TestCase
+        from fuzzer.execution.sandbox import Sandbox
+        from fuzzer.modelio.load import load_model
+        from fuzzer.store.folder import BundleStore
         from fuzzer.targets import cli_target, require_passes
         from generators.inputs import InputSpecError, parse_input_shapes
 

@@ -1,7 +1,7 @@
 """``optfuzz coverage``: for each onnxoptimizer pass, the share of cases generated for it
 (motif choice biased to the pass) whose single-pass run changed the graph.
 
-Cases run in :class:`fuzzer.sandbox.Sandbox` workers; the optimizer never runs in this
+Cases run in :class:`fuzzer.execution.sandbox.Sandbox` workers; the optimizer never runs in this
 process. A pass below the reach threshold is named with a reason: a known one from
 :data:`generators.motifs.reach.UNREACHABLE`, no motif targeting it, or what its cases ended in
 (most frequent finding or unusable-seed reason).
@@ -40,15 +40,15 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
                   seed: int = 0, timeout: float = 30.0,
                   progress: Any = None) -> dict[str, dict[str, Any]]:
     """Run ``cases`` generated cases per pass, single pass, no fixed point, in a
-    :class:`fuzzer.sandbox.Sandbox` of ``jobs`` workers.
+    :class:`fuzzer.execution.sandbox.Sandbox` of ``jobs`` workers.
 
     Returns:
         ``{pass: {"cases", "changed", "share", "unusable", "findings": {symptom: n},
         "motifs": [names], "reached": bool, "reason": str | None}}``; ``share`` is
         changed / usable cases (0 when none was usable).
     """
-    from fuzzer.case import TestCase
-    from fuzzer.sandbox import Sandbox
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.sandbox import Sandbox
     from generators.motifs import motifs_for_pass
     from generators.motifs.reach import UNREACHABLE
 

@@ -51,8 +51,8 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, help="No live progress display."),
     ) -> None:
         """Run a fuzzing campaign; findings land in OUT as one bundle per distinct bug."""
-        from fuzzer.campaign import CampaignSettings, run_campaign
-        from fuzzer.findings import FindingPolicy
+        from fuzzer.campaign.record import FindingPolicy
+        from fuzzer.campaign.run import CampaignSettings, run_campaign
         from fuzzer.targets import cli_target, require_passes
         from generators.inputs import InputSpecError, parse_input_shapes
 

@@ -16,7 +16,7 @@ class Subject:
     """What to localize: a test case, and the bundle it came from (None for a model file).
 
     Attributes:
-        case: the :class:`fuzzer.case.TestCase` to reproduce.
+        case: the :class:`fuzzer.execution.case.TestCase` to reproduce.
         bundle: the bundle folder, or None.
         meta: the bundle's meta.json, or None.
     """
@@ -48,9 +48,9 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
             model or feeds, an unknown target or pass.
     """
 
-    from fuzzer.bundle import bundle_case
-    from fuzzer.case import TestCase
-    from fuzzer.modelio import load_model, parse_model
+    from fuzzer.execution.case import TestCase
+    from fuzzer.modelio.load import load_model, parse_model
+    from fuzzer.store.case import bundle_case
     from fuzzer.targets import cli_target
 
     if path.is_dir():
@@ -83,7 +83,7 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
 def _pick(result: Any, meta: dict[str, Any] | None) -> Any:
     """The finding to localize: the bundle's own (same symptom and normalized message), or
     the primary finding for a model file; None when it does not reproduce."""
-    from fuzzer.signature import normalize_message, same_finding
+    from fuzzer.findings.signature import normalize_message, same_finding
 
     if meta is None:
         return result.findings[0] if result.findings else None
@@ -103,9 +103,9 @@ def run_localization(subject: Subject, timeout: float) -> int:
     """
     from rich.console import Console
 
-    from fuzzer.findings import finding_signature
-    from fuzzer.localize import localize
-    from fuzzer.sandbox import Sandbox
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.findings.dedup import finding_signature
+    from fuzzer.localize.search import localize
 
     console = Console(highlight=False)
     case = subject.case
@@ -129,7 +129,8 @@ def run_localization(subject: Subject, timeout: float) -> int:
         console.print(f"responsible passes: {', '.join(where.passes) or '(none: empty list)'}"
                       f"{needs} — {where.runs} optimizer runs, {where.method}")
     if subject.bundle is not None:
-        signature = finding_signature(case, result, finding, where)
+        signature = finding_signature(case, result, finding, where and where.passes,
+                                  where and where.result)
         _update_bundle(subject.bundle, where, signature)
         console.print(f"updated {subject.bundle / 'meta.json'}")
     return 0 if where.passes is not None else 1
@@ -138,7 +139,7 @@ def run_localization(subject: Subject, timeout: float) -> int:
 def _update_bundle(folder: Path, where: Any, signature: str) -> None:
     """Record localization and the (possibly new) signature in the bundle's meta.json, under
     the store's lock; the folder and id stay."""
-    from fuzzer.store import BundleStore
+    from fuzzer.store.folder import BundleStore
 
     def change(meta: dict[str, Any]) -> dict[str, Any]:
         meta["responsible_passes"] = where.passes

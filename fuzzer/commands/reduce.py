@@ -70,12 +70,12 @@ def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
 
     import onnx
 
-    from fuzzer.modelio import load_model
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.modelio.load import load_model
     from fuzzer.reduce.command_check import CommandCheck
     from fuzzer.reduce.predicate import Budget, sandboxed_validator
     from fuzzer.reduce.reducer import NotReproducible, reduce_model
     from fuzzer.reduce.values import record_sandboxed
-    from fuzzer.sandbox import Sandbox
 
     if path.is_dir():
         raise InputError(f"{path}: --check takes a model file, not a folder")
@@ -102,13 +102,13 @@ def _reduce_model(path: Path, out: Path | None, target: str, passes: str | None,
                   time_limit: float, timeout: float) -> str | None:
     import onnx
 
-    from fuzzer.bundle import npz_bytes
-    from fuzzer.case import TestCase
     from fuzzer.commands.fuzz import parse_list
-    from fuzzer.modelio import load_model
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.findings.signature import make_signature
+    from fuzzer.modelio.load import load_model
     from fuzzer.reduce import reduce_finding
-    from fuzzer.sandbox import Sandbox
-    from fuzzer.signature import make_signature
+    from fuzzer.store.npz import npz_bytes
 
     config = _config(target, parse_list(passes))
     model = load_model(path)
@@ -136,11 +136,13 @@ def _reduce_model(path: Path, out: Path | None, target: str, passes: str | None,
 
 def _reduce_bundle(folder: Path, time_limit: float, timeout: float) -> str | None:
 
-    from fuzzer.bundle import bundle_case, bundle_files, node_count
-    from fuzzer.case import Artifacts
+    from fuzzer.campaign.record import bundle_files
+    from fuzzer.execution.case import Artifacts
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.modelio.graphs import node_count
     from fuzzer.reduce import reduce_finding
-    from fuzzer.sandbox import Sandbox
-    from fuzzer.store import BundleStore
+    from fuzzer.store.case import bundle_case
+    from fuzzer.store.folder import BundleStore
 
     store = BundleStore(folder.resolve().parent)
     bid = folder.resolve().name

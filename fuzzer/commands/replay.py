@@ -26,11 +26,11 @@ def register(app: typer.Typer) -> None:
         still fails (or changed symptom, or cannot run), 0 when all are fixed."""
         from rich.console import Console
 
-        from fuzzer.sandbox import Sandbox
-        from fuzzer.store import BundleStore
+        from fuzzer.execution.sandbox import Sandbox
+        from fuzzer.store.folder import BundleStore
         from fuzzer.targets import target_names
-        from fuzzer.triage import TriageFilter, read_metas
-        from fuzzer.triage_replay import FAILING, replay_all
+        from fuzzer.triage.replay import FAILING, replay_all
+        from fuzzer.triage.rows import TriageFilter, read_metas
 
         if not folder.is_dir():
             raise InputError(f"{folder}: not a folder")
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _look(status: str) -> tuple[str, str]:
-    from fuzzer.triage_table import STATUS_LOOK
+    from fuzzer.triage.table import STATUS_LOOK
 
     return STATUS_LOOK.get(status, (status, ""))
 

@@ -26,10 +26,10 @@ def register(app: typer.Typer) -> None:
         (FOLDER/.triage.json) so that the next triage marks only newer bundles as new."""
         from rich.console import Console
 
-        from fuzzer.store import BundleStore
-        from fuzzer.triage import TriageFilter, rows_json, triage_rows
-        from fuzzer.triage_state import load_state, mark_seen
-        from fuzzer.triage_table import status_counts, triage_table
+        from fuzzer.store.folder import BundleStore
+        from fuzzer.triage.rows import TriageFilter, rows_json, triage_rows
+        from fuzzer.triage.state import load_state, mark_seen
+        from fuzzer.triage.table import status_counts, triage_table
         from oracles.base import SYMPTOMS
 
         if not folder.is_dir():

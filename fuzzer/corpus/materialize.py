@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fuzzer.case import Materialized
 from fuzzer.corpus.feeds import spec_feeds, spec_shapes
 from fuzzer.corpus.model import sha256_file
 from fuzzer.corpus.testdata import load_feeds
 from fuzzer.errors import InputError
-from fuzzer.modelio import load_model
+from fuzzer.execution.case import Materialized
+from fuzzer.modelio.load import load_model
 
 
 def materialize(source: dict, input_seed: int, input_shapes: dict | None) -> Materialized:

@@ -43,14 +43,14 @@ def run_corpus(models: Sequence[CorpusModel], target_name: str,
                configs: Sequence[tuple[str, dict[str, Any]]], jobs: int = 2,
                timeout: float = 60.0, seed: int = 0,
                progress: Progress | None = None) -> list[ModelRecord]:
-    """Run every model with every configuration in a :class:`fuzzer.sandbox.Sandbox`.
+    """Run every model with every configuration in a :class:`fuzzer.execution.sandbox.Sandbox`.
 
     A model whose first case finds it unusable (the original fails to load or run) is recorded
     once with the reason; its remaining cases are not submitted. Returns one record per model,
     in the order of ``models``. ``timeout`` is per case, in seconds.
     """
-    from fuzzer.case import TestCase
-    from fuzzer.sandbox import Sandbox
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.sandbox import Sandbox
 
     records = [ModelRecord(m.id, m.task, m.origin) for m in models]
     total = len(models) * len(configs)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzer.bundle import Minimized
-from fuzzer.case import CaseResult, TestCase
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.reduce.minimized import Minimized
 from oracles.base import Finding
 
 #: symptoms not reduced: every check of a candidate would cost the whole per-case timeout.
@@ -33,18 +33,18 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     """A minimized model that still shows ``signature``, or None when nothing was reduced.
 
     Args:
-        sandbox: the campaign's :class:`fuzzer.sandbox.Sandbox` (candidates run there).
+        sandbox: the campaign's :class:`fuzzer.execution.sandbox.Sandbox` (candidates run there).
         case: the failing test case; result: its CaseResult (artifacts required).
         finding: the primary finding; its symptom and normalized message must reproduce.
         signature: the finding's signature (its pass field narrows the pass list).
         time_limit: seconds the reduction may take.
 
     Returns:
-        :class:`fuzzer.bundle.Minimized` with model, feeds, and the optimized model and
+        :class:`fuzzer.reduce.minimized.Minimized` with model, feeds, and the optimized model and
         expected/actual outputs of the minimized run; None when the finding does not
         reproduce, cannot be reduced, or is a hang.
     """
-    from fuzzer.modelio import parse_model
+    from fuzzer.modelio.load import parse_model
     from fuzzer.reduce.predicate import Budget, fingerprint
     from fuzzer.reduce.reducer import NotReproducible, reduce_model
     from fuzzer.reduce.signature_check import SignatureCheck

@@ -12,7 +12,7 @@ Bisection assumes the failure is monotone along the order; the linear pass and d
 
 from __future__ import annotations
 
-from fuzzer.reduce.ddmin import ddmin
+from fuzzer.delta.ddmin import ddmin
 from fuzzer.reduce.graph import writes
 from fuzzer.reduce.state import Context, State
 

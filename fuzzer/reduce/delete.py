@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fuzzer.reduce.ddmin import ddmin
+from fuzzer.delta.ddmin import ddmin
 from fuzzer.reduce.graph import producers, reads, writes
 from fuzzer.reduce.state import Context, State
 

@@ -9,15 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from fuzzer.modelio.graphs import count_all_nodes, subgraphs
 
-def subgraphs(node: Any) -> list[Any]:
-    """GraphProtos held by ``node``'s attributes (If branches, Loop/Scan bodies)."""
-    found = []
-    for attr in node.attribute:
-        if attr.HasField("g"):
-            found.append(attr.g)
-        found.extend(attr.graphs)
-    return found
+__all__ = ["ancestors", "count_all_nodes", "outer_references", "produced_names", "producers",
+           "reads", "subgraphs", "writes"]
 
 
 def outer_references(graph: Any) -> set[str]:
@@ -68,7 +63,3 @@ def ancestors(nodes: Sequence[Any], outputs: Iterable[str]) -> list[int]:
         stack.extend(made[n] for n in reads(nodes[index]) if n in made)
     return sorted(keep)
 
-
-def count_all_nodes(graph: Any) -> int:
-    """Nodes of ``graph`` including every subgraph's nodes."""
-    return sum(1 + sum(count_all_nodes(g) for g in subgraphs(n)) for n in graph.node)

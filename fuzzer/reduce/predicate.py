@@ -74,7 +74,7 @@ def valid_bytes(data: bytes) -> bool:
 def sandboxed_validator(sandbox: Any) -> Callable[[Any], bool]:
     """A validity gate that runs the checker in ``sandbox``'s workers; a worker that dies
     or hangs on a candidate counts as invalid."""
-    from fuzzer.sandbox import SandboxError
+    from fuzzer.execution.sandbox import SandboxError
 
     def validate(model: Any) -> bool:
         try:

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzer.case import CaseResult, TestCase
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.findings.signature import normalize_message
 from fuzzer.reduce.candidate import Built
 from fuzzer.reduce.predicate import Budget, Predicate, assume_valid
-from fuzzer.signature import normalize_message
 
 
 class SignatureCheck(Predicate):
     """True when ``sandbox.run(case.with_model(candidate))`` reproduces the finding.
 
     Args:
-        sandbox: a :class:`fuzzer.sandbox.Sandbox` (the optimizer runs only in its workers).
+        sandbox: a :class:`fuzzer.execution.sandbox.Sandbox` (the optimizer runs only in its
+            workers).
         case: the failing TestCase (its target and config are reused).
         symptom: the primary finding's symptom.
         message: the primary finding's message (compared after normalize_message).

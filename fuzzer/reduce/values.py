@@ -58,7 +58,7 @@ def record(model: Any, feeds: dict[str, np.ndarray] | None) -> Recorded:
     """
     import onnx
 
-    from fuzzer.reference import make_session, run_session
+    from fuzzer.execution.reference import make_session, run_session
 
     if feeds is None:
         from generators.inputs import synthesize_inputs

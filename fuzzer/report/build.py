@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fuzzer.issue_draft import render_issue_draft
 from fuzzer.report.attachment import write_attachment
+from fuzzer.report.issue_draft import render_issue_draft
 from fuzzer.report.picture import render_side_by_side
 from fuzzer.report.short_repro import render_short_repro
-from fuzzer.store import write_atomic
+from fuzzer.store.folder import write_atomic
 
 PICTURE = "graph.png"
 REPORT = "report.md"

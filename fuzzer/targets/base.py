@@ -17,7 +17,7 @@ from fuzzer.errors import InputError
 
 #: target name -> "module:attribute" of its class; imported lazily (heavy imports).
 TARGETS: dict[str, str] = {
-    "onnxoptimizer": "fuzzer.targets.onnxoptimizer_target:OnnxOptimizerTarget",
+    "onnxoptimizer": "fuzzer.targets.onnxoptimizer:OnnxOptimizerTarget",
     "fake": "fuzzer.targets.fake:FakeTarget",
 }
 

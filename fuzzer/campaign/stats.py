@@ -1,0 +1,128 @@
+"""Campaign statistics: totals, unusable seeds by reason, findings by symptom, cases per pass
+and per motif, and a timeline; saved as campaign.json for resume and reports."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.store.folder import dump_json, write_atomic
+
+CAMPAIGN_FILE = "campaign.json"
+TIMELINE_EVERY = 10.0  # seconds between timeline points
+
+
+_ORT_PREFIX = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : ")
+
+
+def reason_key(reason: str) -> str:
+    """Group unusable-seed reasons: the stage, exception type and message with
+    onnxruntime's status prefix and quoted names dropped and numbers replaced by N."""
+    text = _ORT_PREFIX.sub("", reason.split("\n")[0])
+    text = re.sub(r"'[^']*'", "''", text)
+    return re.sub(r"\d+", "N", text)[:120]
+
+
+@dataclass
+class CampaignStats:
+    """Counters of one campaign (resumable: ``elapsed_s`` and ``next_case`` carry over).
+
+    ``last_run`` holds the cases of the latest run and the seconds its case loop took
+    (without finishing queued findings and writing summary.html): its throughput.
+    """
+
+    seed: int
+    target: str
+    elapsed_s: float = 0.0
+    next_case: int = 0
+    corpus_next: int = 0
+    cases: int = 0
+    usable: int = 0
+    unusable: int = 0
+    unusable_reasons: Counter = field(default_factory=Counter)
+    unusable_models: dict[str, str] = field(default_factory=dict)
+    findings: Counter = field(default_factory=Counter)
+    bundles_new: int = 0
+    hits: int = 0
+    per_pass: Counter = field(default_factory=Counter)
+    per_motif: Counter = field(default_factory=Counter)
+    findings_per_pass: Counter = field(default_factory=Counter)
+    newest: str = ""
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    last_run: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    _last_point: float = 0.0
+
+    def elapsed(self) -> float:
+        """Seconds of campaign time, including earlier runs of a resumed campaign."""
+        return self.elapsed_s + time.monotonic() - self.started
+
+    def add(self, case: TestCase, result: CaseResult) -> None:
+        """Count one finished case."""
+        self.cases += 1
+        if result.unusable:
+            self.unusable += 1
+            self.unusable_reasons[reason_key(result.unusable)] += 1
+            if case.source.get("kind") == "corpus":
+                self.unusable_models.setdefault(case.source.get("model", "?"), result.unusable)
+            return
+        self.usable += 1
+        passes = case.config.get("passes") or []
+        self.per_pass.update(passes)
+        self.per_motif.update(result.source.get("motifs") or [])
+        if result.findings:
+            self.findings[result.findings[0].symptom] += 1
+            self.findings_per_pass.update(passes)
+
+    def tick(self, force: bool = False) -> None:
+        """Append a timeline point every TIMELINE_EVERY seconds."""
+        now = self.elapsed()
+        if force or now - self._last_point >= TIMELINE_EVERY:
+            self._last_point = now
+            self.timeline.append({"t": round(now, 1), "cases": self.cases,
+                                  "findings": sum(self.findings.values()),
+                                  "bundles": self.bundles_new})
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able state (campaign.json)."""
+        return {
+            "seed": self.seed, "target": self.target, "elapsed_s": round(self.elapsed(), 3),
+            "next_case": self.next_case, "corpus_next": self.corpus_next, "cases": self.cases,
+            "usable": self.usable,
+            "unusable": self.unusable, "unusable_reasons": dict(self.unusable_reasons),
+            "unusable_models": self.unusable_models, "findings": dict(self.findings),
+            "bundles_new": self.bundles_new, "hits": self.hits,
+            "per_pass": dict(self.per_pass), "per_motif": dict(self.per_motif),
+            "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
+            "last_run": self.last_run,
+        }
+
+    def save(self, folder: Path) -> None:
+        """Write campaign.json atomically into ``folder``."""
+        write_atomic(folder / CAMPAIGN_FILE, dump_json(self.to_json()))
+
+    @classmethod
+    def load(cls, folder: Path) -> CampaignStats | None:
+        """The saved state of a campaign in ``folder``, or None."""
+        path = folder / CAMPAIGN_FILE
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_text())
+        stats = cls(seed=data["seed"], target=data["target"], elapsed_s=data["elapsed_s"],
+                    next_case=data["next_case"], corpus_next=data.get("corpus_next", 0),
+                    cases=data["cases"], usable=data["usable"],
+                    unusable=data["unusable"], bundles_new=data["bundles_new"],
+                    hits=data["hits"], timeline=data.get("timeline", []))
+        stats.unusable_reasons.update(data.get("unusable_reasons", {}))
+        stats.unusable_models.update(data.get("unusable_models", {}))
+        stats.findings.update(data.get("findings", {}))
+        stats.per_pass.update(data.get("per_pass", {}))
+        stats.per_motif.update(data.get("per_motif", {}))
+        stats.findings_per_pass.update(data.get("findings_per_pass", {}))
+        return stats

@@ -1,0 +1,130 @@
+"""The stream of test cases a campaign runs: generated graphs and corpus models, each with a
+target configuration, deterministic from the campaign seed and the case index."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzzer.execution.case import TestCase
+from fuzzer.targets import Target
+
+
+def case_seed(campaign_seed: int, index: int) -> int:
+    """A 63-bit seed for case ``index`` of a campaign (sha256-derived, so neighbouring
+    indices give unrelated seeds)."""
+    digest = hashlib.sha256(f"{campaign_seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+@dataclass
+class StreamConfig:
+    """What a stream draws from.
+
+    Attributes:
+        target_name: registry name of the target.
+        seed: campaign seed.
+        generated: whether generated graphs are drawn.
+        generator: generator name (``generators`` registry), e.g. ``"v2"``.
+        corpus: corpus models ``fuzzer.corpus.CorpusModel`` (each run with the default list
+            and each single pass).
+        passes: the pass pool (None: the target's own).
+        input_shapes: sizes for dynamic dims, applied to every case.
+        fixed_passes: run exactly one configuration for every case: ``passes`` in order (the
+            target's default list when None), without fixed_point; corpus models too.
+    """
+
+    target_name: str
+    seed: int
+    generated: bool = True
+    generator: str = "v2"
+    corpus: list[Any] = field(default_factory=list)
+    passes: list[str] | None = None
+    input_shapes: dict[str, list[int]] | None = None
+    fixed_passes: bool = False
+
+
+class CaseStream:
+    """Yields TestCases from case ``start`` and corpus case ``corpus_start`` on.
+
+    :meth:`draw` takes a corpus case only when the caller allows it (a campaign keeps large,
+    slow corpus models from occupying every worker); otherwise, and once the corpus is
+    exhausted, a generated case. :meth:`skip_model` drops a corpus model that proved unusable
+    (its remaining configurations are not run).
+    """
+
+    def __init__(self, config: StreamConfig, target: Target, start: int = 0,
+                 corpus_start: int = 0) -> None:
+        self.config, self.target, self.index = config, target, start
+        self.corpus_drawn = corpus_start
+        self._rng = random.Random(config.seed * 7919 + start)
+        self._skipped: set[str] = set()
+        self._corpus = self._corpus_cases(corpus_start if config.corpus else 0)
+        self._corpus_left = bool(config.corpus)
+
+    def skip_model(self, model_id: str) -> None:
+        """Run no more cases of corpus model ``model_id``."""
+        self._skipped.add(model_id)
+
+    def _corpus_configs(self) -> list[dict[str, Any]]:
+        default = self.target.default_config()
+        if self.config.passes:
+            default = dict(default, passes=list(self.config.passes))
+        if self.config.fixed_passes:
+            return [default]
+        singles = self.config.passes or default.get("passes") or []
+        return [default] + [dict(default, passes=[p]) for p in singles]
+
+    def _corpus_cases(self, already_drawn: int) -> Iterator[TestCase]:
+        """Each corpus model with each configuration, after the first ``already_drawn``
+        (those a resumed campaign ran before)."""
+        position = 0
+        for config in self._corpus_configs():
+            for model in self.config.corpus:
+                position += 1
+                if position <= already_drawn or model.id in self._skipped:
+                    continue
+                yield TestCase(self.config.target_name, config, model.source(),
+                               input_seed=self.config.seed, task=model.task,
+                               input_shapes=self.config.input_shapes)
+
+    def _fixed_config(self) -> dict[str, Any]:
+        config = self.target.default_config()
+        if self.config.passes:
+            config["passes"] = list(self.config.passes)
+        return config
+
+    def __iter__(self) -> Iterator[TestCase]:
+        return self
+
+    def __next__(self) -> TestCase:
+        return self.draw(corpus_ok=True)
+
+    def draw(self, corpus_ok: bool) -> TestCase:
+        """The next case: a corpus case if ``corpus_ok`` (or no generated source) and the
+        corpus has one left, else a generated case.
+
+        Raises:
+            StopIteration: no generated source and the corpus is exhausted.
+        """
+        if self._corpus_left and (corpus_ok or not self.config.generated):
+            case = next(self._corpus, None)
+            if case is not None:
+                self.index += 1
+                self.corpus_drawn += 1
+                return case
+            self._corpus_left = False
+        if not self.config.generated:
+            raise StopIteration
+        index = self.index
+        self.index += 1
+        seed = case_seed(self.config.seed, index)
+        config = self._fixed_config() if self.config.fixed_passes else \
+            self.target.configurations(self._rng, self.config.passes)
+        source = {"kind": "generated", "seed": seed, "generator": self.config.generator,
+                  "passes": list(config.get("passes") or [])}
+        return TestCase(self.config.target_name, config, source, input_seed=seed,
+                        input_shapes=self.config.input_shapes)

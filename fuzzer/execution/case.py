@@ -1,0 +1,128 @@
+"""TestCase (what a worker is asked to run) and CaseResult (what it sends back).
+
+A TestCase is light: for generated and corpus models it carries the provenance, and the
+worker materializes the model itself (a generated model is rebuilt from its seed, a corpus
+model read from its path), so the campaign ships a few hundred bytes per case. Materializers
+are registered per ``source["kind"]`` in :data:`SOURCE_KINDS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from generators.materialize import Materialized
+from oracles.base import Finding
+
+__all__ = ["Artifacts", "CaseResult", "Materialized", "TestCase", "materializer"]
+
+#: source kind -> "module:function" with signature
+#: ``(source: dict, input_seed: int, input_shapes: dict | None) -> Materialized``.
+SOURCE_KINDS: dict[str, str] = {
+    "generated": "generators.materialize:materialize",
+    "corpus": "fuzzer.corpus.materialize:materialize",
+}
+
+
+@dataclass
+class TestCase:
+    """One differential test.
+
+    Attributes:
+        target: registry name of the system under test (``fuzzer.targets``).
+        config: the target configuration, e.g. ``{"passes": [...], "fixed_point": False}``.
+        source: JSON-able provenance. ``{"kind": "generated", "seed": int, "generator": str}``
+            or ``{"kind": "corpus", "model": id, "sha256": hex, "path": str, ...}`` or
+            ``{"kind": "file", "path": str}``.
+        model_bytes: the serialized model; ``None`` lets the worker materialize it from
+            ``source``.
+        feeds: input feeds ``{name: ndarray}``; ``None`` means synthesize them in the worker.
+        input_seed: seed of input synthesis.
+        input_shapes: sizes for dynamic dims ``{input name: [dims]}``.
+        task: task category for task-level oracles, or ``None``.
+        keep: send artifacts back even when no finding was made.
+        require_valid: treat an original that fails onnx.checker (full_check) as unusable,
+            as a reducer needs of its candidates (the check runs in the worker).
+    """
+
+    __test__ = False  # not a pytest class
+
+    target: str
+    config: dict[str, Any]
+    source: dict[str, Any]
+    model_bytes: bytes | None = None
+    feeds: dict[str, np.ndarray] | None = None
+    input_seed: int = 0
+    input_shapes: dict[str, list[int]] | None = None
+    task: str | None = None
+    keep: bool = False
+    require_valid: bool = False
+
+    def with_model(self, model_bytes: bytes, **changes: Any) -> TestCase:
+        """A copy that carries ``model_bytes`` (and any other field changes)."""
+        data = dict(self.__dict__, model_bytes=model_bytes)
+        data.update(changes)
+        return TestCase(**data)
+
+    def with_config(self, config: dict[str, Any]) -> TestCase:
+        """A copy with another target configuration."""
+        return TestCase(**dict(self.__dict__, config=config))
+
+
+def materializer(kind: str) -> Any:
+    """Return the materializer function registered for ``kind``.
+
+    Raises:
+        KeyError: unknown source kind.
+    """
+    module, attr = SOURCE_KINDS[kind].split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@dataclass
+class Artifacts:
+    """Bytes and arrays a bundle needs; sent back only for findings (or ``keep``).
+
+    Attributes:
+        model: serialized input model (bytes).
+        optimized: serialized optimized model (bytes) or ``None``.
+        feeds: input feeds ``{name: ndarray}``.
+        expected: reference outputs of the original, or ``None``.
+        actual: outputs of the optimized model, or ``None``.
+    """
+
+    model: bytes
+    optimized: bytes | None
+    feeds: dict[str, np.ndarray]
+    expected: dict[str, np.ndarray] | None = None
+    actual: dict[str, np.ndarray] | None = None
+
+
+@dataclass
+class CaseResult:
+    """What one TestCase produced.
+
+    Attributes:
+        findings: oracle findings, most severe first (empty when clean).
+        unusable: why the original model is unusable as a seed (fails to load/run in the
+            reference), else ``None``. An unusable case never has findings.
+        stage: last stage entered (``oracles.base.STAGES``).
+        source: the case's provenance with materializer facts merged in (e.g. motifs).
+        nodes: ``(original, optimized)`` node counts of the main graph; optimized is ``None``
+            where the target returned nothing.
+        changed: whether the optimized graph differs from the original (``None`` if unknown).
+        timings: seconds spent per stage.
+        artifacts: see :class:`Artifacts`; present when findings exist or ``keep`` was set.
+    """
+
+    findings: list[Finding]
+    unusable: str | None
+    stage: str
+    source: dict[str, Any]
+    nodes: tuple[int | None, int | None] = (None, None)
+    changed: bool | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    artifacts: Artifacts | None = None

@@ -1,0 +1,167 @@
+"""One differential test, as a worker runs it (design.md, "Data flow").
+
+materialize -> reference run of the original -> target.optimize -> validate -> load the
+optimized model -> run it -> compare (the oracles). Each stage is announced through a
+callback so that the sandbox knows where a worker was when it died or hung.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from fuzzer.execution.case import Artifacts, CaseResult, Materialized, TestCase, materializer
+from fuzzer.execution.reference import make_session, run_session
+from oracles import judge
+from oracles.base import Outcome, first_line
+
+StageHook = Callable[[str], None]
+
+
+def _no_hook(stage: str) -> None:
+    pass
+
+
+def materialize_case(case: TestCase) -> tuple[Any, dict[str, Any], Materialized]:
+    """Build the model and feeds of ``case`` in this process (no optimizer runs here).
+
+    Returns ``(model, feeds, materialized)``.
+
+    Raises:
+        fuzzer.errors.InputError, generators.inputs.InputSpecError: unusable model or inputs.
+    """
+    from fuzzer.modelio.load import check_sizes, parse_model
+    from generators.inputs import synthesize_inputs
+
+    if case.model_bytes is not None:
+        mat = Materialized(model=parse_model(case.model_bytes))
+        check_sizes(mat.model)
+    elif case.source.get("kind") == "file":
+        from fuzzer.modelio.load import load_model
+
+        mat = Materialized(model=load_model(case.source["path"]))
+    else:
+        mat = materializer(case.source["kind"])(case.source, case.input_seed, case.input_shapes)
+    feeds = case.feeds if case.feeds is not None else mat.feeds
+    if feeds is None:
+        shapes = dict(mat.input_shapes or {})
+        shapes.update(case.input_shapes or {})
+        feeds = synthesize_inputs(mat.model, case.input_seed, shapes)
+    return mat.model, feeds, mat
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {first_line(str(exc)) or '(no message)'}"
+
+
+def _validate(model: Any) -> str | None:
+    """None when the model passes checker full_check and strict shape inference, else the
+    error."""
+    import onnx
+
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except Exception as exc:
+        return _error(exc)
+    return None
+
+
+def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
+    """Run one differential test and judge it with every oracle.
+
+    Never raises for a problem of the model or the target: those become findings or an
+    ``unusable`` reason. Signals and hangs cannot be caught here; the sandbox turns them into
+    outcomes.
+    """
+    from fuzzer.targets import get_target
+
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def enter(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[current[0]] = timings.get(current[0], 0.0) + now - clock
+        clock, current[0] = now, stage
+        hook(stage)
+
+    current = ["materialize"]
+    hook("materialize")
+    source = dict(case.source)
+    try:
+        model, feeds, mat = materialize_case(case)
+    except Exception as exc:
+        return CaseResult([], f"materialize: {_error(exc)}", "materialize", source)
+    source.update(mat.provenance)
+    task = case.task or mat.task
+    model_bytes = case.model_bytes or model.SerializeToString()
+
+    def result(findings: list, stage: str, optimized_bytes: bytes | None = None,
+               expected: Any = None, actual: Any = None, optimized: Any = None,
+               changed: bool | None = None) -> CaseResult:
+        enter("done")
+        arts = None
+        if findings or case.keep:
+            arts = Artifacts(model_bytes, optimized_bytes, feeds, expected, actual)
+        n_opt = len(optimized.graph.node) if optimized is not None else None
+        return CaseResult(findings, None, stage, source, (len(model.graph.node), n_opt),
+                          changed, timings, arts)
+
+    if case.require_valid:
+        import onnx
+
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except Exception as exc:
+            return CaseResult([], f"materialize: invalid original: {_error(exc)}",
+                              "materialize", source, (len(model.graph.node), None))
+
+    enter("reference")
+    try:
+        expected = run_session(make_session(model_bytes), feeds)
+    except Exception as exc:
+        return CaseResult([], f"reference: {_error(exc)}", "reference", source,
+                          (len(model.graph.node), None), None, timings)
+
+    enter("optimize")
+    target = get_target(case.target)
+    try:
+        optimized = target.optimize(model, case.config)
+    except Exception as exc:
+        outcome = Outcome("error", "optimize", error=_error(exc),
+                          traceback=traceback.format_exc(), original=model, task=task)
+        return result(judge(outcome), "optimize")
+    optimized_bytes = optimized.SerializeToString()
+    changed = optimized_bytes != model_bytes
+
+    def judged(outcome: Outcome) -> CaseResult:
+        outcome.original, outcome.optimized, outcome.task = model, optimized, task
+        outcome.extra["config"] = case.config
+        return result(judge(outcome), outcome.stage, optimized_bytes, outcome.expected,
+                      outcome.actual, optimized, changed)
+
+    if not changed:  # the target returned the model as it was: nothing to run twice
+        return judged(Outcome("ok", "compare", expected=expected, actual=expected))
+
+    enter("validate")
+    problem = _validate(optimized)
+    if problem is not None and _validate(model) is None:
+        return judged(Outcome("error", "validate", error=problem))
+
+    enter("load")
+    try:
+        session = make_session(optimized_bytes)
+    except Exception as exc:
+        return judged(Outcome("error", "load", error=_error(exc), expected=expected))
+
+    enter("execute")
+    try:
+        actual = run_session(session, feeds)
+    except Exception as exc:
+        return judged(Outcome("error", "execute", error=_error(exc), expected=expected))
+
+    enter("compare")
+    return judged(Outcome("ok", "compare", expected=expected, actual=actual))

@@ -1,0 +1,165 @@
+"""Sandboxed execution of test cases in long-lived worker processes (pebble ProcessPool).
+
+Each worker imports onnx, onnxruntime and the target once and runs many cases. A case that
+kills its worker (a signal) or outlives the per-case timeout is turned into an Outcome with the
+stage the worker had announced, judged by the oracles here, and the worker is replaced; the
+optimizer never runs in the calling process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
+
+from pebble import ProcessExpired, ProcessPool
+
+from fuzzer.execution.case import Artifacts, CaseResult, TestCase
+from oracles import judge
+from oracles.base import STAGES, Outcome
+
+T = TypeVar("T")
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MEMORY_LIMIT = 4 << 30
+_SLOTS_PER_JOB = 256
+
+
+class SandboxError(RuntimeError):
+    """A function run by :meth:`Sandbox.call` killed its worker or outlived the timeout."""
+
+
+class Sandbox:
+    """A pool of ``jobs`` worker processes.
+
+    Args:
+        jobs: number of worker processes.
+        timeout: per-case timeout in seconds; past it the worker is killed (``hang``).
+        memory_limit: per-worker address-space limit in bytes (RLIMIT_AS); None for none.
+
+    ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
+    exception of the case's making.
+    """
+
+    def __init__(self, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
+                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
+        # fork: workers inherit the imports made here (replacing a dead worker costs
+        # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard.
+        context = multiprocessing.get_context("fork")
+        self.jobs, self.timeout = jobs, timeout
+        self._slots = jobs * _SLOTS_PER_JOB
+        self._stages = context.Array("b", self._slots, lock=False)
+        self._free = list(range(self._slots))
+        self._lock = threading.Lock()
+        self._available = threading.Semaphore(self._slots)
+        from fuzzer.execution import worker  # noqa: F401  (imported once, inherited by every worker)
+
+        self._pool = ProcessPool(max_workers=jobs, initializer=_init,
+                                 initargs=(self._stages, memory_limit), context=context)
+        self._closed = False
+
+    def submit(self, case: TestCase) -> Future[CaseResult]:
+        """Schedule ``case``; blocks while ``jobs * 256`` cases are already in flight."""
+        self._available.acquire()
+        with self._lock:
+            slot = self._free.pop()
+        self._stages[slot] = 0
+        future: Future[CaseResult] = Future()
+        task = self._pool.schedule(_execute, args=(case, slot), timeout=self.timeout)
+        task.add_done_callback(lambda done: self._finish(done, case, slot, future))
+        return future
+
+    def run(self, case: TestCase) -> CaseResult:
+        """Run ``case`` and wait for its result."""
+        return self.submit(case).result()
+
+    def call(self, function: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
+        """Run ``function(*args)`` in a worker and return its result.
+
+        For any work on untrusted models that could crash or hang the caller: onnx's checker
+        and shape inference, onnxruntime sessions. ``function`` and ``args`` must pickle.
+
+        Raises:
+            SandboxError: the worker died by a signal or outlived ``timeout`` seconds
+                (default: the per-case timeout).
+            Exception: whatever ``function`` raised.
+        """
+        future = self._pool.schedule(function, args=args, timeout=timeout or self.timeout)
+        try:
+            return future.result()
+        except FutureTimeout:
+            raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result after "
+                               f"{timeout or self.timeout:g} s") from None
+        except ProcessExpired as exc:
+            raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
+                               f"(exit code {exc.exitcode})") from None
+
+    def _finish(self, done: Future, case: TestCase, slot: int, future: Future) -> None:
+        stage = STAGES[self._stages[slot]]
+        with self._lock:
+            self._free.append(slot)
+        self._available.release()
+        try:
+            result = done.result()
+        except FutureTimeout:
+            result = _death(case, Outcome("timeout", stage, timeout=self.timeout))
+        except ProcessExpired as exc:
+            code = exc.exitcode
+            result = _death(case, Outcome("signal", stage,
+                                          signal=-code if code and code < 0 else None,
+                                          error=f"exit code {code}"))
+        except BaseException as exc:  # a bug of optfuzz itself, or an unpicklable result
+            result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
+                                dict(case.source))
+        future.set_result(result)
+
+    def close(self) -> None:
+        """Stop the workers (cases in flight are cancelled); calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.stop()
+        self._pool.join()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _init(stages: Any, memory_limit: int | None) -> None:
+    from fuzzer.execution.worker import init_worker
+
+    init_worker(stages, memory_limit)
+
+
+def _execute(case: TestCase, slot: int) -> CaseResult:
+    from fuzzer.execution.worker import execute
+
+    return execute(case, slot)
+
+
+def _death(case: TestCase, outcome: Outcome) -> CaseResult:
+    """Judge a case whose worker died or hung; an unusable seed if it happened before the
+    target ran (during materialization or the reference run)."""
+    source = dict(case.source)
+    if outcome.stage in ("materialize", "reference"):
+        what = "timeout" if outcome.status == "timeout" else f"signal {outcome.signal}"
+        return CaseResult([], f"{outcome.stage}: worker {what}", outcome.stage, source)
+    outcome.extra["config"] = case.config
+    findings = judge(outcome)
+    return CaseResult(findings, None, outcome.stage, source, artifacts=_rebuild(case))
+
+
+def _rebuild(case: TestCase) -> Artifacts | None:
+    """Materialize model and feeds again in this process (no optimizer runs) for a bundle."""
+    from fuzzer.execution.pipeline import materialize_case
+
+    try:
+        model, feeds, _ = materialize_case(case)
+    except Exception:
+        return None
+    return Artifacts(case.model_bytes or model.SerializeToString(), None, feeds)

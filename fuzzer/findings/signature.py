@@ -1,0 +1,81 @@
+"""Finding signatures (design.md, "Signature and deduplication").
+
+signature = target name | responsible passes (or the configured pass list where not
+localized) | symptom | normalized message [| ``g:`` graph hash]. The message is normalized so
+that the same bug reached from different models gives the same text: hexadecimal addresses,
+quoted tensor and node names (and the unquoted ones after ``name:``, ``Node (...)``,
+``Name:``), paths and numbers become placeholders. A source location inside the optimizer
+(``fuse_bn_into_conv.h:87``), as in onnxoptimizer's assertion messages, is kept: it names the
+failing check.
+
+The optional last field is the Weisfeiler-Lehman hash of the change region
+(:mod:`fuzzer.findings.graph_hash`). Reduction changes the graph, so a reducer that checks "the same
+bug" compares :func:`signature_core` (everything but the graph hash) or, cheaper, symptom and
+:func:`normalize_message`, as localization does (:func:`same_finding`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+from oracles.base import Finding
+
+_SOURCE_LOCATION = re.compile(r"(?:[\w./\\-]*[/\\])?([\w-]+\.(?:cc|cpp|cxx|c|h|hpp|py)):(\d+)")
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
+    (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"), "<name>"),
+    (re.compile(r"\b([Nn]ame:) ?(?!<name>)[^\s,;)]+"), r"\1 <name>"),
+    (re.compile(r"\b([Nn]ode|[Oo]utput|[Ii]nput|[Tt]ensor) \((?!<name>)[^()\s]+\)"),
+     r"\1 (<name>)"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+-]+){2,}/?"), "<path>"),
+    (re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+MAX_MESSAGE = 200
+GRAPH_FIELD = "g:"
+
+
+def normalize_message(message: str) -> str:
+    """Replace the volatile parts of ``message`` by placeholders (see module docstring)."""
+    kept: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        kept.append(f"{match.group(1)}:{match.group(2)}")
+        return chr(0xE000 + len(kept) - 1)  # a private-use character no rule touches
+
+    text = _SOURCE_LOCATION.sub(keep, message)
+    for pattern, placeholder in _RULES:
+        text = pattern.sub(placeholder, text)
+    text = re.sub("[\ue000-\uf8ff]", lambda m: kept[ord(m.group(0)) - 0xE000], text)
+    return text.strip()[:MAX_MESSAGE]
+
+
+def make_signature(target: str, passes: Sequence[str] | None, symptom: str, message: str,
+                   graph_hash: str | None = None) -> str:
+    """``target|pass,pass|symptom|normalized message`` and ``|g:<graph hash>`` when given.
+
+    ``passes`` are the responsible passes, or the configured list where localization did not
+    run; ``[]`` (the bug shows without any pass) and None both give an empty field.
+    """
+    parts = [target, ",".join(passes or []), symptom, normalize_message(message)]
+    if graph_hash:
+        parts.append(GRAPH_FIELD + graph_hash)
+    return "|".join(parts)
+
+
+def signature_core(signature: str) -> str:
+    """``signature`` without its graph-hash field."""
+    head, sep, tail = signature.rpartition("|")
+    return head if sep and tail.startswith(GRAPH_FIELD) else signature
+
+
+def same_finding(finding: Finding, symptom: str, normalized: str) -> bool:
+    """Whether ``finding`` has ``symptom`` and a message that normalizes to ``normalized``."""
+    return finding.symptom == symptom and normalize_message(finding.message) == normalized
+
+
+def bundle_id(symptom: str, signature: str) -> str:
+    """The bundle folder name for a signature: ``<symptom>-<8 hex digits of sha256>``."""
+    return f"{symptom}-{hashlib.sha256(signature.encode()).hexdigest()[:8]}"

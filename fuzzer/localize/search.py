@@ -1,0 +1,242 @@
+"""Localization: the minimal pass subsequence of a configuration that still shows a finding.
+
+"Shows the finding" means: a run of the case with that pass list (same model, feeds,
+target and ``fixed_point`` setting) has a finding with the same symptom and the same
+normalized message (:func:`fuzzer.findings.signature.same_finding`). Every optimizer run
+goes through
+the sandbox's workers and is counted in :attr:`Localization.runs`; results are cached, so no
+pass list is run twice.
+
+Stages, cheapest evidence first (each conclusion is verified by a real run):
+
+1. **Framework**: one run with the empty pass list; where it reproduces, the bug is in the
+   optimizer's own load/save round trip, not in a pass (``passes == []``; e.g. onnxoptimizer
+   raising IR version 3 to 4 whatever the passes). Then a list of one pass is its own answer.
+2. **Screen suspects** (:mod:`fuzzer.localize.hints`): passes named by the message or by a source
+   file in the traceback, then passes whose anchor op types vanished or appeared, at most
+   :data:`MAX_SUSPECTS`, run alone *in parallel* (``sandbox.submit``). If none reproduces
+   alone but the named ones do together, delta debugging runs over them only.
+3. **Prune** passes that cannot act on this model (no anchor op type present): one run checks
+   that the plausible ones alone still reproduce.
+4. **Bisect** under the single-pass hypothesis (:func:`fuzzer.delta.ddmin.bisect_single`): about
+   ``log2(n) + 1`` runs.
+5. **ddmin** (Zeller & Hildebrandt 2002, :func:`fuzzer.delta.ddmin.ddmin`) over the ordered list
+   where no single pass reproduces: a 1-minimal subsequence, e.g. both passes of an
+   interaction (a fusion that leaves a dead end only ``eliminate_deadend`` trips over).
+6. **fixed_point**: all runs use the case's setting; where it was on, one more run tells
+   whether the responsible passes reproduce without it (:attr:`Localization.fixed_point`).
+
+A run budget (:data:`MAX_RUNS`) bounds pathological searches; when it runs out, the smallest
+reproducing list seen so far is returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzzer.delta.ddmin import bisect_single, ddmin
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.findings.signature import normalize_message, same_finding
+from fuzzer.localize.hints import changed_anchor_passes, mentioned, plausible
+from fuzzer.modelio.graphs import op_types
+from oracles.base import Finding
+
+MAX_SUSPECTS = 2
+MAX_RUNS = 120
+
+
+@dataclass
+class Localization:
+    """Result of localization.
+
+    Attributes:
+        passes: the responsible passes in pass-list order (``[]``: the bug shows with an
+            empty pass list), or None when they could not be determined.
+        runs: optimizer runs (worker test cases) spent.
+        method: the stage that concluded (``single``, ``screen``, ``framework``, ``bisect``,
+            ``ddmin``, ``budget``, ``none``).
+        fixed_point: where the case ran to a fixed point, whether the responsible passes
+            still need it to reproduce; None where the case did not use it.
+        result: the CaseResult of the responsible configuration, where one was run.
+    """
+
+    passes: list[str] | None
+    runs: int = 0
+    method: str = "none"
+    fixed_point: bool | None = None
+    result: CaseResult | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON-able part recorded in meta.json under ``localization``."""
+        data: dict[str, Any] = {"runs": self.runs, "method": self.method}
+        if self.fixed_point is not None:
+            data["fixed_point_needed"] = self.fixed_point
+        return data
+
+
+class _Budget(Exception):
+    """The run budget is spent."""
+
+
+class Prober:
+    """Runs ``case`` with other pass lists and tells whether ``finding`` reproduces.
+
+    Args:
+        sandbox: a :class:`fuzzer.execution.sandbox.Sandbox` (anything with ``submit(case)``).
+        case: the failing test case.
+        finding: the finding to reproduce.
+        fixed_point: the ``fixed_point`` setting of every run.
+        max_runs: run budget; past it :meth:`test` raises ``_Budget``.
+    """
+
+    def __init__(self, sandbox: Any, case: TestCase, finding: Finding, fixed_point: bool,
+                 max_runs: int = MAX_RUNS) -> None:
+        self.sandbox, self.case, self.fixed_point = sandbox, case, fixed_point
+        self.symptom, self.normalized = finding.symptom, normalize_message(finding.message)
+        self.cache: dict[tuple[tuple[str, ...], bool], CaseResult] = {}
+        self.runs, self.max_runs = 0, max_runs
+        self.best: tuple[str, ...] | None = None
+
+    def _case(self, passes: tuple[str, ...], fixed_point: bool) -> TestCase:
+        return self.case.with_config(dict(self.case.config, passes=list(passes),
+                                          fixed_point=fixed_point))
+
+    def reproduces(self, result: CaseResult) -> bool:
+        """Whether ``result`` has a finding with the wanted symptom and normalized message."""
+        return any(same_finding(f, self.symptom, self.normalized) for f in result.findings)
+
+    def test_many(self, lists: Sequence[tuple[str, ...]],
+                  fixed_point: bool | None = None) -> list[bool]:
+        """Run the uncached ``lists`` in parallel; return whether each reproduces."""
+        fp = self.fixed_point if fixed_point is None else fixed_point
+        todo = list(dict.fromkeys(p for p in lists if (p, fp) not in self.cache))
+        if self.runs + len(todo) > self.max_runs:
+            raise _Budget
+        futures = [(p, self.sandbox.submit(self._case(p, fp))) for p in todo]
+        self.runs += len(futures)
+        for passes, future in futures:
+            self.cache[(passes, fp)] = future.result()
+        verdicts = [self.reproduces(self.cache[(p, fp)]) for p in lists]
+        if fp == self.fixed_point:
+            for passes, ok in zip(lists, verdicts, strict=True):
+                if ok and (self.best is None or len(passes) < len(self.best)):
+                    self.best = passes
+        return verdicts
+
+    def test(self, passes: tuple[str, ...]) -> bool:
+        """Whether the case with pass list ``passes`` reproduces the finding."""
+        return self.test_many([passes])[0]
+
+    def result(self, passes: tuple[str, ...]) -> CaseResult | None:
+        """The cached result of ``passes`` (with the case's fixed_point setting)."""
+        return self.cache.get((passes, self.fixed_point))
+
+
+def _models(result: CaseResult) -> tuple[Any, Any]:
+    """``(original, optimized)`` ModelProtos from the artifacts (None where absent)."""
+    import onnx
+
+    out: list[Any] = []
+    arts = result.artifacts
+    for data in (arts.model if arts else None, arts.optimized if arts else None):
+        model = None
+        if data is not None:
+            try:
+                model = onnx.ModelProto()
+                model.ParseFromString(data)
+            except Exception:
+                model = None
+        out.append(model)
+    return out[0], out[1]
+
+
+def suspects(target: str, passes: Sequence[str], result: CaseResult,
+             finding: Finding) -> tuple[list[str], list[str], set[str] | None]:
+    """``(named, ranked suspects, op types present)`` from evidence that costs no run.
+
+    ``named`` are passes that the message names (or a source file of the traceback); the
+    ranked suspects start with them and continue with passes whose anchor op types changed.
+    Op types are those of the original and optimized graphs together (None when the
+    original is unavailable).
+    """
+    named = mentioned(passes, finding.message,
+                      locations=str(finding.detail.get("traceback", "")))
+    original, optimized = _models(result)
+    if original is None:
+        return named, named, None
+    before = op_types(original)
+    after = op_types(optimized) if optimized is not None else set(before)
+    ranked = list(dict.fromkeys(named + changed_anchor_passes(target, passes, before, after)))
+    return named, ranked, before | after
+
+
+def _search(probe: Prober, target: str, passes: tuple[str, ...], result: CaseResult,
+            finding: Finding) -> tuple[tuple[str, ...] | None, str]:
+    if passes and probe.test(()):
+        return (), "framework"
+    if len(passes) <= 1:
+        return passes, "single"
+    named, ranked, present = suspects(target, passes, result, finding)
+    screen = [(p,) for p in ranked[:max(MAX_SUSPECTS, len(named))]]
+    for single, ok in zip(screen, probe.test_many(screen), strict=True):
+        if ok:
+            return single, "screen"
+    if len(named) > 1:
+        together = tuple(p for p in passes if p in named)
+        if probe.test(together):
+            return ddmin(together, probe.test), "screen"
+    items = passes
+    if present is not None:
+        able = tuple(plausible(target, passes, present))
+        if able and len(able) < len(passes) and probe.test(able):
+            items = able
+    found = bisect_single(items, probe.test)
+    if found is not None:
+        return found, "bisect"
+    return ddmin(items, probe.test), "ddmin"
+
+
+def localize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
+             max_runs: int = MAX_RUNS) -> Localization:
+    """The responsible passes of ``finding`` (see the module docstring for the algorithm).
+
+    Args:
+        sandbox: the :class:`fuzzer.execution.sandbox.Sandbox` whose workers run the optimizer.
+        case: the failing case; its ``config["passes"]`` (the target's default list when
+            absent) is searched, in order.
+        result: the case's result (its artifacts give the evidence for screening).
+        finding: the finding to reproduce.
+        max_runs: run budget.
+
+    Returns:
+        A :class:`Localization`; ``passes`` is None when the configuration has no pass list
+        or nothing smaller than the full list was shown to reproduce within the budget.
+    """
+    from fuzzer.targets import get_target
+
+    passes = case.config.get("passes")
+    if passes is None:
+        try:
+            passes = get_target(case.target).default_config().get("passes")
+        except KeyError:
+            passes = None
+    if passes is None:
+        return Localization(None)
+    fixed_point = bool(case.config.get("fixed_point", False))
+    probe = Prober(sandbox, case, finding, fixed_point, max_runs)
+    try:
+        found, method = _search(probe, case.target, tuple(passes), result, finding)
+    except _Budget:
+        found, method = probe.best, "budget"
+    if found is None:
+        return Localization(None, probe.runs, "none")
+    where = Localization(list(found), probe.runs, method, None, probe.result(found))
+    if fixed_point and method != "budget":
+        try:
+            where.fixed_point = not probe.test_many([found], fixed_point=False)[0]
+        except _Budget:
+            pass
+        where.runs = probe.runs
+    return where

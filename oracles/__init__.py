@@ -1,51 +1,61 @@
-"""Oracles: pure functions that judge one test's Outcome and return zero or more Findings.
+"""Oracles: pure functions that judge one test's Outcome, and the symptom registry.
 
-Each concern lives in its own module and registers itself with :func:`oracles.base.oracle`;
-:func:`judge` runs every registered oracle. A new oracle is one new module listed in
-``ORACLE_MODULES``.
+Each module of this package holds one concern and registers the :class:`oracles.base.Symptom`
+record(s) it detects with :func:`oracles.base.register`: detection, severity, wording,
+signature and reproduction policy in one place. :func:`load_oracles` imports every module of
+the package, so a new symptom is one new file. :func:`judge` runs every registered oracle.
+
+In: an :class:`oracles.base.Outcome` (what one differential test observed). Out: findings,
+most severe first. Nothing here imports the rest of optfuzz: repro.py carries these modules'
+source verbatim.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
-from oracles.base import ORACLES, SYMPTOMS, Finding, Outcome, oracle
-
-#: Modules whose import registers an oracle (one concern each).
-ORACLE_MODULES: tuple[str, ...] = (
-    "oracles.crash",
-    "oracles.hang",
-    "oracles.validity",
-    "oracles.onnxruntime_failure",
-    "oracles.outputs",
-    "oracles.bloat",
-    "oracles.metadata",
-    "oracles.metrics",
-)
+from oracles.base import REGISTRY, STAGES, Finding, Outcome, Symptom, register
 
 _loaded = False
 
 
-def load_oracles() -> dict:
-    """Import every oracle module once and return the registry (symptom -> function)."""
+def load_oracles() -> dict[str, Symptom]:
+    """Import every module of this package once; return the registry (name -> Symptom)."""
     global _loaded
     if not _loaded:
-        for name in ORACLE_MODULES:
-            importlib.import_module(name)
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            importlib.import_module(f"{__name__}.{info.name}")
         _loaded = True
-    return ORACLES
+    return REGISTRY
+
+
+def symptom(name: str) -> Symptom:
+    """The registered record of symptom ``name``.
+
+    Raises:
+        KeyError: no oracle registers that symptom (the message lists the known ones).
+    """
+    registry = load_oracles()
+    if name not in registry:
+        raise KeyError(f"unknown symptom {name!r}; known: {', '.join(symptom_names())}")
+    return registry[name]
+
+
+def symptom_names() -> tuple[str, ...]:
+    """Every registered symptom, most severe first."""
+    return tuple(s.name for s in sorted(load_oracles().values(), key=lambda s: s.severity))
 
 
 def judge(outcome: Outcome) -> list[Finding]:
-    """Run every registered oracle on ``outcome``; return all findings, most severe first.
-
-    Severity follows the order of the symptom list in design.md: a crash hides the
-    comparisons that could not run.
-    """
+    """Run every registered oracle on ``outcome``; return all findings, most severe first
+    (a crash hides the comparisons that could not run)."""
+    registry = load_oracles()
     findings: list[Finding] = []
-    for fn in load_oracles().values():
-        findings.extend(fn(outcome))
-    return sorted(findings, key=lambda f: SYMPTOMS.index(f.symptom))
+    for record in registry.values():
+        findings.extend(record.detect(outcome))
+    return sorted(findings, key=lambda f: registry[f.symptom].severity)
 
 
-__all__ = ["Finding", "Outcome", "judge", "load_oracles", "oracle", "ORACLES"]
+__all__ = ["STAGES", "Finding", "Outcome", "Symptom", "judge", "load_oracles", "register",
+           "symptom", "symptom_names"]

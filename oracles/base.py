@@ -7,20 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The closed symptom list of design.md, in order of severity.
-SYMPTOMS: tuple[str, ...] = (
-    "optimizer-abort",
-    "optimizer-error",
-    "hang",
-    "invalid-model",
-    "load-failure",
-    "runtime-failure",
-    "output-mismatch",
-    "metric-drift",
-    "bloat",
-    "metadata-change",
-)
-
 #: Stages a test passes through, in order; ``Outcome.stage`` names the last one entered.
 STAGES: tuple[str, ...] = (
     "materialize",
@@ -75,7 +61,7 @@ class Finding:
     """One symptom observed in one test.
 
     Attributes:
-        symptom: one of :data:`SYMPTOMS`.
+        symptom: a registered symptom name (:data:`REGISTRY`).
         stage: the stage where it showed (one of :data:`STAGES`).
         message: one line: the first line of the error, or the comparison summary.
         detail: JSON-able facts behind the message (e.g. the output name and max abs error).
@@ -99,24 +85,61 @@ class Finding:
 
 Oracle = Callable[[Outcome], list[Finding]]
 
-#: symptom name -> oracle function; filled by :func:`oracle`.
-ORACLES: dict[str, Oracle] = {}
 
+@dataclass(frozen=True)
+class Symptom:
+    """Everything optfuzz knows about one symptom (design.md, "Symptoms"): the one record
+    that the oracles, signatures, localization, reduction, repro.py, replay, triage and the
+    report all ask, so that they cannot disagree.
 
-def oracle(name: str) -> Callable[[Oracle], Oracle]:
-    """Decorator registering ``fn`` as the oracle called ``name``.
-
-    Raises:
-        ValueError: if ``name`` is already registered.
+    Attributes:
+        name: the symptom's name, e.g. ``"output-mismatch"``.
+        severity: rank, lower is more severe (a crash hides the comparisons that could not
+            run); :func:`symptom_names` and ``judge`` order by it.
+        stages: the stages (:data:`STAGES`) at which it can show.
+        detect: the oracle, a pure function ``Outcome -> list[Finding]``. repro.py carries
+            the source of its module verbatim and calls it, so the bundle's own verdict is
+            the campaign's.
+        title: what the target does wrong, as the report's title says it after the pass
+            name ("raises an exception").
+        expected: the behaviour a maintainer should expect instead (one sentence).
+        footprint: whether its signature carries the footprint of the rewrite (the graph
+            change), because its message says nothing about the cause ("3 of 8 values
+            differ" fits every wrong rewrite).
+        confirm: whether it depends on timing or load, so a second run must show it too
+            before it is recorded (AFL's hang confirmation).
+        reducible: whether reduction may run its candidates (a hang would cost the whole
+            per-case timeout per candidate).
+        severity_class: the class a maintainer ranks by: ``wrong-output``,
+            ``invalid-model``, ``crash``, ``hang``, ``size`` or ``interface``.
     """
 
-    def register(fn: Oracle) -> Oracle:
-        if name in ORACLES:
-            raise ValueError(f"oracle {name!r} registered twice")
-        ORACLES[name] = fn
-        return fn
+    name: str
+    severity: int
+    stages: tuple[str, ...]
+    detect: Oracle
+    title: str
+    expected: str
+    footprint: bool = False
+    confirm: bool = False
+    reducible: bool = True
+    severity_class: str = "crash"
 
-    return register
+
+#: symptom name -> its record; filled by :func:`register` when an oracle module is imported.
+REGISTRY: dict[str, Symptom] = {}
+
+
+def register(symptom: Symptom) -> Symptom:
+    """Add ``symptom`` to the registry and return it.
+
+    Raises:
+        ValueError: a symptom of that name is already registered.
+    """
+    if symptom.name in REGISTRY:
+        raise ValueError(f"symptom {symptom.name!r} registered twice")
+    REGISTRY[symptom.name] = symptom
+    return symptom
 
 
 def first_line(text: str | None, limit: int = 300) -> str:

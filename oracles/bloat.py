@@ -1,35 +1,17 @@
 """Bloat oracle: the optimized model is larger than the original: more nodes (subgraphs
-included), or unused initializers left behind where the configuration asked for their removal.
+included), or unused initializers left behind where the target promises their removal.
 
-Passes of a pass-based optimizer routinely leave the initializers of the nodes they removed
-for a clean-up pass (onnxoptimizer's ``eliminate_unused_initializer``); such leftovers are
-bloat only when the clean-up ran after every pass that could orphan an initializer
-(:func:`cleanup_ran_last`), or when the configuration has no pass list at all (the target
-promises a finished model).
+Whether leftover initializers count is the target's knowledge, not the oracle's: a pass-based
+optimizer routinely leaves the initializers of the nodes it removed for a clean-up pass, so
+the target tells, per configuration, through ``Outcome.extra["unused_initializers_are_bloat"]``
+(absent: True, a finished model is promised).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from oracles.base import Finding, Outcome, oracle
-
-#: The pass whose job is to remove unused initializers.
-CLEANUP_PASS = "eliminate_unused_initializer"
-#: Passes that never orphan an initializer: they may run after the clean-up.
-NON_ORPHANING = frozenset({CLEANUP_PASS, "eliminate_duplicate_initializer", "rewrite_where",
-                           "nop"})
-
-
-def cleanup_ran_last(passes: list[str] | None) -> bool:
-    """Whether unused initializers left by a run with ``passes`` count as bloat: no pass
-    list at all, or the clean-up pass followed only by passes in :data:`NON_ORPHANING`."""
-    if passes is None:
-        return True
-    if CLEANUP_PASS not in passes:
-        return False
-    last = len(passes) - 1 - passes[::-1].index(CLEANUP_PASS)
-    return all(p in NON_ORPHANING for p in passes[last:])
+from oracles.base import Finding, Outcome, Symptom, register
 
 
 def count_nodes(graph: Any) -> int:
@@ -67,19 +49,24 @@ def unused_initializers(graph: Any) -> list[str]:
     return [t.name for t in graph.initializer if t.name not in used and t.name not in inputs]
 
 
-@oracle("bloat")
 def bloat(outcome: Outcome) -> list[Finding]:
-    """More nodes than before, or unused initializers left behind."""
+    """More nodes than before, or unused initializers left behind (where they count)."""
     if outcome.status != "ok" or outcome.original is None or outcome.optimized is None:
         return []
     before, after = count_nodes(outcome.original.graph), count_nodes(outcome.optimized.graph)
     if after > before:
         return [Finding("bloat", "compare", f"node count grew from {before} to {after}",
                         {"nodes_before": before, "nodes_after": after})]
-    if not cleanup_ran_last((outcome.extra.get("config") or {}).get("passes")):
+    if not outcome.extra.get("unused_initializers_are_bloat", True):
         return []
     left = unused_initializers(outcome.optimized.graph)
     if left:
         return [Finding("bloat", "compare", f"{len(left)} unused initializer(s) left behind",
                         {"unused_initializers": left[:20]})]
     return []
+
+
+register(Symptom(
+    "bloat", 90, ("compare",), bloat, "makes the model larger",
+    "The optimized model has no more nodes than the input and no unused initializers.",
+    severity_class="size"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal as _signal
 
-from oracles.base import Finding, Outcome, oracle
+from oracles.base import Finding, Outcome, Symptom, register
 
 
 def signal_name(number: int | None) -> str:
@@ -16,7 +16,6 @@ def signal_name(number: int | None) -> str:
         return f"signal {number}"
 
 
-@oracle("optimizer-error")
 def optimizer_error(outcome: Outcome) -> list[Finding]:
     """The target raised an exception while optimizing."""
     if outcome.status == "error" and outcome.stage == "optimize":
@@ -25,7 +24,6 @@ def optimizer_error(outcome: Outcome) -> list[Finding]:
     return []
 
 
-@oracle("optimizer-abort")
 def optimizer_abort(outcome: Outcome) -> list[Finding]:
     """The worker died by a signal (SIGSEGV, SIGABRT, ...) while the target optimized."""
     if outcome.status == "signal" and outcome.stage == "optimize":
@@ -33,3 +31,11 @@ def optimizer_abort(outcome: Outcome) -> list[Finding]:
         return [Finding("optimizer-abort", "optimize", f"worker killed by {name}",
                         {"signal": outcome.signal, "signal_name": name})]
     return []
+
+
+register(Symptom(
+    "optimizer-abort", 10, ("optimize",), optimizer_abort, "crashes the process",
+    "`optimize` returns; the process is not killed by a signal."))
+register(Symptom(
+    "optimizer-error", 20, ("optimize",), optimizer_error, "raises an exception",
+    "`optimize` returns an optimized model."))

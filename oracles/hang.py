@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from oracles.base import Finding, Outcome, oracle
+from oracles.base import Finding, Outcome, Symptom, register
 
 
-@oracle("hang")
 def hang(outcome: Outcome) -> list[Finding]:
     """Past the per-case timeout (seconds) while optimizing, validating or running."""
     if outcome.status == "timeout" and outcome.stage not in ("materialize", "reference"):
@@ -13,3 +12,9 @@ def hang(outcome: Outcome) -> list[Finding]:
                         f"no result after {outcome.timeout:g} s in stage {outcome.stage}",
                         {"timeout_s": outcome.timeout})]
     return []
+
+
+register(Symptom(
+    "hang", 30, ("optimize", "validate", "load", "execute"), hang, "does not terminate",
+    "`optimize` returns within seconds.", confirm=True, reducible=False,
+    severity_class="hang"))

@@ -2,18 +2,15 @@
 output names and element types) changed where an optimizer must keep them.
 
 Initializers listed as graph inputs (IR < 4) may disappear from the inputs; every other input
-must stay. Passes that change the interface on purpose (named in ``INTERFACE_PASSES``) are
-exempt.
+must stay. A configuration that changes the interface on purpose (the target says so through
+``Outcome.extra["interface_may_change"]``) is exempt.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from oracles.base import Finding, Outcome, oracle
-
-INTERFACE_PASSES = frozenset({"rename_input_output", "rewrite_input_dtype", "split_init",
-                              "split_predict"})
+from oracles.base import Finding, Outcome, Symptom, register
 
 
 def _opset(model: Any, domain: str = "") -> int | None:
@@ -27,13 +24,11 @@ def _interface(values: Any) -> list[tuple[str, int]]:
     return [(v.name, v.type.tensor_type.elem_type) for v in values]
 
 
-@oracle("metadata-change")
 def metadata_change(outcome: Outcome) -> list[Finding]:
     """Compare IR version, opset and the graph interface of original and optimized model."""
     if outcome.status != "ok" or outcome.original is None or outcome.optimized is None:
         return []
-    passes = set((outcome.extra.get("config") or {}).get("passes") or [])
-    if passes & INTERFACE_PASSES:
+    if outcome.extra.get("interface_may_change", False):
         return []
     before, after = outcome.original, outcome.optimized
     if before.ir_version != after.ir_version:
@@ -53,3 +48,9 @@ def metadata_change(outcome: Outcome) -> list[Finding]:
         return [Finding("metadata-change", "compare", "graph output names or types changed",
                         {"before": out_before, "after": out_after})]
     return []
+
+
+register(Symptom(
+    "metadata-change", 100, ("compare",), metadata_change, "changes the model's interface",
+    "IR version, opset imports and graph inputs/outputs stay as they were.",
+    severity_class="interface"))

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from oracles.base import Finding, Outcome, oracle
+from oracles.base import Finding, Outcome, Symptom, register
 from oracles.tolerance import DEFAULT_TOLERANCE, TOLERANCES
 
 #: Detection: a decoded box is kept when its best class score is at least this.
@@ -295,7 +295,6 @@ TASK_METRICS: dict[str, Metric] = {
 }
 
 
-@oracle("metric-drift")
 def metric_drift(outcome: Outcome) -> list[Finding]:
     """One ``metric-drift`` finding for the first output whose task metric drifted.
 
@@ -318,3 +317,9 @@ def metric_drift(outcome: Outcome) -> list[Finding]:
             return [Finding("metric-drift", "compare",
                             f"{outcome.task}: output {index} '{name}': {message}", detail)]
     return []
+
+
+register(Symptom(
+    "metric-drift", 80, ("compare",), metric_drift, "changes the model's predictions",
+    "The optimized model's task-level predictions match the input model's.", footprint=True,
+    severity_class="wrong-output"))

@@ -4,14 +4,8 @@ that killed the worker."""
 
 from __future__ import annotations
 
-from oracles.base import Finding, Oracle, Outcome, oracle
+from oracles.base import Finding, Oracle, Outcome, Symptom, register
 from oracles.crash import signal_name
-
-#: symptom -> (stage, what onnxruntime was doing).
-STAGE_SYMPTOMS: dict[str, tuple[str, str]] = {
-    "load-failure": ("load", "loading"),
-    "runtime-failure": ("execute", "running"),
-}
 
 
 def stage_failure(symptom: str, stage: str, doing: str) -> Oracle:
@@ -32,5 +26,11 @@ def stage_failure(symptom: str, stage: str, doing: str) -> Oracle:
     return judge
 
 
-for _symptom, (_stage, _doing) in STAGE_SYMPTOMS.items():
-    oracle(_symptom)(stage_failure(_symptom, _stage, _doing))
+register(Symptom(
+    "load-failure", 50, ("load",), stage_failure("load-failure", "load", "loading"),
+    "produces a model onnxruntime cannot load",
+    "onnxruntime loads the optimized model, as it loads the input model."))
+register(Symptom(
+    "runtime-failure", 60, ("execute",), stage_failure("runtime-failure", "execute", "running"),
+    "produces a model that fails at run time",
+    "onnxruntime runs the optimized model on the same inputs, as it runs the input model."))

@@ -3,11 +3,10 @@ dtype, or values beyond the tolerance of :mod:`oracles.tolerance`."""
 
 from __future__ import annotations
 
-from oracles.base import Finding, Outcome, oracle
+from oracles.base import Finding, Outcome, Symptom, register
 from oracles.tolerance import compare_arrays
 
 
-@oracle("output-mismatch")
 def output_mismatch(outcome: Outcome) -> list[Finding]:
     """Compare outputs position by position (the graph's output order)."""
     if outcome.status != "ok" or outcome.expected is None or outcome.actual is None:
@@ -26,3 +25,9 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
                              "mismatched": diff.mismatched, "max_abs_error": diff.max_abs_error,
                              "tolerance": diff.tolerance})]
     return []
+
+
+register(Symptom(
+    "output-mismatch", 70, ("compare",), output_mismatch, "changes the model's outputs",
+    "The optimized model computes the same outputs as the input model (same count, dtypes and "
+    "shapes; values within tolerance).", footprint=True, severity_class="wrong-output"))

@@ -3,12 +3,17 @@ model while accepting the original (the pipeline checks the original only on fai
 
 from __future__ import annotations
 
-from oracles.base import Finding, Outcome, oracle
+from oracles.base import Finding, Outcome, Symptom, register
 
 
-@oracle("invalid-model")
 def invalid_model(outcome: Outcome) -> list[Finding]:
     """The optimized model is not a valid ONNX model."""
     if outcome.status == "error" and outcome.stage == "validate":
         return [Finding("invalid-model", "validate", outcome.error or "invalid model")]
     return []
+
+
+register(Symptom(
+    "invalid-model", 40, ("validate",), invalid_model, "produces an invalid model",
+    "The optimized model passes `onnx.checker.check_model(full_check=True)` and strict shape "
+    "inference, as the input model does.", severity_class="invalid-model"))

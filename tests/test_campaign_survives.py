@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+from fuzzer.store.meta import SCHEMA
 from tests.test_cli_check import optfuzz
 
 BUGS = "raise,abort,segv,hang,drop-node,invalid,bloat"
@@ -24,7 +25,7 @@ def test_campaign_survives_every_bug(chain_file, tmp_path):
     stats = json.loads((out / "campaign.json").read_text())
     assert stats["cases"] == 8  # the whole list once, then each pass alone
     for meta in metas:
-        assert meta["schema"] == 1 and meta["hits"] >= 1
+        assert meta["schema"] == SCHEMA and meta["hits"] >= 1
         repro = subprocess.run([sys.executable, "repro.py"], cwd=out / meta["id"],
                                capture_output=True, text=True, timeout=120)
         assert repro.returncode == 1, (meta["id"], repro.stdout, repro.stderr)

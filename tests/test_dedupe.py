@@ -10,6 +10,7 @@ from fuzzer.campaign.record import FindingPolicy, handle_finding
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_bundle
 from fuzzer.store.folder import BundleStore
+from tests.bundle_files import bundle_files
 from tests.localize_models import chain, fake_case, fillers
 
 POLICY = FindingPolicy(localize=True, reduce_seconds=0)
@@ -37,9 +38,9 @@ def test_same_bug_from_different_models_and_positions_is_one_bundle(sandbox, tmp
     assert [created for _, created in outcomes] == [True, False, False]
     assert store.ids() == [outcomes[0][0]]
     meta = store.meta(outcomes[0][0])
-    assert meta["hits"] == 3 and meta["responsible_passes"] == ["drop-node"]
-    assert meta["localization"]["runs"] >= 1
-    assert meta["last_seen"] >= meta["first_seen"]
+    assert meta.hits == 3 and meta.responsible_passes == ["drop-node"]
+    assert meta.localization["runs"] >= 1
+    assert meta.last_seen >= meta.first_seen
 
 
 def test_two_passes_with_the_same_symptom_give_two_bundles(sandbox, tmp_path):
@@ -49,8 +50,8 @@ def test_two_passes_with_the_same_symptom_give_two_bundles(sandbox, tmp_path):
     b, _ = handle(store, sandbox, fake_case(model, fillers({5: "pair-a", 30: "pair-b"})))
     c, _ = handle(store, sandbox, fake_case(model, fillers({9: "pair-a", 11: "pair-b"})))
     assert a != b and b == c
-    assert store.meta(b)["responsible_passes"] == ["pair-a", "pair-b"]
-    assert store.meta(b)["hits"] == 2 and store.meta(a)["hits"] == 1
+    assert store.meta(b).responsible_passes == ["pair-a", "pair-b"]
+    assert store.meta(b).hits == 2 and store.meta(a).hits == 1
 
 
 def test_same_message_different_rewrite_is_split_by_the_graph_hash(sandbox, tmp_path):
@@ -58,13 +59,14 @@ def test_same_message_different_rewrite_is_split_by_the_graph_hash(sandbox, tmp_
     rewired, _ = handle(store, sandbox, fake_case(chain(["Exp"], tail="Add"), ["drop-node"]))
     at_output, _ = handle(store, sandbox, fake_case(chain(["Neg", "Exp"]), ["drop-node"]))
     assert rewired != at_output
-    sigs = [store.meta(b)["signature"] for b in (rewired, at_output)]
+    sigs = [store.meta(b).signature for b in (rewired, at_output)]
     assert sigs[0].rsplit("|", 1)[0] == sigs[1].rsplit("|", 1)[0]
 
 
 def test_a_renamed_signature_is_still_found_through_its_alias(tmp_path):
     store = BundleStore(tmp_path)
-    store.create("bloat-00000000", {"meta.json": b'{"signature": "new", "aliases": ["old"]}'})
+    store.create("bloat-00000000", bundle_files("bloat-00000000", signature="new",
+                                                aliases=["old"]))
     assert find_bundle(store, "bloat", "old") == "bloat-00000000"
     assert find_bundle(store, "bloat", "new") == "bloat-00000000"
     assert find_bundle(store, "bloat", "other") is None
@@ -100,5 +102,5 @@ def test_concurrent_records_from_several_processes_give_one_bundle(tmp_path):
         assert proc.exitcode == 0
     store = BundleStore(tmp_path)
     assert len(store.ids()) == 1
-    assert store.meta(store.ids()[0])["hits"] == workers * times
+    assert store.meta(store.ids()[0]).hits == workers * times
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") and p.is_dir()]

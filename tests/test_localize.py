@@ -11,6 +11,7 @@ import pytest
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.hints import mentioned, plausible
 from fuzzer.localize.search import localize
+from fuzzer.targets import get_target
 from tests.localize_models import chain, fake_case, fillers
 
 
@@ -88,9 +89,9 @@ def test_message_naming_a_source_file_points_at_its_pass():
 def test_pruning_keeps_passes_that_can_act_and_unknown_ones():
     passes = ["nop", "fuse_bn_into_conv", "eliminate_identity", "eliminate_deadend",
               "brand_new_pass"]
-    assert plausible("onnxoptimizer", passes, {"Identity", "Relu"}) == \
+    assert plausible(get_target("onnxoptimizer").anchors(), passes, {"Identity", "Relu"}) == \
         ["eliminate_identity", "eliminate_deadend", "brand_new_pass"]
-    assert plausible("fake", ["nop-1", "raise"], set()) == ["nop-1", "raise"]
+    assert plausible(get_target("fake").anchors(), ["nop-1", "raise"], set()) == ["nop-1", "raise"]
 
 
 def _optfuzz(*args: str, cwd=None) -> subprocess.CompletedProcess:

@@ -104,7 +104,7 @@ def test_reduce_bundle_replaces_model_and_keeps_original(tmp_path: Path,
     assert proc.returncode == 0, proc.stderr
     assert len(onnx.load(bundle / "model.onnx").graph.node) == 1
     assert len(onnx.load(bundle / "original.onnx").graph.node) == 60
-    assert store.meta(bid)["nodes"] == {"original": 60, "minimized": 1}
+    assert (store.meta(bid).nodes.original, store.meta(bid).nodes.minimized) == (60, 1)
     assert (bundle / "expected.npz").is_file() and (bundle / "optimized.onnx").is_file()
     repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
                            text=True, timeout=120)

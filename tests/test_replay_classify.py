@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fuzzer.execution.case import CaseResult
+from fuzzer.store.meta import BundleMeta
 from fuzzer.triage.replay import classify
 from fuzzer.triage.rows import bundle_status
 from oracles.base import Finding
+from tests.bundle_files import meta_dict
 
-META = {"id": "output-mismatch-00000000", "symptom": "output-mismatch",
-        "target": {"name": "fake", "version": "1.0", "config": {"passes": ["drop-node"]}},
-        "versions": {"onnx": "1.23.2", "onnxruntime": "1.31.1"}}
+META = BundleMeta.from_json(meta_dict("output-mismatch-00000000"))
 INSTALLED = {"target": "fake 1.0", "onnx": "1.23.2", "onnxruntime": "1.31.1"}
 
 
@@ -31,10 +33,10 @@ def test_triage_status_uses_a_replay_only_with_the_same_versions() -> None:
     assert bundle_status(META, INSTALLED) == "fails"  # found with these versions
     newer = dict(INSTALLED, target="fake 2.0")
     assert bundle_status(META, newer) == "unverified"
-    replayed = dict(META, replay={"status": "fixed", "versions": newer})
+    replayed = replace(META, replay={"status": "fixed", "versions": newer})
     assert bundle_status(replayed, newer) == "fixed"
     assert bundle_status(replayed, INSTALLED) == "fails"
-    assert bundle_status(dict(META, replay={"status": "fixed", "versions": dict(
+    assert bundle_status(replace(META, replay={"status": "fixed", "versions": dict(
         newer, onnxruntime="1.20.0")}), newer) == "unverified"
 
 
@@ -47,7 +49,7 @@ def test_a_pass_the_installed_target_lacks_is_untestable_not_a_failure() -> None
     assert missing_passes(case) == ["fuse_future_thing"]
     replay = classify(META, result(unusable=f"{UNTESTABLE}: fuse_future_thing"))
     assert replay.status == "untestable" and "untestable" not in FAILING
-    assert bundle_status(dict(META, replay={"status": "untestable", "versions": INSTALLED}),
+    assert bundle_status(replace(META, replay={"status": "untestable", "versions": INSTALLED}),
                          INSTALLED) == "untestable"
 
 
@@ -62,13 +64,13 @@ def test_every_status_has_a_label() -> None:
 def test_replay_falls_back_to_the_responsible_passes_where_a_pass_is_missing() -> None:
     from fuzzer.triage.replay import replay_config
 
-    meta = dict(META, target=dict(META["target"], config={"passes": ["a", "drop-node", "b"],
-                                                          "fixed_point": True}))
+    meta = replace(META, target=replace(META.target, config={"passes": ["a", "drop-node", "b"],
+                                                             "fixed_point": True}))
     everything = lambda name: True  # noqa: E731
     older = lambda name: name != "b"  # noqa: E731
-    localized = dict(meta, responsible_passes=["drop-node"])
+    localized = replace(meta, responsible_passes=["drop-node"])
     assert replay_config(localized, everything)["passes"] == ["a", "drop-node", "b"]
     assert replay_config(localized, older) == {"passes": ["drop-node"], "fixed_point": True}
     assert replay_config(meta, older)["passes"] == ["a", "drop-node", "b"]  # not localized
-    assert replay_config(dict(meta, responsible_passes=["b"]), older)["passes"] == \
+    assert replay_config(replace(meta, responsible_passes=["b"]), older)["passes"] == \
         ["a", "drop-node", "b"]

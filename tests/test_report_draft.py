@@ -1,10 +1,9 @@
-"""``optfuzz report``: the issue draft names the pass and the symptom, its inline repro runs on
-its own next to the attachment and fails while the bug is there, and the picture shows the
-op types of both graphs."""
+"""``optfuzz report``: the issue draft names the pass and the symptom and shows the target
+call, the attachment's repro.py runs on its own and fails while the bug is there, and the
+picture shows the op types of both graphs."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fuzzer.report.issue_draft import issue_title, render_issue_draft
+from fuzzer.store.meta import read_meta
 from tests.test_triage_status import optfuzz, save_bundle, unary_model
 
 
@@ -40,23 +40,25 @@ def test_report_repro_runs_alone_and_fails_while_the_bug_is_there(bundle: Path,
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Versions" in report and "| onnxruntime |" in report
     assert "**Expected:**" in report and "**Actual:** `output-mismatch`" in report
-    (script,) = re.findall(r"```python\n(.*?)```", report, flags=re.S)
-    imports = set(re.findall(r"^(?:import|from) (\w+)", script, flags=re.M))
-    third_party = imports - set(sys.stdlib_module_names)
-    assert third_party <= {"numpy", "onnx", "onnxruntime", "fuzzer"}  # fuzzer: fake target
-    assert len(script.splitlines()) < 60
+    (call,) = re.findall(r"```python\n(.*?)```", report, flags=re.S)
+    assert "FakeTarget().optimize(model, " in call and "drop-node" in call
+
 
     # what a maintainer does: unzip the attachment, save the script, run it
     work = tmp_path / "maintainer"
     with zipfile.ZipFile(tmp_path / "out" / f"{bundle.name}.zip") as archive:
         assert {"model.onnx", "inputs.npz", "repro.py"} <= set(archive.namelist())
         archive.extractall(work)
-    assert (work / "repro.py").read_text() == script
+    script = (work / "repro.py").read_text()
+    assert script == (bundle / "repro.py").read_text()
+    imports = set(re.findall(r"^ *(?:import|from) (\w+)", script, flags=re.M))
+    third_party = imports - set(sys.stdlib_module_names)
+    assert third_party <= {"numpy", "onnx", "onnxruntime", "fuzzer"}  # fuzzer: fake target
     env = {k: v for k, v in os.environ.items() if k != "OPTFUZZ_FAKE_FIXED"}
     failing = subprocess.run([sys.executable, "repro.py"], cwd=work, capture_output=True,
                              text=True, env=env, timeout=60)
     assert failing.returncode == 1, failing.stdout + failing.stderr
-    assert "BUG: output 0 differs" in failing.stderr
+    assert "observed: output-mismatch: output 0" in failing.stdout
     fixed = subprocess.run([sys.executable, "repro.py"], cwd=work, capture_output=True,
                            text=True, env=dict(env, OPTFUZZ_FAKE_FIXED="drop-node"),
                            timeout=60)
@@ -82,9 +84,9 @@ def test_picture_names_the_op_types_of_both_graphs(bundle: Path, tmp_path: Path)
 
 
 def test_title_names_pass_list_when_not_localized(bundle: Path) -> None:
-    meta = json.loads((bundle / "meta.json").read_text())
-    meta["responsible_passes"] = None
-    meta["target"]["config"]["passes"] = ["nop-1", "nop-2", "drop-node", "nop-3"]
+    meta = read_meta(bundle / "meta.json")
+    meta.responsible_passes = None
+    meta.target.config["passes"] = ["nop-1", "nop-2", "drop-node", "nop-3"]
     title = issue_title(meta)
     assert title == ("fake: pass list [nop-1, nop-2, drop-node (+1 more)] changes the model's "
                      "outputs (output-mismatch)")

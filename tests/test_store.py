@@ -6,11 +6,12 @@ import json
 import os
 
 from fuzzer.store.folder import BundleStore, write_atomic
+from tests.bundle_files import bundle_files
 
 
 def test_bundles_and_meta_are_readable_by_others(tmp_path):
     store = BundleStore(tmp_path)
-    assert store.create("bloat-00000001", {"meta.json": b'{"hits": 1}'})
+    assert store.create("bloat-00000001", bundle_files("bloat-00000001"))
     write_atomic(tmp_path / "campaign.json", b"{}")
     mask = os.umask(0)
     os.umask(mask)
@@ -21,13 +22,13 @@ def test_bundles_and_meta_are_readable_by_others(tmp_path):
 
 def test_second_create_updates_instead_of_overwriting(tmp_path):
     store = BundleStore(tmp_path)
-    store.create("hang-00000002", {"meta.json": b'{"hits": 1}', "model.onnx": b"first"})
+    store.create("hang-00000002", dict(bundle_files("hang-00000002"), **{"model.onnx": b"first"}))
 
     def bump(meta):
-        return dict(meta, hits=meta["hits"] + 1)
+        meta.hits += 1
 
-    assert not store.create("hang-00000002", {"meta.json": b'{"hits": 1}',
-                                              "model.onnx": b"second"}, on_exists=bump)
+    assert not store.create("hang-00000002", dict(bundle_files("hang-00000002"),
+                                                  **{"model.onnx": b"second"}), on_exists=bump)
     assert json.loads((tmp_path / "hang-00000002" / "meta.json").read_text())["hits"] == 2
     assert (tmp_path / "hang-00000002" / "model.onnx").read_bytes() == b"first"
     assert store.ids() == ["hang-00000002"]
@@ -35,22 +36,21 @@ def test_second_create_updates_instead_of_overwriting(tmp_path):
 
 def test_batched_hits_reach_meta_on_flush(tmp_path):
     store = BundleStore(tmp_path, batch_hits=True)
-    meta = b'{"hits": 1, "last_seen": "2026-01-01T00:00:00Z"}'
-    store.create("bloat-00000003", {"meta.json": meta})
+    store.create("bloat-00000003", bundle_files("bloat-00000003"))
     for _ in range(5):
         store.add_hit("bloat-00000003", "2026-11-21T10:00:00Z")
-    assert store.meta("bloat-00000003")["hits"] == 1 and store.pending_hits() == 5
+    assert store.meta("bloat-00000003").hits == 1 and store.pending_hits() == 5
     store.flush_hits()
     meta = store.meta("bloat-00000003")
-    assert (meta["hits"], meta["last_seen"]) == (6, "2026-11-21T10:00:00Z")
+    assert (meta.hits, meta.last_seen) == (6, "2026-11-21T10:00:00Z")
     assert store.pending_hits() == 0
 
 
 def test_index_sees_a_bundle_made_by_another_store(tmp_path):
     first, second = BundleStore(tmp_path), BundleStore(tmp_path)
     assert first.index() == []
-    second.create("hang-00000004", {"meta.json": b'{"symptom": "hang", "signature": "s"}'})
-    assert [e["signature"] for e in first.index()] == ["s"]
+    second.create("hang-00000004", bundle_files("hang-00000004", signature="s"))
+    assert [e.signature for e in first.index()] == ["s"]
 
 
 def test_unusable_reasons_group_by_what_failed():

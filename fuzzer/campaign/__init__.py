@@ -1,6 +1,6 @@
 """A fuzzing campaign: its settings, the stream of test cases, the loop that keeps the
 workers busy, statistics and progress, and the thread that turns findings into bundles.
 
-In: :class:`fuzzer.campaign.run.CampaignSettings`. Out: bundles in the output folder,
+In: :class:`fuzzer.campaign.settings.CampaignSettings`. Out: bundles in the output folder,
 ``campaign.json`` (settings and counters, for ``--resume``) and ``summary.html``.
 """

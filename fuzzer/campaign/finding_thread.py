@@ -5,6 +5,12 @@ Findings wait in a bounded queue: when it is full the case loop blocks (backpres
 finding is ever dropped. The thread has a sandbox of its own (one worker), so its optimizer
 runs never queue behind the campaign's cases. When the campaign ends, :meth:`finish` handles
 what is left; past its grace period (or after Ctrl-C) the rest is recorded without reduction.
+
+A failure in one finding is counted (:attr:`FindingWorker.errors`) and the thread goes on; a
+failure that every later finding would meet too (a full disk, its own worker pool gone, an
+error outside the handling of one finding) ends the thread. The case loop learns of it from
+:meth:`FindingWorker.check` or :meth:`FindingWorker.put` (never blocked by a dead thread) and
+stops the campaign.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from fuzzer.campaign.failure import as_campaign_error, is_disk_full, stopped
 from fuzzer.campaign.record import FindingPolicy, handle_finding
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
@@ -22,6 +29,8 @@ from fuzzer.store.folder import BundleStore
 
 QUEUE_SIZE = 64
 FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
+POLL_SECONDS = 0.5  # while the queue is full: how often to check that the thread still runs
+ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
 
 Report = Callable[[str, bool, str], None]
 
@@ -35,6 +44,11 @@ class FindingWorker:
         version: the target's version for meta.json.
         policy: localization and reduction settings.
         report: called with ``(bundle id, created, message)`` after each finding.
+
+    Attributes:
+        errors: one line per finding that could not be recorded (the thread went on).
+        failure: the exception that ended the thread early, or None.
+        abandoned: queued findings dropped by a failing campaign's :meth:`finish`.
     """
 
     def __init__(self, store: BundleStore, sandbox_factory: Callable[[], Sandbox],
@@ -46,16 +60,47 @@ class FindingWorker:
         self._quick = threading.Event()
         self.memo = LocalizationMemo()
         self.errors: list[str] = []
-        self._thread = threading.Thread(target=self._loop, name="findings", daemon=True)
+        self.failure: BaseException | None = None
+        self.abandoned = 0
+        self._finishing = self._abandoning = False
+        self._thread = threading.Thread(target=self._run, name="findings", daemon=True)
         self._thread.start()
 
     def put(self, case: TestCase, result: CaseResult) -> None:
-        """Queue a result with findings; blocks while the queue is full."""
-        self._queue.put((case, result))
+        """Queue a result with findings; blocks while the queue is full and the thread runs.
+
+        Raises:
+            CampaignError: the thread has stopped (see :meth:`check`).
+        """
+        while True:
+            self.check()
+            try:
+                self._queue.put((case, result), timeout=POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
+
+    def check(self) -> None:
+        """Raise if the thread stopped before :meth:`finish` asked it to.
+
+        Raises:
+            CampaignError: one line saying why (a full disk, or the exception that ended it).
+        """
+        if self.failure is not None:
+            raise as_campaign_error(self.failure, "the finding thread", self.store.root)
+        if not self._thread.is_alive() and not self._finishing:
+            raise stopped("the finding thread stopped")
 
     def pending(self) -> int:
         """Findings waiting in the queue."""
         return self._queue.qsize()
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # the case loop reports it and stops the campaign
+            if not self._abandoning:  # else: its sandbox was closed under it, on purpose
+                self.failure = exc
 
     def _loop(self) -> None:
         last_flush = time.monotonic()
@@ -81,21 +126,50 @@ class FindingWorker:
                 outcome = handle_finding(self.store, self._sandbox, case, result, self.version,
                                          policy, self.memo)
             except Exception as exc:  # a bug of optfuzz: keep the campaign alive, say why
+                if self._fatal(exc):
+                    raise
                 self.errors.append(f"{type(exc).__name__}: {exc}")
                 continue
             if outcome is not None:
                 self.report(outcome[0], outcome[1], result.findings[0].message)
 
-    def finish(self, grace: float, quick: bool = False) -> None:
+    def _fatal(self, exc: Exception) -> bool:
+        """Whether every later finding would fail the same way: a full disk, or the thread's
+        worker pool is gone."""
+        return is_disk_full(exc) or (self._sandbox is not None and not self._sandbox.alive)
+
+    def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Handle what is queued and stop: fully for ``grace`` seconds, then (or at once with
-        ``quick``) without reduction."""
-        if quick:
+        ``quick``) without reduction. With ``abandon`` (the campaign is failing) the queued
+        findings are dropped (counted in :attr:`abandoned`) and the finding at hand gets
+        :data:`ABANDON_SECONDS`. A dead thread is not waited for. Never raises; see
+        :meth:`check`."""
+        self._finishing = True
+        self._abandoning = self._abandoning or abandon
+        if quick or abandon:
             self._quick.set()
-        self._queue.put(None)
-        self._thread.join(timeout=grace)
-        if self._thread.is_alive():
+        if abandon:
+            self._drain()
+        while self._thread.is_alive():
+            try:
+                self._queue.put(None, timeout=POLL_SECONDS)
+                break
+            except queue.Full:
+                continue
+        self._thread.join(timeout=ABANDON_SECONDS if abandon else grace)
+        if self._thread.is_alive() and not abandon:
             self._quick.set()
             self._thread.join()
         if self._sandbox is not None:
-            self._sandbox.close()
+            self._sandbox.close()  # also ends the wait of an abandoned finding's sandbox run
+        self._thread.join(timeout=ABANDON_SECONDS)
+        self._drain()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self.abandoned += int(item is not None)
 

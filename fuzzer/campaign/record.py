@@ -18,8 +18,10 @@ from fuzzer.reduce.minimized import Minimized
 from fuzzer.report.issue_draft import render_issue_draft
 from fuzzer.report.repro import render_repro, repro_context
 from fuzzer.store.folder import BundleStore, dump_json
+from fuzzer.store.meta import SCHEMA, BundleMeta
 from fuzzer.store.npz import npz_bytes
 from fuzzer.store.versions import environment_versions, utc_now
+from oracles import symptom
 from oracles.base import Finding
 
 
@@ -30,11 +32,6 @@ class FindingPolicy:
 
     localize: bool = True
     reduce_seconds: float = 120.0
-
-
-#: symptoms that depend on timing or load: recorded only when a second run shows them too
-#: (AFL's hang confirmation), so that no bundle holds a repro that passes.
-CONFIRMED_SYMPTOMS = frozenset({"hang"})
 
 
 def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
@@ -61,7 +58,7 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     finding = primary_finding(result)
     if finding is None or result.artifacts is None:
         return None
-    if finding.symptom in CONFIRMED_SYMPTOMS and not confirmed(sandbox, case, finding):
+    if symptom(finding.symptom).confirm and not confirmed(sandbox, case, finding):
         return None
     where = None
     if policy.localize:
@@ -83,13 +80,15 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                   target_version, responsible, minimized, sandbox.timeout, extra)
 
 
-SCHEMA = 1
-
-
 def build_meta(bid: str, signature: str, finding: Finding, case: TestCase, source: dict,
                target_version: str, responsible: list[str] | None, nodes_original: int,
-               nodes_minimized: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """meta.json (schema 1) for a new bundle."""
+               nodes_minimized: int, extra: dict[str, Any] | None = None) -> BundleMeta:
+    """The meta of a new bundle; ``extra`` sets further fields by their meta.json name
+    (e.g. ``localization``).
+
+    Raises:
+        MetaError: a value of ``extra`` has the wrong type for its field.
+    """
     now = utc_now()
     meta = {
         "schema": SCHEMA,
@@ -108,10 +107,10 @@ def build_meta(bid: str, signature: str, finding: Finding, case: TestCase, sourc
         "hits": 1,
     }
     meta.update(extra or {})
-    return meta
+    return BundleMeta.from_json(meta)
 
 
-def bundle_files(meta: dict[str, Any], original: Artifacts, minimized: Minimized | None,
+def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | None,
                  timeout: float) -> dict[str, bytes]:
     """Every file of a bundle: model/original/optimized .onnx, .npz feeds and outputs,
     repro.py, report.md and meta.json."""
@@ -127,18 +126,17 @@ def bundle_files(meta: dict[str, Any], original: Artifacts, minimized: Minimized
     }
     if use.optimized is not None:
         files["optimized.onnx"] = use.optimized
-    if meta["symptom"] == "output-mismatch" and use.expected is not None:
+    if meta.symptom == "output-mismatch" and use.expected is not None:
         files["expected.npz"] = npz_bytes(use.expected)
         if use.actual is not None:
             files["actual.npz"] = npz_bytes(use.actual)
-    files["meta.json"] = dump_json(meta)
+    files["meta.json"] = dump_json(meta.to_json())
     return files
 
 
-def hit(meta: dict[str, Any]) -> dict[str, Any]:
-    """meta.json after one more sighting of its bug."""
-    meta["hits"] = int(meta.get("hits", 0)) + 1
-    meta["last_seen"] = utc_now()
+def hit(meta: BundleMeta) -> BundleMeta:
+    """``meta`` after one more sighting of its bug (now)."""
+    meta.add_hits(1, utc_now())
     return meta
 
 

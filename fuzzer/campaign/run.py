@@ -1,174 +1,286 @@
 """A fuzzing campaign: keep the workers busy with test cases, judge every result, and turn
-findings into bundles (design.md, "Data flow")."""
+findings into bundles (design.md, "Data flow").
+
+One campaign owns its folder (:class:`fuzzer.store.lock.CampaignLock`) from start to end.
+campaign.json records the settings first thing, then the counters every :data:`SAVE_EVERY`
+seconds and at the end; ``--resume`` continues it only with the same settings
+(:mod:`fuzzer.campaign.settings`). A campaign that cannot go on (its finding thread or its
+worker pool died, the disk is full) stops within seconds, saves what it can and raises
+:class:`fuzzer.campaign.failure.CampaignError`; its folder stays resumable.
+"""
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.live import Live
 
+from fuzzer.campaign.failure import (
+    CampaignError,
+    as_campaign_error,
+    disk_full,
+    is_disk_full,
+    stopped,
+)
 from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.campaign.progress import render, summary
-from fuzzer.campaign.record import FindingPolicy
-from fuzzer.campaign.stats import CampaignStats
+from fuzzer.campaign.settings import CampaignSettings, check_settings, saved_settings
+from fuzzer.campaign.stats import CAMPAIGN_FILE, CampaignStats
 from fuzzer.campaign.stream import CaseStream, StreamConfig
 from fuzzer.campaign.summary import write_summary
+from fuzzer.errors import InputError
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.execution.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT, Sandbox
-from fuzzer.store.folder import BundleStore
+from fuzzer.execution.sandbox import Sandbox, SandboxError
+from fuzzer.store.folder import BundleStore, damage_note
+from fuzzer.store.lock import LOCK_FILE, CampaignLock
 from fuzzer.targets import get_target
+
+__all__ = ["CampaignSettings", "run_campaign", "resume_state"]
 
 IN_FLIGHT_PER_JOB = 8
 SAVE_EVERY = 10.0  # seconds between campaign.json writes
 FINISH_GRACE = 60.0  # seconds to finish queued findings (with reduction) at the end
-
-
-@dataclass
-class CampaignSettings:
-    """Everything ``optfuzz fuzz`` was asked for.
-
-    Attributes:
-        seconds: duration limit in seconds (None: no limit).
-        max_cases: case limit (None: no limit).
-        jobs: worker processes.
-        timeout: per-case timeout in seconds.
-        memory_limit: per-worker address-space limit in bytes.
-        resume: continue the campaign saved in ``out``.
-    """
-
-    out: Path
-    target: str = "onnxoptimizer"
-    seconds: float | None = None
-    max_cases: int | None = None
-    jobs: int = 2
-    seed: int = 0
-    generated: bool = True
-    generator: str = "v2"
-    corpus: list[Any] = field(default_factory=list)
-    passes: list[str] | None = None
-    fixed_passes: bool = False
-    input_shapes: dict[str, list[int]] | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
-    policy: FindingPolicy = field(default_factory=FindingPolicy)
-    resume: bool = False
-    live: bool = True
+_NOT_CONTENT = frozenset({LOCK_FILE, ".lock"})  # files a folder may hold and still be empty
 
 
 def run_campaign(settings: CampaignSettings, console: Console | None = None) -> CampaignStats:
     """Run a campaign until its time or case limit, the end of its sources, or Ctrl-C.
 
     Returns the campaign's statistics (also saved as ``<out>/campaign.json``).
+
+    Raises:
+        InputError: another campaign holds the folder; or ``--resume`` found no campaign in a
+            folder that is not empty, an unreadable campaign.json, or other settings (no case
+            has run then).
+        CampaignError: the campaign stopped early (finding thread or worker pool died, disk
+            full); campaign.json is saved where the disk allowed, the folder is resumable.
     """
     console = console or Console()
-    store = BundleStore(settings.out, batch_hits=True)
-    target = get_target(settings.target)
-    stats = CampaignStats.load(store.root) if settings.resume else None
-    if stats is None or stats.target != settings.target:
-        stats = CampaignStats(seed=settings.seed, target=settings.target)
-    stats.started = time.monotonic()
-    stream = CaseStream(StreamConfig(settings.target, stats.seed, settings.generated,
-                                     settings.generator, settings.corpus, settings.passes,
-                                     settings.input_shapes, settings.fixed_passes), target,
-                         stats.next_case,
-                         stats.corpus_next)
-    for model_id in stats.unusable_models:
-        stream.skip_model(model_id)
-    done: queue.SimpleQueue[tuple[TestCase, CaseResult]] = queue.SimpleQueue()
-    version = target.version()
-    run_started, run_cases, in_flight, interrupted = time.monotonic(), 0, 0, False
-    corpus_in_flight, corpus_cap = 0, max(1, settings.jobs // 2)
-    exhausted = False
-    lock = threading.Lock()
-
-    def report(bid: str, created: bool, message: str) -> None:
-        with lock:
-            if created:
-                stats.bundles_new += 1
-                stats.newest = f"{bid}: {message[:80]}"
-            else:
-                stats.hits += 1
-
-    findings = FindingWorker(store, lambda: Sandbox(1, settings.timeout, settings.memory_limit),
-                             version, settings.policy, report)
-    last_save = time.monotonic()
-
-    def limit_reached() -> bool:
-        if settings.seconds is not None and time.monotonic() - run_started >= settings.seconds:
-            return True
-        return settings.max_cases is not None and stream.index - stats.next_case >= \
-            settings.max_cases
-
-    def panel() -> Any:
-        return render(stats, settings.seconds, run_cases, time.monotonic() - run_started,
-                      str(settings.out), findings.pending())
-
-    sandbox = Sandbox(settings.jobs, settings.timeout, settings.memory_limit)
     try:
-        live_console = console if settings.live else Console(quiet=True)
-        with Live(panel(), console=live_console, refresh_per_second=2) as live:
+        with CampaignLock(settings.out):
+            return _Campaign(settings, console).run()
+    except OSError as exc:  # at start-up: the lock file, the folder, the first campaign.json
+        if is_disk_full(exc):
+            raise disk_full(exc, settings.out) from None
+        raise
+
+
+def resume_state(folder: Path, settings: CampaignSettings) -> tuple[CampaignStats | None,
+                                                                    list[str]]:
+    """The saved campaign in ``folder`` to continue with ``settings``, and the descriptions
+    of the operational changes that ``settings.allow_change`` permitted; ``(None, [])`` for
+    an empty or missing folder.
+
+    Raises:
+        InputError: no campaign.json in a folder that holds something else, an unreadable
+            campaign.json, or settings that differ (see
+            :func:`fuzzer.campaign.settings.check_settings`).
+    """
+    where = str(folder).rstrip("/") + "/"
+    path = folder / CAMPAIGN_FILE
+    if not path.is_file():
+        if folder.is_dir() and any(p.name not in _NOT_CONTENT for p in folder.iterdir()):
+            raise InputError(f"{where} holds no {CAMPAIGN_FILE} to resume; start without "
+                             "--resume or choose another --out")
+        return None, []
+    try:
+        data = json.loads(path.read_text())
+        stats = CampaignStats.from_json(data)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path} cannot be read ({exc}); start a new --out") from None
+    changes = check_settings(folder, saved_settings(data), settings.record(),
+                             settings.allow_change)
+    return stats, changes
+
+
+class _Campaign:
+    """One run of a campaign in a folder whose lock the caller holds."""
+
+    def __init__(self, settings: CampaignSettings, console: Console) -> None:
+        self.settings, self.console = settings, console
+        self.store = BundleStore(settings.out, batch_hits=True)
+        self.target = get_target(settings.target)
+        stats, changes = resume_state(self.store.root, settings) if settings.resume \
+            else (None, [])
+        for change in changes:
+            console.print(f"setting changed: {change}", highlight=False)
+        self.stats = stats or CampaignStats(seed=settings.seed, target=settings.target)
+        self.stats.settings = settings.record()
+        self.stats.started = time.monotonic()
+        self.stats.save(self.store.root)
+        self.stream = CaseStream(
+            StreamConfig(settings.target, settings.seed, settings.generated, settings.generator,
+                         settings.corpus, settings.passes, settings.input_shapes,
+                         settings.fixed_passes),
+            self.target, self.stats.next_case, self.stats.corpus_next)
+        for model_id in self.stats.unusable_models:
+            self.stream.skip_model(model_id)
+        self.first_case = self.stats.next_case
+        self.done: queue.SimpleQueue[tuple[TestCase, CaseResult]] = queue.SimpleQueue()
+        self.run_started = time.monotonic()
+        self.run_cases = self.in_flight = self.corpus_in_flight = 0
+        self.corpus_cap = max(1, settings.jobs // 2)
+        self.exhausted = False
+        self.last_save = time.monotonic()
+        self._lock = threading.Lock()
+        self.findings = FindingWorker(
+            self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit),
+            self.target.version(), settings.policy, self._report)
+
+    def run(self) -> CampaignStats:
+        """Run the case loop, finish the findings, save; see :func:`run_campaign`."""
+        settings, findings = self.settings, self.findings
+        interrupted, finished = False, False
+        failure: CampaignError | None = None
+        sandbox: Sandbox | None = None
+        try:
+            sandbox = Sandbox(settings.jobs, settings.timeout, settings.memory_limit)
+            live_console = self.console if settings.live else Console(quiet=True)
+            with Live(self._panel(), console=live_console, refresh_per_second=2) as live:
+                try:
+                    self._loop(sandbox, live)
+                except KeyboardInterrupt:
+                    interrupted = True
+                except SandboxError as exc:
+                    failure = stopped(str(exc))
+                except CampaignError as exc:
+                    failure = exc
+                except OSError as exc:
+                    if not is_disk_full(exc):
+                        raise
+                    failure = disk_full(exc, self.store.root)
+                self.stats.last_run = {"cases": self.run_cases,
+                                       "seconds": round(time.monotonic() - self.run_started, 3)}
+                sandbox.close()
+                live.update(self._panel())
+                try:
+                    findings.finish(FINISH_GRACE, quick=interrupted, abandon=failure is not None)
+                except KeyboardInterrupt:  # a second Ctrl-C abandons the queued findings
+                    interrupted = True
+                    findings.finish(0.0, abandon=True)
+                finished = True
+        finally:
+            if sandbox is not None:
+                sandbox.close()
+            if not finished:
+                findings.finish(0.0, abandon=True)
+        if failure is None and findings.failure is not None:
+            failure = as_campaign_error(findings.failure, "the finding thread", self.store.root)
+        save_error = self._save()
+        failure = failure or save_error
+        self.console.print(summary(self.stats, self.run_cases, self.stats.last_run["seconds"],
+                                   interrupted or failure is not None, str(settings.out)))
+        for error in findings.errors[:5]:
+            self.console.print(f"[red]finding not recorded[/red] ({error})", highlight=False)
+        if findings.abandoned:
+            self.console.print(f"{findings.abandoned} queued finding(s) not recorded",
+                               highlight=False)
+        damaged = damage_note(self.store.read_all()[1])
+        if damaged:
+            self.console.print(damaged, style="yellow", markup=False, highlight=False,
+                               soft_wrap=True)
+        if failure is not None:
+            raise failure
+        return self.stats
+
+    def _loop(self, sandbox: Sandbox, live: Live) -> None:
+        """Keep ``sandbox`` busy and collect results until a limit or the end of the sources.
+
+        Raises:
+            CampaignError: the finding thread or the worker pool stopped.
+            SandboxError: the pool refused a case.
+            OSError: campaign.json could not be written.
+        """
+        while True:
+            self._fill(sandbox)
+            if self.in_flight == 0:
+                return
+            self.findings.check()
             try:
-                while True:
-                    while not exhausted and in_flight < settings.jobs * IN_FLIGHT_PER_JOB \
-                            and not limit_reached():
-                        try:
-                            case = stream.draw(corpus_ok=corpus_in_flight < corpus_cap)
-                        except StopIteration:
-                            exhausted = True
-                            break
-                        corpus_in_flight += _is_corpus(case)
-                        future = sandbox.submit(case)
-                        future.add_done_callback(lambda f, c=case: done.put((c, f.result())))
-                        in_flight += 1
-                    if in_flight == 0:
-                        break
-                    try:
-                        case, result = done.get(timeout=0.2)
-                    except queue.Empty:
-                        live.update(panel())
-                        continue
-                    in_flight -= 1
-                    corpus_in_flight -= _is_corpus(case)
-                    run_cases += 1
-                    stats.add(case, result)
-                    if result.unusable and case.source.get("kind") == "corpus":
-                        stream.skip_model(case.source.get("model", ""))
-                    if result.findings and result.artifacts is not None:
-                        findings.put(case, result)
-                    if time.monotonic() - last_save > SAVE_EVERY:
-                        stats.next_case, stats.corpus_next = stream.index, stream.corpus_drawn
-                        stats.tick()
-                        stats.save(store.root)
-                        last_save = time.monotonic()
-            except KeyboardInterrupt:
-                interrupted = True
-            stats.last_run = {"cases": run_cases,
-                              "seconds": round(time.monotonic() - run_started, 3)}
-            sandbox.close()
-            live.update(panel())
+                case, result = self.done.get(timeout=0.2)
+            except queue.Empty:
+                if not sandbox.alive:
+                    raise stopped("the worker pool stopped") from None
+                live.update(self._panel())
+                continue
+            self._collect(case, result)
+            if time.monotonic() - self.last_save > SAVE_EVERY:
+                self._checkpoint()
+                self.stats.tick()
+                self.stats.save(self.store.root)
+                self.last_save = time.monotonic()
+
+    def _fill(self, sandbox: Sandbox) -> None:
+        """Submit cases until the in-flight bound, a limit, or the end of the sources."""
+        while not self.exhausted and self.in_flight < self.settings.jobs * IN_FLIGHT_PER_JOB \
+                and not self._limit_reached():
+            corpus_ok = self.corpus_in_flight < self.corpus_cap
             try:
-                findings.finish(FINISH_GRACE, quick=interrupted)
-            except KeyboardInterrupt:  # a second Ctrl-C abandons the queued findings
-                interrupted = True
-    finally:
-        sandbox.close()
-    # Cases still in flight are abandoned; a resumed campaign starts after the last one
-    # drawn, so none is run twice.
-    stats.next_case, stats.corpus_next = stream.index, stream.corpus_drawn
-    stats.tick(force=True)
-    stats.save(store.root)
-    write_summary(store.root, stats.to_json())
-    console.print(summary(stats, run_cases, stats.last_run["seconds"], interrupted,
-                          str(settings.out)))
-    for error in findings.errors[:5]:
-        console.print(f"[red]finding not recorded[/red] ({error})", highlight=False)
-    return stats
+                case = self.stream.draw(corpus_ok=corpus_ok)
+            except StopIteration:
+                self.exhausted = True
+                return
+            future = sandbox.submit(case)
+            self.corpus_in_flight += _is_corpus(case)
+            future.add_done_callback(lambda f, c=case: self.done.put((c, f.result())))
+            self.in_flight += 1
+
+    def _collect(self, case: TestCase, result: CaseResult) -> None:
+        """Count a finished case and queue its findings (blocks while the queue is full)."""
+        self.in_flight -= 1
+        self.corpus_in_flight -= _is_corpus(case)
+        self.run_cases += 1
+        self.stats.add(case, result)
+        if result.unusable and case.source.get("kind") == "corpus":
+            self.stream.skip_model(case.source.get("model", ""))
+        if result.findings and result.artifacts is not None:
+            self.findings.put(case, result)
+
+    def _checkpoint(self) -> None:
+        # Cases still in flight are abandoned; a resumed campaign starts after the last one
+        # drawn, so none is run twice.
+        self.stats.next_case, self.stats.corpus_next = self.stream.index, \
+            self.stream.corpus_drawn
+
+    def _save(self) -> CampaignError | None:
+        """Write campaign.json and summary.html; the error if the disk is full."""
+        self._checkpoint()
+        self.stats.tick(force=True)
+        try:
+            self.stats.save(self.store.root)
+            write_summary(self.store.root, self.stats.to_json())
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            return disk_full(exc, self.store.root)
+        return None
+
+    def _limit_reached(self) -> bool:
+        settings = self.settings
+        if settings.seconds is not None and \
+                time.monotonic() - self.run_started >= settings.seconds:
+            return True
+        return settings.max_cases is not None and \
+            self.stream.index - self.first_case >= settings.max_cases
+
+    def _report(self, bid: str, created: bool, message: str) -> None:
+        with self._lock:
+            if created:
+                self.stats.bundles_new += 1
+                self.stats.newest = f"{bid}: {message[:80]}"
+            else:
+                self.stats.hits += 1
+
+    def _panel(self) -> Any:
+        return render(self.stats, self.settings.seconds, self.run_cases,
+                      time.monotonic() - self.run_started, str(self.settings.out),
+                      self.findings.pending())
 
 
 def _is_corpus(case: TestCase) -> int:

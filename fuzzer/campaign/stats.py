@@ -35,6 +35,9 @@ class CampaignStats:
 
     ``last_run`` holds the cases of the latest run and the seconds its case loop took
     (without finishing queued findings and writing summary.html): its throughput.
+    ``settings`` is the campaign's settings record
+    (:meth:`fuzzer.campaign.settings.CampaignSettings.record`); None in a campaign.json
+    written before it held one.
     """
 
     seed: int
@@ -56,6 +59,7 @@ class CampaignStats:
     newest: str = ""
     timeline: list[dict[str, Any]] = field(default_factory=list)
     last_run: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] | None = None
     started: float = field(default_factory=time.monotonic)
     _last_point: float = 0.0
 
@@ -100,20 +104,44 @@ class CampaignStats:
             "bundles_new": self.bundles_new, "hits": self.hits,
             "per_pass": dict(self.per_pass), "per_motif": dict(self.per_motif),
             "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
-            "last_run": self.last_run,
+            "last_run": self.last_run, **({"settings": self.settings} if self.settings else {}),
         }
 
     def save(self, folder: Path) -> None:
-        """Write campaign.json atomically into ``folder``."""
+        """Write campaign.json atomically into ``folder``.
+
+        Raises:
+            OSError: it cannot be written (the previous campaign.json stays as it was).
+        """
         write_atomic(folder / CAMPAIGN_FILE, dump_json(self.to_json()))
 
     @classmethod
     def load(cls, folder: Path) -> CampaignStats | None:
-        """The saved state of a campaign in ``folder``, or None."""
+        """The saved state of a campaign in ``folder``, or None when there is no campaign.json.
+
+        Raises:
+            OSError: it cannot be read.
+            ValueError: it is not the JSON of a campaign (the message says what is wrong).
+        """
         path = folder / CAMPAIGN_FILE
         if not path.is_file():
             return None
-        data = json.loads(path.read_text())
+        return cls.from_json(json.loads(path.read_text()))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CampaignStats:
+        """The state saved as ``data`` (a parsed campaign.json).
+
+        Raises:
+            ValueError: a required field is missing or of the wrong type.
+        """
+        try:
+            return cls._from_json(data)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise ValueError(f"not a campaign record ({type(exc).__name__}: {exc})") from None
+
+    @classmethod
+    def _from_json(cls, data: dict[str, Any]) -> CampaignStats:
         stats = cls(seed=data["seed"], target=data["target"], elapsed_s=data["elapsed_s"],
                     next_case=data["next_case"], corpus_next=data.get("corpus_next", 0),
                     cases=data["cases"], usable=data["usable"],
@@ -125,4 +153,6 @@ class CampaignStats:
         stats.per_pass.update(data.get("per_pass", {}))
         stats.per_motif.update(data.get("per_motif", {}))
         stats.findings_per_pass.update(data.get("findings_per_pass", {}))
+        settings = data.get("settings")
+        stats.settings = settings if isinstance(settings, dict) else None
         return stats

@@ -68,18 +68,16 @@ def timeline_charts(timeline: list[dict[str, Any]]) -> list[str]:
 def bundle_rows(folder: Path) -> list[list[Any]]:
     """One row per bundle in ``folder``: linked id, symptom, passes, hits, nodes."""
     from fuzzer.store.folder import BundleStore
-    from fuzzer.triage.rows import read_metas
 
-    metas, _ = read_metas(BundleStore(folder))
-    metas.sort(key=lambda m: (-int(m.get("hits", 1)), m["id"]))
+    metas, _ = BundleStore(folder).read_all()
+    metas.sort(key=lambda m: (-m.hits, m.id))
     rows = []
     for meta in metas[:MAX_BUNDLES_LISTED]:
-        passes = meta.get("responsible_passes") or meta["target"]["config"].get("passes") or []
-        nodes = meta.get("nodes", {})
-        link = f'<a href="{_esc(meta["id"])}/report.md">{_esc(meta["id"])}</a>'
-        rows.append([link, _esc(meta["symptom"]), _esc(", ".join(passes[:4]) + (
-            " ..." if len(passes) > 4 else "")), int(meta.get("hits", 1)),
-            f"{nodes.get('original', '?')} &rarr; {nodes.get('minimized', '?')}"])
+        passes = meta.passes_shown()
+        link = f'<a href="{_esc(meta.id)}/report.md">{_esc(meta.id)}</a>'
+        rows.append([link, _esc(meta.symptom), _esc(", ".join(passes[:4]) + (
+            " ..." if len(passes) > 4 else "")), meta.hits,
+            f"{meta.nodes.original} &rarr; {meta.nodes.minimized}"])
     return rows
 
 

@@ -1,8 +1,9 @@
 """``optfuzz corpus list | fetch | verify | report``: the real-model corpus.
 
 Sources: ``bundled`` (the onnx wheel's test models), ``pypi`` (pinned package-index models,
-after ``fetch``), ``hub`` (ONNX Model Hub cache), ``dir`` (``--corpus DIR``). Optimizers run only
-in sandboxed workers, never in this process.
+after ``fetch``), ``hub`` (ONNX Model Hub cache), ``dir`` (``--corpus DIR``). ``list`` shows what
+every source offers, fetched or not, from local files alone. Optimizers run only in sandboxed
+workers, never in this process.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ from pathlib import Path
 import typer
 
 from fuzzer.errors import InputError
+from fuzzer.targets import DEFAULT_TARGET
 
+#: Sources ``verify`` and ``report`` use by default.
 DEFAULT_SOURCES = "bundled,pypi"
+#: Sources ``list`` shows by default: all of them (``dir`` joins with ``--corpus``).
+LIST_SOURCES = "bundled,pypi,hub"
 
 
 def _sources(source: str, corpus: list[str] | None) -> tuple[list[str], list[str]]:
@@ -40,24 +45,35 @@ def register(app: typer.Typer) -> None:
     source_opt = typer.Option(DEFAULT_SOURCES, "--source",
                               help="Comma list of bundled, pypi, hub, dir.")
     corpus_opt = typer.Option(None, "--corpus", help="A folder of .onnx files (repeatable).")
+    target_opt = typer.Option(DEFAULT_TARGET, help="System under test.")
 
     @corpus_app.command("list")
-    def list_(source: str = source_opt, corpus: list[Path] = corpus_opt,
+    def list_(source: str = typer.Option(LIST_SOURCES, "--source",
+                                         help="Comma list of bundled, pypi, hub, dir."),
+              corpus: list[Path] = corpus_opt,
               as_json: bool = typer.Option(False, "--json", help="One JSON object per line.")
               ) -> None:
-        """List the corpus models: id, task, size in bytes, path."""
+        """List what each source offers, fetched or not: id, status, task, size in bytes,
+        sha256 prefix, path (where fetching puts it). Reads local files only (no network);
+        one summary line per source goes to stderr."""
         import json
+        import sys
 
-        models = _models(source, corpus)
-        for m in models:
+        from fuzzer.corpus import check_sources
+        from fuzzer.corpus.catalog import iter_offers, summary
+
+        kinds, dirs = _sources(source, corpus)
+        check_sources(kinds)
+        catalogue = {kind: list(iter_offers(kind, dirs)) for kind in kinds}  # errors first
+        for o in (o for offers in catalogue.values() for o in offers):
             if as_json:
-                print(json.dumps({"id": m.id, "task": m.task, "origin": m.origin,
-                                  "sha256": m.sha256, "path": str(m.path),
-                                  "bytes": m.path.stat().st_size, **m.facts}))
+                print(json.dumps(o.row()))
             else:
-                print(f"{m.id}\t{m.task or '-'}\t{m.path.stat().st_size}\t{m.path}")
-        if not as_json:
-            print(f"{len(models)} model(s)", file=__import__("sys").stderr)
+                status = "fetched" if o.fetched else "not fetched"
+                print(f"{o.id}\t{status}\t{o.task or '-'}\t{o.bytes or '-'}\t"
+                      f"{(o.sha256 or '-')[:12]}\t{o.path}")
+        for kind, offers in catalogue.items():
+            print(summary(kind, offers), file=sys.stderr)
 
     @corpus_app.command()
     def fetch(
@@ -107,15 +123,19 @@ def register(app: typer.Typer) -> None:
 
     @corpus_app.command()
     def verify(source: str = source_opt, corpus: list[Path] = corpus_opt,
+               target: str = target_opt,
                jobs: int = typer.Option(2, help="Worker processes."),
                timeout: float = typer.Option(60.0, help="Per-model timeout, seconds.")) -> None:
-        """Check that onnxruntime loads and runs every model on its feeds; list unusable ones."""
-        from fuzzer.corpus.runner import run_corpus
+        """Check that onnxruntime loads and runs every model on its feeds; list unusable ones.
 
+        Each model runs once through --target with an empty pass list."""
+        from fuzzer.corpus.runner import run_corpus
+        from fuzzer.targets import cli_target
+
+        adapter = cli_target(target)
         models = _models(source, corpus)
-        records = run_corpus(models, "onnxoptimizer", [("none", {"passes": [],
-                                                                  "fixed_point": False})],
-                             jobs=jobs, timeout=timeout)
+        config = adapter.with_passes(dict(adapter.default_config(), fixed_point=False), [])
+        records = run_corpus(models, target, [("none", config)], jobs=jobs, timeout=timeout)
         bad = [r for r in records if r.unusable]
         for r in bad:
             print(f"unusable {r.id}: {r.unusable}")
@@ -126,14 +146,14 @@ def register(app: typer.Typer) -> None:
     @corpus_app.command()
     def report(
         source: str = source_opt, corpus: list[Path] = corpus_opt,
-        target: str = typer.Option("onnxoptimizer", help="System under test."),
+        target: str = target_opt,
         jobs: int = typer.Option(2, help="Worker processes."),
         timeout: float = typer.Option(60.0, help="Per-case timeout, seconds."),
         single: bool = typer.Option(True, "--single/--no-single",
                                     help="Also run every single pass."),
         interface_passes: bool = typer.Option(
-            False, "--interface-passes", help="Also run passes that rename, retype or cut "
-            "the graph by design (rename_input_output, rewrite_input_dtype, split_*)."),
+            False, "--interface-passes", help="Also run alone the passes that rename, "
+            "retype or cut the graph interface by design."),
         out: Path = typer.Option(Path("corpus-report"), help="Folder for report.md and "
                                  "report.json."),
         seed: int = typer.Option(0, help="Seed of the inputs."),
@@ -151,12 +171,9 @@ def register(app: typer.Typer) -> None:
 
         from fuzzer.corpus.report import build_table, to_json, to_markdown
         from fuzzer.corpus.runner import configurations, run_corpus
-        from fuzzer.targets import get_target
+        from fuzzer.targets import cli_target
 
-        try:
-            adapter = get_target(target)
-        except KeyError as exc:
-            raise InputError(str(exc.args[0])) from None
+        adapter = cli_target(target)
         if fetch_missing and "pypi" in _sources(source, corpus)[0]:
             from fuzzer.corpus.pypi import fetch as fetch_pypi
             from fuzzer.corpus.pypi import select_packages

@@ -1,4 +1,4 @@
-"""``optfuzz coverage``: for each onnxoptimizer pass, the share of cases generated for it
+"""``optfuzz coverage``: for each pass of a target, the share of cases generated for it
 (motif choice biased to the pass) whose single-pass run changed the graph.
 
 Cases run in :class:`fuzzer.execution.sandbox.Sandbox` workers; the optimizer never runs in this
@@ -16,7 +16,9 @@ from typing import Any
 
 import typer
 
+from fuzzer.commands import options
 from fuzzer.errors import InputError
+from fuzzer.targets import DEFAULT_TARGET
 
 #: A pass counts as reached when at least this share of its cases changed the graph.
 REACH_THRESHOLD = 0.05
@@ -37,8 +39,8 @@ def graph_changed(result: Any) -> bool:
 
 
 def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs: int = 2,
-                  seed: int = 0, timeout: float = 30.0,
-                  progress: Any = None) -> dict[str, dict[str, Any]]:
+                  seed: int = 0, timeout: float = 30.0, progress: Any = None,
+                  target: str = DEFAULT_TARGET) -> dict[str, dict[str, Any]]:
     """Run ``cases`` generated cases per pass, single pass, no fixed point, in a
     :class:`fuzzer.execution.sandbox.Sandbox` of ``jobs`` workers.
 
@@ -49,14 +51,16 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
     """
     from fuzzer.execution.case import TestCase
     from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.targets import get_target
     from generators.motifs import motifs_for_pass
     from generators.motifs.reach import UNREACHABLE
 
+    adapter = get_target(target)
     report: dict[str, dict[str, Any]] = {}
     with Sandbox(jobs=jobs, timeout=timeout) as sb:
         for name in passes:
             futures = [sb.submit(TestCase(
-                target="onnxoptimizer", config={"passes": [name], "fixed_point": False},
+                target=target, config=adapter.with_passes(adapter.default_config(), [name]),
                 source={"kind": "generated", "seed": seed + i, "generator": generator,
                         "passes": [name]}, input_seed=seed + i, keep=True))
                 for i in range(cases)]
@@ -110,19 +114,21 @@ def register(app: typer.Typer) -> None:
         generator: str = typer.Option("v2", help="Generator (v1, v2)."),
         passes: str = typer.Option(None, help="Comma list of passes (default: all "
                                    "available)."),
-        jobs: int = typer.Option(2, help="Worker processes."),
-        seed: int = typer.Option(0, help="First seed."),
+        jobs: options.Jobs = 2,
+        seed: options.Seed = 0,
+        target: options.TargetName = None,
     ) -> None:
-        """Share of generated cases per onnxoptimizer pass where the pass changed the graph."""
+        """Share of generated cases per pass of a target where the pass changed the graph."""
         from rich.console import Console
         from rich.table import Table
 
-        from fuzzer.targets import get_target
+        from fuzzer.targets import cli_target
         from generators import GENERATORS
 
         if generator not in GENERATORS:
             raise InputError(f"unknown generator {generator!r}; known: {', '.join(GENERATORS)}")
-        available = get_target("onnxoptimizer").available_passes()
+        adapter = cli_target(target)
+        available = adapter.available_passes()
         chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else available
         unknown = sorted(set(chosen) - set(available))
         if unknown:
@@ -133,7 +139,7 @@ def register(app: typer.Typer) -> None:
                 status.update(f"{name}: {row['share']:.0%} changed")
 
             report = pass_coverage(chosen, cases, generator=generator, jobs=jobs, seed=seed,
-                                   progress=progress)
+                                   progress=progress, target=adapter.name)
         table = Table(title=f"pass coverage, generator {generator}, {cases} cases per pass")
         table.add_column("pass", no_wrap=True)
         table.add_column("changed", justify="right")

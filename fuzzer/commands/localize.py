@@ -16,28 +16,28 @@ from pathlib import Path
 
 import typer
 
+from fuzzer.commands import options
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``localize`` command to ``app``."""
 
     @app.command()
+    @options.grouped(target=options.TargetArgs, inputs=options.InputArgs,
+                     execution=options.ExecutionArgs)
     def localize(
         path: Path = typer.Argument(..., help="A bundle folder (with meta.json) or an .onnx "
                                     "file."),
-        passes: str = typer.Option(None, help="Comma list of passes to search (default: the "
-                                   "bundle's configuration, or the target's default list)."),
-        target: str = typer.Option(None, help="System under test (default: the bundle's, or "
-                                   "onnxoptimizer)."),
-        fixed_point: bool = typer.Option(None, "--fixed-point/--no-fixed-point",
-                                         help="Run to a fixed point (default: as recorded)."),
-        seed: int = typer.Option(0, help="Seed of synthesized inputs (model files)."),
-        timeout: float = typer.Option(30.0, help="Per-run timeout, seconds."),
+        target: options.TargetArgs = None,
+        inputs: options.InputArgs = None,
+        execution: options.ExecutionArgs = None,
     ) -> None:
-        """Find the minimal pass subsequence that still shows the finding of PATH."""
-        from fuzzer.commands.fuzz import parse_list
+        """Find the minimal pass subsequence that still shows the finding of PATH (the
+        passes searched: --passes, else the bundle's configuration, else the target's
+        default list)."""
         from fuzzer.commands.localize_run import load_subject, run_localization
 
-        subject = load_subject(path, target, parse_list(passes), fixed_point, seed)
-        code = run_localization(subject, timeout)
+        subject = load_subject(path, target, inputs)
+        with execution.sandbox() as sandbox:
+            code = run_localization(subject, sandbox)
         raise typer.Exit(code)
-

@@ -3,12 +3,13 @@ update the bundle's meta.json (see :mod:`fuzzer.commands.localize` for the id po
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fuzzer.commands.options import InputArgs, TargetArgs
 from fuzzer.errors import InputError
+from fuzzer.store.meta import BundleMeta
 
 
 @dataclass
@@ -18,29 +19,15 @@ class Subject:
     Attributes:
         case: the :class:`fuzzer.execution.case.TestCase` to reproduce.
         bundle: the bundle folder, or None.
-        meta: the bundle's meta.json, or None.
+        meta: the bundle's meta, or None.
     """
 
     case: Any
     bundle: Path | None = None
-    meta: dict[str, Any] | None = None
+    meta: BundleMeta | None = None
 
 
-def _config(adapter: Any, base: dict[str, Any], passes: list[str] | None,
-            fixed_point: bool | None) -> dict[str, Any]:
-    from fuzzer.targets import require_passes
-
-    config = dict(base)
-    if passes:
-        require_passes(adapter, passes)
-        config["passes"] = passes
-    if fixed_point is not None:
-        config["fixed_point"] = fixed_point
-    return config
-
-
-def load_subject(path: Path, target: str | None, passes: list[str] | None,
-                 fixed_point: bool | None, seed: int) -> Subject:
+def load_subject(path: Path, target: TargetArgs, inputs: InputArgs) -> Subject:
     """The case of a bundle folder or of an .onnx file.
 
     Raises:
@@ -51,17 +38,15 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
     from fuzzer.execution.case import TestCase
     from fuzzer.modelio.load import load_model, parse_model
     from fuzzer.store.case import bundle_case
-    from fuzzer.targets import cli_target
+    from fuzzer.store.meta import meta_problem, read_meta
 
     if path.is_dir():
         try:
-            meta = json.loads((path / "meta.json").read_text())
-            recorded = meta["target"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"{path}: not a bundle (meta.json: {exc})") from None
-        adapter = cli_target(target or recorded.get("name", "onnxoptimizer"))
-        config = _config(adapter, recorded.get("config") or adapter.default_config(), passes,
-                         fixed_point)
+            meta = read_meta(path / "meta.json")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: not a bundle ({meta_problem(exc)})") from None
+        adapter, config = TargetArgs(target.target or meta.target.name, target.passes,
+                                     target.fixed_point).resolve(meta.target.config or None)
         try:
             case = bundle_case(path, meta, config)
             parse_model(case.model_bytes)
@@ -72,54 +57,53 @@ def load_subject(path: Path, target: str | None, passes: list[str] | None,
         return Subject(case, path, meta)
     if not path.is_file():
         raise InputError(f"{path}: no such bundle folder or model file")
-    adapter = cli_target(target or "onnxoptimizer")
+    adapter, config = target.resolve()
     model = load_model(path)
-    config = _config(adapter, adapter.default_config(), passes, fixed_point)
     case = TestCase(adapter.name, config, {"kind": "file", "path": str(path.resolve())},
-                    model_bytes=model.SerializeToString(), input_seed=seed)
+                    model_bytes=model.SerializeToString(), input_seed=inputs.seed,
+                    input_shapes=inputs.shapes())
     return Subject(case)
 
 
-def _pick(result: Any, meta: dict[str, Any] | None) -> Any:
+def _pick(result: Any, meta: BundleMeta | None) -> Any:
     """The finding to localize: the bundle's own (same symptom and normalized message), or
     the primary finding for a model file; None when it does not reproduce."""
     from fuzzer.findings.signature import normalize_message, same_finding
 
     if meta is None:
         return result.findings[0] if result.findings else None
-    wanted = normalize_message(str(meta.get("message", "")))
+    wanted = normalize_message(meta.message)
     for finding in result.findings:
-        if same_finding(finding, str(meta.get("symptom")), wanted):
+        if same_finding(finding, meta.symptom, wanted):
             return finding
     return None
 
 
-def run_localization(subject: Subject, timeout: float) -> int:
-    """Reproduce, localize, print, and update the bundle; return the exit status (0
-    localized, 1 not reproduced or not localized).
+def run_localization(subject: Subject, sandbox: Any) -> int:
+    """Reproduce, localize (runs in ``sandbox``, a :class:`fuzzer.execution.sandbox.Sandbox`),
+    print, and update the bundle; return the exit status (0 localized, 1 not reproduced or
+    not localized).
 
     Raises:
         InputError: the original model is unusable (fails in the reference run).
     """
     from rich.console import Console
 
-    from fuzzer.execution.sandbox import Sandbox
     from fuzzer.findings.dedup import finding_signature
     from fuzzer.localize.search import localize
 
     console = Console(highlight=False)
     case = subject.case
-    with Sandbox(jobs=1, timeout=timeout) as sandbox:
-        result = sandbox.run(case)
-        if result.unusable:
-            raise InputError(f"the original model is unusable ({result.unusable})")
-        finding = _pick(result, subject.meta)
-        if finding is None:
-            got = "; ".join(f"{f.symptom}: {f.message}" for f in result.findings) or "clean"
-            console.print(f"not reproduced with {len(case.config.get('passes') or [])} "
-                          f"passes ({got})")
-            return 1
-        where = localize(sandbox, case, result, finding)
+    result = sandbox.run(case)
+    if result.unusable:
+        raise InputError(f"the original model is unusable ({result.unusable})")
+    finding = _pick(result, subject.meta)
+    if finding is None:
+        got = "; ".join(f"{f.symptom}: {f.message}" for f in result.findings) or "clean"
+        console.print(f"not reproduced with {len(case.config.get('passes') or [])} "
+                      f"passes ({got})")
+        return 1
+    where = localize(sandbox, case, result, finding)
     where.runs += 1  # the reproduction run
     console.print(f"[red]{finding.symptom}[/red]: {finding.message}")
     if where.passes is None:
@@ -141,14 +125,12 @@ def _update_bundle(folder: Path, where: Any, signature: str) -> None:
     the store's lock; the folder and id stay."""
     from fuzzer.store.folder import BundleStore
 
-    def change(meta: dict[str, Any]) -> dict[str, Any]:
-        meta["responsible_passes"] = where.passes
-        meta["localization"] = where.to_json()
-        old = meta.get("signature")
-        if old and old != signature:
-            aliases = [a for a in meta.get("aliases", []) if a != signature]
-            meta["aliases"] = [*aliases, old] if old not in aliases else aliases
-            meta["signature"] = signature
-        return meta
+    def change(meta: BundleMeta) -> None:
+        meta.responsible_passes = where.passes
+        meta.localization = where.to_json()
+        meta.resign(signature)
 
-    BundleStore(folder.parent).update(folder.name, change)
+    try:
+        BundleStore(folder.parent).update(folder.name, change)
+    except (OSError, ValueError) as exc:  # the meta.json was damaged meanwhile
+        raise InputError(f"{folder}: meta.json not updated ({exc})") from None

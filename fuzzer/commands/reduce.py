@@ -20,6 +20,7 @@ from typing import Any
 
 import typer
 
+from fuzzer.commands import options
 from fuzzer.errors import InputError
 
 
@@ -27,9 +28,11 @@ def register(app: typer.Typer) -> None:
     """Add the ``reduce`` command to ``app``."""
 
     @app.command()
+    @options.grouped(target=options.TargetArgs, inputs=options.InputArgs,
+                     execution=options.ExecutionArgs)
     def reduce(
         path: Path = typer.Argument(..., help="An .onnx file or a bundle folder."),
-        time_limit: float = typer.Option(300.0, "--time-limit", help="Seconds at most."),
+        time_limit: options.ReduceSeconds = 300.0,
         out: Path = typer.Option(None, "-o", "--output", help="Minimized model (model mode)."),
         check: str = typer.Option(None, "--check", help="External check command; the "
                                   "candidate's path is appended (Polygraphy style)."),
@@ -39,10 +42,9 @@ def register(app: typer.Typer) -> None:
                                        "candidate in DIR/good and DIR/bad."),
         min_good: Path = typer.Option(None, "--min-good", help="With --check: save the "
                                       "smallest passing candidate here."),
-        target: str = typer.Option("onnxoptimizer", help="System under test (model mode)."),
-        passes: str = typer.Option(None, help="Comma list of passes (model mode)."),
-        seed: int = typer.Option(0, help="Seed of synthesized inputs (model mode)."),
-        timeout: float = typer.Option(30.0, help="Per-run timeout, seconds."),
+        target: options.TargetArgs = None,
+        inputs: options.InputArgs = None,
+        execution: options.ExecutionArgs = None,
     ) -> None:
         """Shrink a failing model (or a bundle's model) to a minimal repro."""
         from rich.console import Console
@@ -50,13 +52,16 @@ def register(app: typer.Typer) -> None:
         console = Console(highlight=False)
         if time_limit <= 0:
             raise InputError("--time-limit must be positive")
-        if check is not None:
-            summary = _reduce_with_command(path, check, fail_regex, artifacts, min_good, out,
-                                           time_limit, timeout)
-        elif path.is_dir():
-            summary = _reduce_bundle(path, time_limit, timeout)
-        else:
-            summary = _reduce_model(path, out, target, passes, seed, time_limit, timeout)
+        with execution.sandbox() as sandbox:
+            if check is not None:
+                summary = _reduce_with_command(path, check, fail_regex, artifacts, min_good,
+                                               out, time_limit, execution.timeout, sandbox)
+            elif path.is_dir():
+                summary = _reduce_bundle(path, time_limit, sandbox)
+            else:
+                adapter, config = target.resolve()
+                case = _model_case(path, adapter.name, config, inputs.seed, inputs.shapes())
+                summary = _reduce_model(path, out, case, time_limit, sandbox)
         if summary is None:
             console.print("the model does not fail: nothing to reduce")
             raise typer.Exit(1)
@@ -65,12 +70,11 @@ def register(app: typer.Typer) -> None:
 
 def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
                          artifacts: Path | None, min_good: Path | None, out: Path | None,
-                         time_limit: float, timeout: float) -> str | None:
+                         time_limit: float, timeout: float, sandbox: Any) -> str | None:
     import re
 
     import onnx
 
-    from fuzzer.execution.sandbox import Sandbox
     from fuzzer.modelio.load import load_model
     from fuzzer.reduce.command_check import CommandCheck
     from fuzzer.reduce.predicate import Budget, sandboxed_validator
@@ -80,17 +84,17 @@ def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
     if path.is_dir():
         raise InputError(f"{path}: --check takes a model file, not a folder")
     model = load_model(path)
-    with Sandbox(jobs=1, timeout=timeout) as sandbox:  # checker and onnxruntime run there
-        try:
-            predicate = CommandCheck(check, Budget(time_limit), fail_regex, artifacts,
-                                     timeout, sandboxed_validator(sandbox))
-        except (ValueError, re.error) as exc:
-            raise InputError(f"--check/--fail-regex: {exc}") from None
-        try:
-            reduction = reduce_model(model, None, predicate,
-                                     record_sandboxed(sandbox, model, None))
-        except NotReproducible:
-            return None
+    # the checker and onnxruntime run in the sandbox's workers, never here
+    try:
+        predicate = CommandCheck(check, Budget(time_limit), fail_regex, artifacts,
+                                 timeout, sandboxed_validator(sandbox))
+    except (ValueError, re.error) as exc:
+        raise InputError(f"--check/--fail-regex: {exc}") from None
+    try:
+        reduction = reduce_model(model, None, predicate,
+                                 record_sandboxed(sandbox, model, None))
+    except NotReproducible:
+        return None
     out = out or path.with_suffix(".reduced.onnx")
     onnx.save(reduction.built.model, out)
     if min_good is not None and predicate.min_good is not None:
@@ -98,94 +102,92 @@ def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
     return _summary(reduction, out)
 
 
-def _reduce_model(path: Path, out: Path | None, target: str, passes: str | None, seed: int,
-                  time_limit: float, timeout: float) -> str | None:
-    import onnx
-
-    from fuzzer.commands.fuzz import parse_list
+def _model_case(path: Path, target: str, config: dict[str, Any], seed: int,
+                shapes: dict[str, list[int]] | None) -> Any:
+    """The test case of a model file (loaded safely)."""
     from fuzzer.execution.case import TestCase
-    from fuzzer.execution.sandbox import Sandbox
-    from fuzzer.findings.signature import make_signature
     from fuzzer.modelio.load import load_model
+
+    model = load_model(path)
+    return TestCase(target, config, {"kind": "file", "path": str(path.resolve())},
+                    model_bytes=model.SerializeToString(), input_seed=seed,
+                    input_shapes=shapes)
+
+
+def _reduce_model(path: Path, out: Path | None, case: Any, time_limit: float,
+                  sandbox: Any) -> str | None:
+    from fuzzer.findings.signature import make_signature
+    from fuzzer.modelio.graphs import node_count
     from fuzzer.reduce import reduce_finding
     from fuzzer.store.npz import npz_bytes
 
-    config = _config(target, parse_list(passes))
-    model = load_model(path)
-    case = TestCase(target, config, {"kind": "file", "path": str(path.resolve())},
-                    model_bytes=model.SerializeToString(), input_seed=seed)
-    with Sandbox(jobs=1, timeout=timeout) as sandbox:
-        result = sandbox.run(case)
-        if result.unusable:
-            raise InputError(f"{path}: the original model is unusable ({result.unusable})")
-        if not result.findings:
-            return None
-        finding = result.findings[0]
-        signature = make_signature(target, config.get("passes"), finding.symptom,
-                                   finding.message)
-        minimized = reduce_finding(sandbox, case, result, finding, signature, time_limit)
+    result = sandbox.run(case)
+    if result.unusable:
+        raise InputError(f"{path}: the original model is unusable ({result.unusable})")
+    if not result.findings:
+        return None
+    finding = result.findings[0]
+    signature = make_signature(case.target, case.config.get("passes"), finding.symptom,
+                               finding.message)
+    minimized = reduce_finding(sandbox, case, result, finding, signature, time_limit)
     if minimized is None:
         return f"{finding.symptom}: could not reduce {path} further"
     out = out or path.with_suffix(".reduced.onnx")
     out.write_bytes(minimized.model)
     out.with_suffix(".inputs.npz").write_bytes(npz_bytes(minimized.feeds))
-    nodes = len(onnx.load_from_string(minimized.model).graph.node)
-    return (f"{finding.symptom}: {len(model.graph.node)} -> {nodes} nodes in "
+    nodes = node_count(minimized.model)
+    return (f"{finding.symptom}: {node_count(case.model_bytes)} -> {nodes} nodes in "
             f"{minimized.seconds:.1f} s ({minimized.runs} runs) -> {out}")
 
 
-def _reduce_bundle(folder: Path, time_limit: float, timeout: float) -> str | None:
+def _reduce_bundle(folder: Path, time_limit: float, sandbox: Any) -> str | None:
 
     from fuzzer.campaign.record import bundle_files
     from fuzzer.execution.case import Artifacts
-    from fuzzer.execution.sandbox import Sandbox
     from fuzzer.modelio.graphs import node_count
     from fuzzer.reduce import reduce_finding
     from fuzzer.store.case import bundle_case
     from fuzzer.store.folder import BundleStore
+    from fuzzer.store.meta import BundleMeta, meta_problem
+    from fuzzer.targets import cli_target, require_passes
 
     store = BundleStore(folder.resolve().parent)
     bid = folder.resolve().name
     if not store.exists(bid):
         raise InputError(f"{folder}: not a bundle (no meta.json)")
-    meta = store.meta(bid)
+    try:
+        meta = store.meta(bid)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{folder}: damaged bundle ({meta_problem(exc)})") from None
     try:
         case = bundle_case(folder, meta)
         original_bytes = (folder / "original.onnx").read_bytes()
     except (OSError, ValueError) as exc:
         raise InputError(f"{folder}: incomplete bundle ({exc})") from None
-    _config(case.target, case.config.get("passes"))
+    adapter = cli_target(case.target)
+    require_passes(adapter, adapter.passes_of(case.config))
     model_bytes, feeds = case.model_bytes, case.feeds
-    with Sandbox(jobs=1, timeout=timeout) as sandbox:
-        result = sandbox.run(case)
-        finding = result.findings[0] if result.findings else None
-        if finding is None or finding.symptom != meta["symptom"]:
-            return None
-        minimized = reduce_finding(sandbox, case, result, finding, meta["signature"],
-                                   time_limit)
+    result = sandbox.run(case)
+    finding = result.findings[0] if result.findings else None
+    if finding is None or finding.symptom != meta.symptom:
+        return None
+    minimized = reduce_finding(sandbox, case, result, finding, meta.signature,
+                               time_limit)
     if minimized is None:
         return f"{bid}: already minimal ({node_count(model_bytes)} nodes)"
-    meta["nodes"]["minimized"] = node_count(minimized.model)
-    files = bundle_files(meta, Artifacts(original_bytes, None, feeds), minimized, timeout)
+    nodes = meta.nodes.minimized = node_count(minimized.model)
+    files = bundle_files(meta, Artifacts(original_bytes, None, feeds), minimized,
+                         sandbox.timeout)
     files = {k: v for k, v in files.items() if k not in ("original.onnx", "meta.json")}
     stale = tuple(n for n in ("optimized.onnx", "expected.npz", "actual.npz") if n not in files)
     store.replace_files(bid, files, remove=stale)
-    store.update(bid, lambda m: dict(m, nodes=dict(m["nodes"], minimized=meta["nodes"][
-        "minimized"])))
-    return (f"{bid}: {node_count(model_bytes)} -> {meta['nodes']['minimized']} nodes in "
+
+    def record_nodes(current: BundleMeta) -> None:
+        current.nodes.minimized = nodes
+
+    store.update(bid, record_nodes)
+    return (f"{bid}: {node_count(model_bytes)} -> {nodes} nodes in "
             f"{minimized.seconds:.1f} s ({minimized.runs} runs)")
-
-
-def _config(target: str, passes: list[str] | None) -> dict[str, Any]:
-    """The target's configuration with ``passes`` (checked against the target's list)."""
-    from fuzzer.targets import cli_target, require_passes
-
-    adapter = cli_target(target)
-    config = adapter.default_config()
-    if passes:
-        require_passes(adapter, passes)
-        config["passes"] = list(passes)
-    return config
 
 
 def _summary(reduction: Any, out: Path) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from fuzzer.commands import options
 from fuzzer.errors import InputError
 
 
@@ -17,33 +18,34 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder."),
-        jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes."),
-        timeout: float = typer.Option(30.0, help="Per-bundle timeout, seconds."),
-        symptom: str = typer.Option(None, help="Only bundles with this symptom."),
-        pass_name: str = typer.Option(None, "--pass", help="Only bundles involving this pass."),
+        jobs: options.Jobs = 1,
+        timeout: options.Timeout = options.DEFAULT_TIMEOUT,
+        memory_limit_gib: options.MemoryLimit = options.DEFAULT_MEMORY_GIB,
+        symptom: options.Symptom = None,
+        pass_name: options.PassName = None,
     ) -> None:
         """Re-run every bundle of FOLDER against the installed versions; exit 1 while any
         still fails (or changed symptom, or cannot run), 0 when all are fixed."""
         from rich.console import Console
 
-        from fuzzer.execution.sandbox import Sandbox
-        from fuzzer.store.folder import BundleStore
+        from fuzzer.store.folder import BundleStore, damage_note
         from fuzzer.targets import target_names
         from fuzzer.triage.replay import FAILING, replay_all
-        from fuzzer.triage.rows import TriageFilter, read_metas
+        from fuzzer.triage.rows import TriageFilter
 
         if not folder.is_dir():
             raise InputError(f"{folder}: not a folder")
+        options.check_symptom(symptom)
         store = BundleStore(folder)
-        metas, damaged = read_metas(store)
+        metas, damaged = store.read_all()
         keep = TriageFilter(symptom, pass_name)
         metas = [m for m in metas if keep.accepts(m)]
-        unknown = sorted({m["target"]["name"] for m in metas} - set(target_names()))
+        unknown = sorted({m.target.name for m in metas} - set(target_names()))
         if unknown:
             raise InputError(f"bundles name unknown target(s) {unknown}")
         console = Console(highlight=False, soft_wrap=True)
         counts: dict[str, int] = {}
-        with Sandbox(jobs=jobs, timeout=timeout) as sandbox:
+        with options.sandbox(timeout, memory_limit_gib, jobs) as sandbox:
             for result in replay_all(store, metas, sandbox):
                 counts[result.status] = counts.get(result.status, 0) + 1
                 label, style = _look(result.status)
@@ -54,8 +56,7 @@ def register(app: typer.Typer) -> None:
         summary = ", ".join(f"{n} {_label(s)}" for s, n in sorted(counts.items()))
         console.print(f"replayed {len(metas)} bundle(s): {summary or 'nothing to do'}")
         if damaged:
-            console.print(f"[yellow]skipped {len(damaged)} bundle(s) with an unreadable "
-                          "meta.json[/yellow]")
+            console.print(damage_note(damaged), style="yellow", markup=False)
         raise typer.Exit(1 if any(counts.get(s) for s in FAILING) else 0)
 
 

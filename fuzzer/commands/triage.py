@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from fuzzer.commands import options
 from fuzzer.errors import InputError
 
 MIN_WIDTH = 150  # columns of the table when the output is not a terminal
@@ -19,23 +20,21 @@ def register(app: typer.Typer) -> None:
     def triage(
         folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder."),
         as_json: bool = typer.Option(False, "--json", help="Print rows as JSON."),
-        symptom: str = typer.Option(None, help="Only bundles with this symptom."),
-        pass_name: str = typer.Option(None, "--pass", help="Only bundles involving this pass."),
+        symptom: options.Symptom = None,
+        pass_name: options.PassName = None,
     ) -> None:
         """List the bundles of FOLDER with hits, sizes and status; remembers what it showed
         (FOLDER/.triage.json) so that the next triage marks only newer bundles as new."""
         from rich.console import Console
 
-        from fuzzer.store.folder import BundleStore
+        from fuzzer.store.folder import BundleStore, damage_note
         from fuzzer.triage.rows import TriageFilter, rows_json, triage_rows
         from fuzzer.triage.state import load_state, mark_seen
         from fuzzer.triage.table import status_counts, triage_table
-        from oracles.base import SYMPTOMS
 
         if not folder.is_dir():
             raise InputError(f"{folder}: not a folder")
-        if symptom and symptom not in SYMPTOMS:
-            raise InputError(f"unknown symptom {symptom!r}; known: {', '.join(SYMPTOMS)}")
+        options.check_symptom(symptom)
         state = load_state(folder)
         try:
             rows, damaged = triage_rows(folder, state["seen"], TriageFilter(symptom, pass_name))
@@ -44,6 +43,8 @@ def register(app: typer.Typer) -> None:
         mark_seen(BundleStore(folder), {r.id: r.hits for r in rows})
         if as_json:
             typer.echo(rows_json(rows))
+            if damaged:  # stdout stays JSON
+                typer.echo(damage_note(damaged), err=True)
             return
         console = Console()
         if not console.is_terminal:  # logs and pipes: wide enough for every column
@@ -52,5 +53,4 @@ def register(app: typer.Typer) -> None:
         console.print(triage_table(rows, f"{folder} (last triage: {since})"))
         console.print(status_counts(rows), highlight=False)
         if damaged:
-            console.print(f"[yellow]skipped {len(damaged)} bundle(s) with an unreadable "
-                          f"meta.json[/yellow]: {', '.join(damaged[:5])}")
+            console.print(damage_note(damaged), style="yellow", markup=False, soft_wrap=True)

@@ -7,12 +7,14 @@ Sources (a registry: a new kind is one new entry in :data:`SOURCES`):
   fetch`` (:mod:`fuzzer.corpus.pypi`);
 - ``hub``: the ONNX Model Hub through ``onnx.hub`` (:mod:`fuzzer.corpus.hub`);
 - ``dir``: the user's folders of ``.onnx`` files (:mod:`fuzzer.corpus.directory`).
+
+:mod:`fuzzer.corpus.catalog` lists what each source can offer, fetched or not, offline.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from fuzzer.corpus.model import CorpusModel
 from fuzzer.errors import InputError
@@ -27,6 +29,24 @@ SOURCES: dict[str, str] = {
 }
 
 
+def check_sources(sources: Sequence[str]) -> None:
+    """Refuse source kinds that are not in :data:`SOURCES`.
+
+    Raises:
+        InputError: naming the first unknown kind and the known ones.
+    """
+    unknown = [s for s in sources if s not in SOURCES]
+    if unknown:
+        raise InputError(f"unknown corpus source {unknown[0]!r}; choose from "
+                         f"{', '.join(SOURCES)}")
+
+
+def lister(kind: str) -> Callable[[Sequence[str]], Iterator[CorpusModel]]:
+    """The lister function of the known source ``kind`` (imported on first use)."""
+    module, attr = SOURCES[kind].split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 def iter_models(sources: Sequence[str], dirs: Sequence[str] = ()) -> Iterator[CorpusModel]:
     """Yield the models of each source in ``sources`` (in that order), each listed once.
 
@@ -37,14 +57,10 @@ def iter_models(sources: Sequence[str], dirs: Sequence[str] = ()) -> Iterator[Co
         InputError: an unknown source kind, or a source that cannot be listed (missing
             folder, pypi models not fetched, hub cache empty offline).
     """
-    unknown = [s for s in sources if s not in SOURCES]
-    if unknown:
-        raise InputError(f"unknown corpus source {unknown[0]!r}; choose from "
-                         f"{', '.join(SOURCES)}")
+    check_sources(sources)
     seen: set[tuple[str, str | None]] = set()
     for kind in sources:
-        module, attr = SOURCES[kind].split(":")
-        for model in getattr(importlib.import_module(module), attr)(dirs):
+        for model in lister(kind)(dirs):
             key = (model.sha256, str(model.inputs) if model.inputs else None)
             if key in seen:
                 continue
@@ -52,4 +68,4 @@ def iter_models(sources: Sequence[str], dirs: Sequence[str] = ()) -> Iterator[Co
             yield model
 
 
-__all__ = ["CorpusModel", "SOURCES", "iter_models"]
+__all__ = ["CorpusModel", "SOURCES", "check_sources", "iter_models", "lister"]

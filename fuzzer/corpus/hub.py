@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from fuzzer.corpus.catalog import Offer, offer_file
 from fuzzer.corpus.model import CorpusModel
 from fuzzer.corpus.pypi import Fetched
 from fuzzer.errors import InputError
@@ -200,6 +201,26 @@ def image_spec(entry: HubEntry) -> dict[str, Any] | None:
     return spec or None
 
 
+def hub_id(entry: HubEntry) -> str:
+    """Corpus id of a manifest entry: ``hub/<model>/opset<opset>``."""
+    return f"hub/{entry.model}/opset{entry.opset}"
+
+
+def offer_hub(dirs: Sequence[str] = (), manifest: str | None = None,
+              root: Path | None = None) -> Iterator[Offer]:
+    """Every entry of the manifest (default: the packaged one), fetched when its file is in the
+    cache (``root``, default :func:`hub_dir`) with the manifest's size; no download.
+
+    ``dirs`` is ignored.
+    """
+    folder = root or hub_dir()
+    for entry in load_manifest(manifest):
+        yield offer_file(hub_id(entry), "hub", cache_path(entry, folder), entry.sha256,
+                         entry.bytes, task=entry.task,
+                         facts={"opset": entry.opset, "tags": list(entry.tags),
+                                "model_path": entry.model_path})
+
+
 def iter_hub(dirs: Sequence[str] = (), manifest: str | None = None,
              root: Path | None = None) -> Iterator[CorpusModel]:
     """Yield the manifest's models that are in the cache (``root``, default :func:`hub_dir`).
@@ -217,7 +238,7 @@ def iter_hub(dirs: Sequence[str] = (), manifest: str | None = None,
         if not path.is_file():
             continue
         found = True
-        yield CorpusModel(id=f"hub/{entry.model}/opset{entry.opset}", path=path,
+        yield CorpusModel(id=hub_id(entry), path=path,
                           sha256=entry.sha256, task=entry.task, origin="hub",
                           spec=image_spec(entry),
                           facts={"tags": list(entry.tags), "model_path": entry.model_path})

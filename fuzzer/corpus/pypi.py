@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.corpus.cache import corpus_dir
+from fuzzer.corpus.catalog import Offer, offer_file
 from fuzzer.corpus.model import CorpusModel, sha256_file
 from fuzzer.errors import InputError
 
@@ -82,12 +83,29 @@ def _sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def offer(pin: dict[str, Any], model: dict[str, Any]) -> Offer:
+    """The catalogue entry of one pinned ``model`` of ``pin``: fetched when its file is in the
+    cache with the pinned size (see :func:`fuzzer.corpus.catalog.offer_file`)."""
+    member = model["path_in_archive"]
+    facts = {"package": pin["package"], "version": pin["version"], "license": pin["license"],
+             "about": pin["about"], "default": pin["default"], "archive": pin["archive"]}
+    return offer_file(model_id(pin, member), "pypi", package_dir(pin) / member,
+                      model["sha256"], model.get("bytes"), task=model.get("task"), facts=facts)
+
+
 def is_cached(pin: dict[str, Any]) -> bool:
     """Whether every model of ``pin`` is in the cache with the pinned size."""
-    base = package_dir(pin)
-    return all((base / m["path_in_archive"]).is_file()
-               and (base / m["path_in_archive"]).stat().st_size == m["bytes"]
-               for m in pin["models"])
+    return all(offer(pin, m).fetched for m in pin["models"])
+
+
+def offer_pypi(dirs: Sequence[str] = ()) -> Iterator[Offer]:
+    """Every model of every pin (default or not), fetched or not; reads only the cache folder.
+
+    ``dirs`` is ignored.
+    """
+    for pin in load_pins():
+        for model in pin["models"]:
+            yield offer(pin, model)
 
 
 def extract(archive: Path, pin: dict[str, Any], dest: Path) -> int:

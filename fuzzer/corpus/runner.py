@@ -8,34 +8,30 @@ from typing import Any
 
 from fuzzer.corpus.model import CorpusModel
 from fuzzer.corpus.report import ModelRecord
+from fuzzer.targets import Target
 
 #: Progress callback: ``(cases done, cases total)``.
 Progress = Callable[[int, int], None]
 
 
-#: onnxoptimizer passes that change the model's interface by design (their purpose is to
-#: rename, retype or cut the graph), so the original's feeds and outputs no longer apply:
-#: left out of single-pass runs unless asked for.
-INTERFACE_PASSES: dict[str, str] = {
-    "rename_input_output": "renames graph inputs and outputs",
-    "rewrite_input_dtype": "changes the dtypes of graph inputs",
-    "split_init": "keeps only the initialization part of the graph",
-    "split_predict": "keeps only the prediction part of the graph",
-}
-
-
-def configurations(target: Any, single: bool = True, default: bool = True,
+def configurations(target: Target, single: bool = True, default: bool = True,
                    interface_passes: bool = False) -> list[tuple[str, dict[str, Any]]]:
-    """``(label, config)`` pairs: the default list (label ``default``) and each available pass
-    alone (label = the pass name), all without fixed point; the passes of
-    :data:`INTERFACE_PASSES` only with ``interface_passes``."""
+    """``(label, config)`` pairs: the default configuration (label ``default``) and each
+    available pass alone (label = the pass name), all without fixed point.
+
+    A pass that renames, retypes or cuts the graph interface by design (the target's
+    ``oracle_context`` says ``interface_may_change``) makes the original's feeds and outputs
+    inapplicable, so it runs alone only with ``interface_passes``."""
     configs: list[tuple[str, dict[str, Any]]] = []
+    base = dict(target.default_config(), fixed_point=False)
     if default:
-        configs.append(("default", dict(target.default_config(), fixed_point=False)))
+        configs.append(("default", base))
     if single:
-        configs.extend((name, {"passes": [name], "fixed_point": False})
-                       for name in target.available_passes()
-                       if interface_passes or name not in INTERFACE_PASSES)
+        for name in target.available_passes():
+            config = target.with_passes(base, [name])
+            if interface_passes or not target.oracle_context(config).get(
+                    "interface_may_change", False):
+                configs.append((name, config))
     return configs
 
 

@@ -69,6 +69,12 @@ def _validate(model: Any) -> str | None:
     return None
 
 
+def oracle_extra(target: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """``Outcome.extra`` for a run of ``target`` with ``config``: the configuration and the
+    target's oracle context (:meth:`fuzzer.targets.base.Target.oracle_context`)."""
+    return {"config": config, **target.oracle_context(config)}
+
+
 def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
     """Run one differential test and judge it with every oracle.
 
@@ -139,7 +145,7 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
 
     def judged(outcome: Outcome) -> CaseResult:
         outcome.original, outcome.optimized, outcome.task = model, optimized, task
-        outcome.extra["config"] = case.config
+        outcome.extra.update(oracle_extra(target, case.config))
         return result(judge(outcome), outcome.stage, optimized_bytes, outcome.expected,
                       outcome.actual, optimized, changed)
 

@@ -25,10 +25,12 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_LIMIT = 4 << 30
 _SLOTS_PER_JOB = 256
+_POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 
 
 class SandboxError(RuntimeError):
-    """A function run by :meth:`Sandbox.call` killed its worker or outlived the timeout."""
+    """A function run by :meth:`Sandbox.call` killed its worker or outlived the timeout, or
+    the pool itself no longer runs (then no call or case can run in it)."""
 
 
 class Sandbox:
@@ -60,20 +62,52 @@ class Sandbox:
                                  initargs=(self._stages, memory_limit), context=context)
         self._closed = False
 
+    @property
+    def alive(self) -> bool:
+        """Whether the pool can still run cases: not closed, and pebble's pool is running (its
+        manager threads alive). Futures of a dead pool never resolve."""
+        return not self._closed and self._pool.active
+
     def submit(self, case: TestCase) -> Future[CaseResult]:
-        """Schedule ``case``; blocks while ``jobs * 256`` cases are already in flight."""
+        """Schedule ``case``; blocks while ``jobs * 256`` cases are already in flight.
+
+        Raises:
+            SandboxError: the pool no longer runs (closed, or pebble's pool failed).
+        """
         self._available.acquire()
         with self._lock:
             slot = self._free.pop()
         self._stages[slot] = 0
         future: Future[CaseResult] = Future()
-        task = self._pool.schedule(_execute, args=(case, slot), timeout=self.timeout)
+        try:
+            task = self._pool.schedule(_execute, args=(case, slot), timeout=self.timeout)
+        except RuntimeError as exc:  # pebble: "The Pool is not active", or its error state
+            with self._lock:
+                self._free.append(slot)
+            self._available.release()
+            raise SandboxError(f"the worker pool is not running: {exc}") from None
         task.add_done_callback(lambda done: self._finish(done, case, slot, future))
         return future
 
     def run(self, case: TestCase) -> CaseResult:
-        """Run ``case`` and wait for its result."""
-        return self.submit(case).result()
+        """Run ``case`` and wait for its result.
+
+        Raises:
+            SandboxError: the pool stopped before the case ended.
+        """
+        return self._wait(self.submit(case))
+
+    def _wait(self, future: Future[T]) -> T:
+        """``future.result()``, polling the pool: a dead pool raises SandboxError instead of
+        waiting forever."""
+        while True:
+            try:
+                return future.result(timeout=_POLL)
+            except FutureTimeout:
+                if future.done():  # the task's own timeout
+                    raise
+                if not self.alive:
+                    raise SandboxError("the worker pool stopped") from None
 
     def call(self, function: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
         """Run ``function(*args)`` in a worker and return its result.
@@ -83,12 +117,15 @@ class Sandbox:
 
         Raises:
             SandboxError: the worker died by a signal or outlived ``timeout`` seconds
-                (default: the per-case timeout).
+                (default: the per-case timeout), or the pool stopped.
             Exception: whatever ``function`` raised.
         """
-        future = self._pool.schedule(function, args=args, timeout=timeout or self.timeout)
         try:
-            return future.result()
+            future = self._pool.schedule(function, args=args, timeout=timeout or self.timeout)
+        except RuntimeError as exc:
+            raise SandboxError(f"the worker pool is not running: {exc}") from None
+        try:
+            return self._wait(future)
         except FutureTimeout:
             raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result after "
                                f"{timeout or self.timeout:g} s") from None
@@ -149,7 +186,10 @@ def _death(case: TestCase, outcome: Outcome) -> CaseResult:
     if outcome.stage in ("materialize", "reference"):
         what = "timeout" if outcome.status == "timeout" else f"signal {outcome.signal}"
         return CaseResult([], f"{outcome.stage}: worker {what}", outcome.stage, source)
-    outcome.extra["config"] = case.config
+    from fuzzer.execution.pipeline import oracle_extra
+    from fuzzer.targets import get_target
+
+    outcome.extra.update(oracle_extra(get_target(case.target), case.config))
     findings = judge(outcome)
     return CaseResult(findings, None, outcome.stage, source, artifacts=_rebuild(case))
 

@@ -8,9 +8,10 @@ still found, so later sightings count as hits on it instead of opening a second 
 from __future__ import annotations
 
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.findings.graph_hash import GRAPH_SYMPTOMS, MAX_GRAPH_VARIANTS, change_hash
+from fuzzer.findings.graph_hash import MAX_GRAPH_VARIANTS, change_hash
 from fuzzer.findings.signature import bundle_id, make_signature, signature_core
 from fuzzer.store.folder import BundleStore
+from oracles import symptom
 from oracles.base import Finding
 
 
@@ -18,15 +19,15 @@ def finding_signature(case: TestCase, result: CaseResult, finding: Finding,
                       responsible: list[str] | None = None,
                       responsible_run: CaseResult | None = None) -> str:
     """The signature of ``finding`` (design.md): target, responsible passes (the configured
-    list where not localized), symptom, normalized message, and the WL hash of the change
-    region (:mod:`fuzzer.findings.graph_hash`, for its GRAPH_SYMPTOMS), computed on the run with the
-    responsible passes only where localization made one (``responsible_run``), else on the
-    case's own run."""
+    list where not localized), symptom, normalized message, and, where the symptom's record
+    asks for a footprint, the WL hash of the change region (:mod:`fuzzer.findings.graph_hash`)
+    of the run with the responsible passes only (``responsible_run``, where localization made
+    one), else of the case's own run."""
     passes = responsible if responsible is not None else case.config.get("passes")
     run = responsible_run if responsible_run is not None else result
     arts = run.artifacts
     graph = None
-    if arts is not None and finding.symptom in GRAPH_SYMPTOMS:
+    if arts is not None and symptom(finding.symptom).footprint:
         graph = change_hash(arts.model, arts.optimized)
     return make_signature(case.target, passes, finding.symptom, finding.message, graph)
 
@@ -42,12 +43,12 @@ def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
     core = signature_core(signature)
     variants: list[tuple[str, str]] = []
     for entry in store.index():
-        if not entry["id"].startswith(symptom + "-"):
+        if not entry.id.startswith(symptom + "-"):
             continue
-        if entry["signature"] == signature or signature in entry["aliases"]:
-            return entry["id"]
-        if core != signature and signature_core(entry["signature"]) == core:
-            variants.append((entry["first_seen"], entry["id"]))
+        if entry.signature == signature or signature in (entry.aliases or ()):
+            return entry.id
+        if core != signature and signature_core(entry.signature) == core:
+            variants.append((entry.first_seen, entry.id))
     if len(variants) >= MAX_GRAPH_VARIANTS:
         return min(variants)[1]
     return None

@@ -20,8 +20,8 @@ localized (responsible) passes only, so that the other passes of the list do not
   label = sign + op type); the *set* of distinct component hashes is hashed again. The same
   rewrite applied once or five times, anywhere in any model, hashes the same.
 
-Only symptoms whose message says nothing about the cause carry the hash
-(:data:`GRAPH_SYMPTOMS`: "N of M values differ" fits every wrong rewrite). Checker,
+Only symptoms whose message says nothing about the cause carry the hash (their registry
+record has ``footprint``: "N of M values differ" fits every wrong rewrite). Checker,
 onnxruntime and optimizer messages name the broken rule already, and the change region of one
 such bug varies with the model around it (a Conv with or without bias, a BatchNormalization
 fed by Constant nodes or initializers): hashing them opened one bundle per model for one bug.
@@ -29,7 +29,7 @@ fed by Constant nodes or initializers): hashing them opened one bundle per model
 the passes describe. A campaign keeps at most ``MAX_GRAPH_VARIANTS`` bundles per message
 (``fuzzer.findings.dedup``), so even a hash that varies too much cannot flood the output folder.
 No optimized model (crashes, hangs) or no node change: no graph hash; the message (with
-onnxoptimizer's ``file.h:line`` where it has one) is then the finest key.
+the optimizer's ``file.h:line`` where it has one) is then the finest key.
 """
 
 from __future__ import annotations
@@ -38,9 +38,6 @@ import hashlib
 from typing import Any
 
 WL_ITERATIONS = 3
-
-#: symptoms whose signature carries the change-region hash.
-GRAPH_SYMPTOMS: frozenset[str] = frozenset({"output-mismatch", "metric-drift"})
 
 #: bundles kept per signature core (signature without the graph hash); further variants
 #: count as hits on the first.

@@ -5,7 +5,7 @@ localized) | symptom | normalized message [| ``g:`` graph hash]. The message is 
 that the same bug reached from different models gives the same text: hexadecimal addresses,
 quoted tensor and node names (and the unquoted ones after ``name:``, ``Node (...)``,
 ``Name:``), paths and numbers become placeholders. A source location inside the optimizer
-(``fuse_bn_into_conv.h:87``), as in onnxoptimizer's assertion messages, is kept: it names the
+(``fuse_bn_into_conv.h:87``), as in a C++ optimizer's assertion messages, is kept: it names the
 failing check.
 
 The optional last field is the Weisfeiler-Lehman hash of the change region

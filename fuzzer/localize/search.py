@@ -10,7 +10,7 @@ pass list is run twice.
 Stages, cheapest evidence first (each conclusion is verified by a real run):
 
 1. **Framework**: one run with the empty pass list; where it reproduces, the bug is in the
-   optimizer's own load/save round trip, not in a pass (``passes == []``; e.g. onnxoptimizer
+   optimizer's own load/save round trip, not in a pass (``passes == []``; e.g. an optimizer
    raising IR version 3 to 4 whatever the passes). Then a list of one pass is its own answer.
 2. **Screen suspects** (:mod:`fuzzer.localize.hints`): passes named by the message or by a source
    file in the traceback, then passes whose anchor op types vanished or appeared, at most
@@ -39,7 +39,7 @@ from typing import Any
 from fuzzer.delta.ddmin import bisect_single, ddmin
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.signature import normalize_message, same_finding
-from fuzzer.localize.hints import changed_anchor_passes, mentioned, plausible
+from fuzzer.localize.hints import Anchors, changed_anchor_passes, mentioned, plausible
 from fuzzer.modelio.graphs import op_types
 from oracles.base import Finding
 
@@ -93,15 +93,20 @@ class Prober:
 
     def __init__(self, sandbox: Any, case: TestCase, finding: Finding, fixed_point: bool,
                  max_runs: int = MAX_RUNS) -> None:
+        from fuzzer.targets import get_target
+
         self.sandbox, self.case, self.fixed_point = sandbox, case, fixed_point
+        self.target = get_target(case.target)
         self.symptom, self.normalized = finding.symptom, normalize_message(finding.message)
         self.cache: dict[tuple[tuple[str, ...], bool], CaseResult] = {}
         self.runs, self.max_runs = 0, max_runs
         self.best: tuple[str, ...] | None = None
 
     def _case(self, passes: tuple[str, ...], fixed_point: bool) -> TestCase:
-        return self.case.with_config(dict(self.case.config, passes=list(passes),
-                                          fixed_point=fixed_point))
+        config = self.target.with_passes(self.case.config, passes)
+        if not fixed_point:
+            config = self.target.relaxations(config).get("fixed_point", config)
+        return self.case.with_config(config)
 
     def reproduces(self, result: CaseResult) -> bool:
         """Whether ``result`` has a finding with the wanted symptom and normalized message."""
@@ -152,7 +157,7 @@ def _models(result: CaseResult) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def suspects(target: str, passes: Sequence[str], result: CaseResult,
+def suspects(anchors: Anchors, passes: Sequence[str], result: CaseResult,
              finding: Finding) -> tuple[list[str], list[str], set[str] | None]:
     """``(named, ranked suspects, op types present)`` from evidence that costs no run.
 
@@ -168,17 +173,17 @@ def suspects(target: str, passes: Sequence[str], result: CaseResult,
         return named, named, None
     before = op_types(original)
     after = op_types(optimized) if optimized is not None else set(before)
-    ranked = list(dict.fromkeys(named + changed_anchor_passes(target, passes, before, after)))
+    ranked = list(dict.fromkeys(named + changed_anchor_passes(anchors, passes, before, after)))
     return named, ranked, before | after
 
 
-def _search(probe: Prober, target: str, passes: tuple[str, ...], result: CaseResult,
+def _search(probe: Prober, anchors: Anchors, passes: tuple[str, ...], result: CaseResult,
             finding: Finding) -> tuple[tuple[str, ...] | None, str]:
     if passes and probe.test(()):
         return (), "framework"
     if len(passes) <= 1:
         return passes, "single"
-    named, ranked, present = suspects(target, passes, result, finding)
+    named, ranked, present = suspects(anchors, passes, result, finding)
     screen = [(p,) for p in ranked[:max(MAX_SUSPECTS, len(named))]]
     for single, ok in zip(screen, probe.test_many(screen), strict=True):
         if ok:
@@ -189,7 +194,7 @@ def _search(probe: Prober, target: str, passes: tuple[str, ...], result: CaseRes
             return ddmin(together, probe.test), "screen"
     items = passes
     if present is not None:
-        able = tuple(plausible(target, passes, present))
+        able = tuple(plausible(anchors, passes, present))
         if able and len(able) < len(passes) and probe.test(able):
             items = able
     found = bisect_single(items, probe.test)
@@ -216,18 +221,12 @@ def localize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
     """
     from fuzzer.targets import get_target
 
-    passes = case.config.get("passes")
-    if passes is None:
-        try:
-            passes = get_target(case.target).default_config().get("passes")
-        except KeyError:
-            passes = None
-    if passes is None:
-        return Localization(None)
-    fixed_point = bool(case.config.get("fixed_point", False))
+    target = get_target(case.target)
+    passes = target.passes_of(case.config)
+    fixed_point = "fixed_point" in target.relaxations(case.config)
     probe = Prober(sandbox, case, finding, fixed_point, max_runs)
     try:
-        found, method = _search(probe, case.target, tuple(passes), result, finding)
+        found, method = _search(probe, target.anchors(), tuple(passes), result, finding)
     except _Budget:
         found, method = probe.best, "budget"
     if found is None:

@@ -12,10 +12,8 @@ from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.reduce.minimized import Minimized
+from oracles import symptom
 from oracles.base import Finding
-
-#: symptoms not reduced: every check of a candidate would cost the whole per-case timeout.
-SKIPPED_SYMPTOMS = ("hang",)
 
 
 def restricted_config(case: TestCase, signature: str) -> dict[str, Any] | None:
@@ -51,7 +49,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     from fuzzer.reduce.values import record_sandboxed
 
     arts = result.artifacts
-    if arts is None or finding.symptom in SKIPPED_SYMPTOMS or time_limit <= 0:
+    if arts is None or not symptom(finding.symptom).reducible or time_limit <= 0:
         return None
     model = parse_model(arts.model)
     budget = Budget(time_limit)

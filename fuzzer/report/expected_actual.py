@@ -4,13 +4,13 @@ the bundle's expected.npz and actual.npz."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from fuzzer.report.symptoms import symptom_text
+from fuzzer.store.meta import BundleMeta
+from fuzzer.store.npz import read_npz
+from oracles import symptom as symptom_record
 
 MAX_VALUES = 6
 
@@ -18,8 +18,10 @@ MAX_VALUES = 6
 def _npz(path: Path) -> dict[str, np.ndarray] | None:
     if not path.is_file():
         return None
-    with np.load(io.BytesIO(path.read_bytes()), allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
+    try:
+        return read_npz(path)
+    except (OSError, ValueError):  # a damaged file: the section goes without its table
+        return None
 
 
 def _values(array: np.ndarray) -> str:
@@ -47,13 +49,13 @@ def output_table(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray])
     return "\n".join(rows)
 
 
-def expected_actual_section(meta: dict[str, Any], folder: Path | None = None) -> str:
-    """Markdown for "Expected" and "Actual" of a bundle (meta.json dict); ``folder`` (the
-    bundle) supplies expected.npz / actual.npz where they exist."""
-    text = symptom_text(meta["symptom"])
+def expected_actual_section(meta: BundleMeta, folder: Path | None = None) -> str:
+    """Markdown for "Expected" and "Actual" of a bundle; ``folder`` (the bundle) supplies
+    expected.npz / actual.npz where they exist and are readable."""
+    text = symptom_record(meta.symptom)
     parts = [f"**Expected:** {text.expected}\n",
-             f"**Actual:** `{meta['symptom']}` at stage `{meta['stage']}`: "
-             f"`{meta['message']}`\n"]
+             f"**Actual:** `{meta.symptom}` at stage `{meta.stage}`: "
+             f"`{meta.message}`\n"]
     if folder is not None:
         expected, actual = _npz(folder / "expected.npz"), _npz(folder / "actual.npz")
         if expected and actual:

@@ -1,53 +1,67 @@
-"""repro.py of a bundle: a standalone script (onnx, onnxruntime, numpy and the target's own
-package) that loads model.onnx and inputs.npz, runs the target and exits 1 while the bug
-reproduces, 0 once it is gone.
+"""repro.py of a bundle, the one repro renderer of optfuzz.
 
-The script runs the test in a child process of itself, so a signal or a hang is observed
-rather than suffered. Its comparisons are the oracles' own functions, copied in by
-:func:`render_repro`, so the script and the campaign always agree.
+The script needs onnx, onnxruntime, numpy and the target's own package, nothing of optfuzz.
+It loads model.onnx and inputs.npz, runs the differential test as the campaign's workers do
+(reference run, optimize, validate, load, execute, compare) in a child process of itself,
+with its address space limited like a campaign worker's (RLIMIT_AS), so a signal or a hang is
+observed rather than suffered. It exits 1 while the bundle's symptom shows, 0 once it is gone,
+2 when the test cannot run here (a missing package or file, an original that does not run).
+
+Its verdict is the campaign's by construction: the script carries the source of the oracle
+modules that detect the bundle's symptom (and of the oracle modules they import) verbatim,
+and judges every stage with the same registered :class:`oracles.base.Symptom` records. Only
+the stage driver below is the script's own; it mirrors :func:`fuzzer.execution.pipeline.run_case`.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import re
 from functools import lru_cache
 from typing import Any
 
-_BODY = r'''
-STAGES = ("reference", "optimize", "validate", "load", "execute", "compare")
-SIGNAL_SYMPTOM = {"optimize": "optimizer-abort", "validate": "optimizer-abort",
-                  "load": "load-failure", "execute": "runtime-failure"}
+#: exit codes of repro.py.
+REPRODUCES, FIXED, CANNOT_RUN = 1, 0, 2
+
+_DRIVER = r'''
+STAGE_MARK, RESULT_MARK = "OPTFUZZ-STAGE ", "OPTFUZZ-RESULT "
 
 
 def session(model_bytes):
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 3
+    options.log_severity_level = 4
     options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
     return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
 
 
 def run(sess, feeds):
     names = [o.name for o in sess.get_outputs()]
-    wanted = {i.name: feeds[i.name] for i in sess.get_inputs()}
-    return dict(zip(names, sess.run(names, wanted)))
+    values = sess.run(names, {i.name: feeds[i.name] for i in sess.get_inputs()})
+    return dict(zip(names, values))
 
 
-def valid(model):
+def problem(model):
     try:
         onnx.checker.check_model(model, full_check=True)
         onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
+        return error(exc)
     return None
 
 
+def error(exc):
+    return f"{type(exc).__name__}: {first_line(str(exc)) or '(no message)'}"
+
+
 def stage(name):
-    print(f"STAGE {name}", flush=True)
+    print(STAGE_MARK + name, flush=True)
 
 
 def observe():
-    """Run the differential test; return (symptom or None, explanation)."""
+    """The child: run the test stage by stage; return the Outcome the oracles judge."""
     model = onnx.load("model.onnx")
     feeds = dict(np.load("inputs.npz", allow_pickle=False))
     model_bytes = model.SerializeToString()
@@ -57,130 +71,228 @@ def observe():
     try:
         optimized = optimize(model)
     except Exception as exc:
-        return "optimizer-error", f"{type(exc).__name__}: {exc}"
+        import traceback
+
+        return Outcome("error", "optimize", error=error(exc),
+                       traceback=traceback.format_exc(), original=model)
     optimized_bytes = optimized.SerializeToString()
     if optimized_bytes == model_bytes:
-        return None, "the target returned the model unchanged"
+        outcome = Outcome("ok", "compare", expected=expected, actual=expected)
+    else:
+        outcome = compare(model, optimized, optimized_bytes, feeds, expected)
+    outcome.original, outcome.optimized = model, optimized
+    return outcome
+
+
+def compare(model, optimized, optimized_bytes, feeds, expected):
     stage("validate")
-    problem = valid(optimized)
-    if problem and valid(model) is None:
-        return "invalid-model", problem
+    invalid = problem(optimized)
+    if invalid and problem(model) is None:
+        return Outcome("error", "validate", error=invalid)
     stage("load")
     try:
         sess = session(optimized_bytes)
     except Exception as exc:
-        return "load-failure", f"{type(exc).__name__}: {exc}"
+        return Outcome("error", "load", error=error(exc), expected=expected)
     stage("execute")
     try:
         actual = run(sess, feeds)
     except Exception as exc:
-        return "runtime-failure", f"{type(exc).__name__}: {exc}"
+        return Outcome("error", "execute", error=error(exc), expected=expected)
     stage("compare")
-    if len(expected) != len(actual):
-        return "output-mismatch", f"output count {len(expected)} became {len(actual)}"
-    for (name, e), a in zip(expected.items(), actual.values()):
-        diff = compare_arrays(e, a)
-        if diff is not None:
-            return "output-mismatch", f"output '{name}': {diff.summary}"
-    before, after = count_nodes(model.graph), count_nodes(optimized.graph)
-    if after > before:
-        return "bloat", f"node count grew from {before} to {after}"
-    unused = unused_initializers(optimized.graph)
-    if CHECK_UNUSED and unused:
-        return "bloat", f"unused initializers left: {unused}"
-    if (model.ir_version, [o.name for o in model.graph.output]) != (
-            optimized.ir_version, [o.name for o in optimized.graph.output]):
-        return "metadata-change", "IR version or graph outputs changed"
-    return None, "outputs match"
+    return Outcome("ok", "compare", expected=expected, actual=actual)
 
 
-def main():
-    if "--child" in sys.argv:
-        symptom, why = observe()
-        print(f"RESULT {symptom or 'ok'}\t{why}", flush=True)
-        return
-    os.chdir(os.path.dirname(os.path.abspath(__file__)))
+def judge(outcome):
+    outcome.task, outcome.extra = TASK, dict(EXTRA)
+    found = [f for s in REGISTRY.values() for f in s.detect(outcome)]
+    return sorted(found, key=lambda f: REGISTRY[f.symptom].severity)
+
+
+def child():
+    if MEMORY_LIMIT:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        except (ValueError, OSError):
+            pass
+    try:
+        findings = judge(observe())
+    except Exception as exc:  # the original does not run here: no verdict
+        print(f"cannot run the test: {error(exc)}", file=sys.stderr)
+        sys.exit(CANNOT_RUN)
+    print(RESULT_MARK + json.dumps([f.to_json() for f in findings]), flush=True)
+
+
+def parent():
+    here = os.path.dirname(os.path.abspath(__file__))
     try:
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"],
-                              capture_output=True, text=True, timeout=TIMEOUT_S)
-        lines = proc.stdout.splitlines()
-        last_stage = ([l.split()[1] for l in lines if l.startswith("STAGE ")] or ["?"])[-1]
-        results = [l for l in lines if l.startswith("RESULT ")]
-        if results:
-            observed, _, why = results[-1][len("RESULT "):].partition("\t")
-        elif proc.returncode < 0:
-            observed = SIGNAL_SYMPTOM.get(last_stage, "unusable")
-            why = f"killed by signal {-proc.returncode} in stage {last_stage}"
-        else:
-            observed, why = "unusable", (proc.stderr.strip().splitlines() or ["?"])[-1]
-    except subprocess.TimeoutExpired:
-        observed, why = "hang", f"no result after {TIMEOUT_S} s"
-    observed = None if observed == "ok" else observed
-    print(f"expected symptom: {SYMPTOM}; observed: {observed or 'none'} ({why})")
-    if observed == "unusable":
-        sys.exit(2)  # the test could not run here: neither the bug nor its fix
-    sys.exit(1 if observed == SYMPTOM else 0)
+                              cwd=here, capture_output=True, text=True, timeout=TIMEOUT_S)
+        out, code = proc.stdout, proc.returncode
+    except subprocess.TimeoutExpired as exc:
+        out, code = exc.stdout or "", None
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+    lines = out.splitlines()
+    last = ([ln[len(STAGE_MARK):] for ln in lines if ln.startswith(STAGE_MARK)] or ["load"])[-1]
+    results = [ln[len(RESULT_MARK):] for ln in lines if ln.startswith(RESULT_MARK)]
+    if results:
+        findings = [Finding.from_json(f) for f in json.loads(results[-1])]
+    elif code is None or code < 0:
+        died = Outcome("timeout", last, timeout=TIMEOUT_S) if code is None else \
+            Outcome("signal", last, signal=-code, error=f"exit code {code}")
+        if last == "reference":
+            print(f"cannot run the test: the original model {died.status} in the reference run")
+            sys.exit(CANNOT_RUN)
+        findings = judge(died)
+    else:
+        print(proc.stderr.strip() or f"cannot run the test (exit code {code})")
+        sys.exit(CANNOT_RUN)
+    seen = "; ".join(f"{f.symptom}: {f.message}" for f in findings) or "none"
+    print(f"expected symptom: {SYMPTOM}; observed: {seen}")
+    shows = any(f.symptom == SYMPTOM for f in findings)
+    print("reproduced" if shows else "not reproduced")
+    sys.exit(REPRODUCES if shows else FIXED)
 
 
 if __name__ == "__main__":
-    main()
+    child() if "--child" in sys.argv else parent()
 '''
 
+_HEAD = '''#!/usr/bin/env python3
+"""optfuzz {bundle_id}: {symptom} in {target} {version}.
 
-@lru_cache(maxsize=1)
-def _embedded_sources() -> str:
-    """Source of the oracle functions repro.py carries (read once per process)."""
-    from oracles import bloat, tolerance
+Run in this folder: python repro.py
+Exit status 1 while the bug reproduces, 0 once it is fixed, 2 if the test cannot run here.
+The test runs in a child process (address space limited to MEMORY_LIMIT bytes), so a crash or
+a hang is observed, not suffered. The oracle code below `optimize` is optfuzz's own, copied
+verbatim, so this script and the campaign judge alike.
+"""
 
-    return "\n\n".join(inspect.getsource(obj) for obj in (
-        tolerance.Difference, tolerance.compare_arrays, bloat.count_nodes, bloat._used_names,
-        bloat.unused_initializers))
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+
+try:
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+except ImportError as exc:  # cannot run here: neither the bug nor its fix
+    print(f"cannot run the repro: {{exc}}", file=sys.stderr)
+    sys.exit(2)
+
+SYMPTOM = {symptom!r}
+TIMEOUT_S = {timeout!r}
+MEMORY_LIMIT = {memory_limit!r}
+TASK = {task!r}
+EXTRA = {extra!r}
+REPRODUCES, FIXED, CANNOT_RUN = {codes!r}
 
 
-def render_repro(bundle_id: str, symptom: str, target_name: str, target_version: str,
-                 snippet: str, timeout: float, check_unused: bool = True) -> str:
+def optimize(model):
+{snippet}    return optimized
+'''
+
+_ORACLE_IMPORT = re.compile(r"^from oracles(?:\.\w+)* import (?:\([^)]*\)|[^\n]*)\n", re.M)
+_FUTURE = "from __future__ import annotations\n"
+
+
+def _dependencies(module_name: str) -> list[str]:
+    """``module_name`` and the oracle modules it imports, dependencies first."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        source = inspect.getsource(importlib.import_module(name))
+        for match in re.finditer(r"^from (oracles\.\w+) import", source, re.M):
+            visit(match.group(1))
+        order.append(name)
+
+    visit("oracles.base")
+    visit(module_name)
+    return order
+
+
+@lru_cache(maxsize=32)
+def embedded_oracles(symptom_name: str) -> str:
+    """The source repro.py carries for ``symptom_name``: the oracle module that registers it
+    and every oracle module it imports, dependencies first, their ``from oracles...`` and
+    ``__future__`` imports removed (the names are defined in the same file).
+
+    Raises:
+        KeyError: an unknown symptom.
+    """
+    from oracles import symptom
+
+    record = symptom(symptom_name)
+    parts = []
+    for name in _dependencies(record.detect.__module__):
+        source = inspect.getsource(importlib.import_module(name))
+        source = _ORACLE_IMPORT.sub("", source.replace(_FUTURE, ""))
+        parts.append(f"# ---- {name} (optfuzz's oracle, verbatim) ----\n{source.strip()}\n")
+    return "\n\n".join(parts)
+
+
+def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, Any],
+                 version: str, timeout: float, memory_limit: int | None = 4 << 30,
+                 task: str | None = None) -> str:
     """The text of repro.py for a bundle.
 
     Args:
         bundle_id: the bundle's id (for the docstring).
         symptom: the symptom the script checks for.
-        snippet: Python lines turning ``model`` into ``optimized`` (``Target.repro_snippet``).
+        target: the registered target name; its ``repro_snippet`` and ``oracle_context``
+            for ``config`` are written into the script.
+        config: the target configuration the script runs.
+        version: the target version the bundle was found with.
         timeout: seconds before the child counts as hung.
-        check_unused: whether unused initializers left behind count as bloat (the rule of
-            :mod:`oracles.bloat`: only where the configuration asked for their removal).
+        memory_limit: the child's address-space limit in bytes (RLIMIT_AS), or None.
+        task: the model's task category, for the task-level oracle.
+
+    Raises:
+        KeyError: an unknown target or symptom.
     """
-    from oracles import tolerance
-
-    embedded = _embedded_sources()
-    tolerances = (f"TOLERANCES = {{np.dtype(k): v for k, v in "
-                  f"{ {str(k): v for k, v in tolerance.TOLERANCES.items()} !r}.items()}}\n"
-                  f"DEFAULT_TOLERANCE = {tolerance.DEFAULT_TOLERANCE!r}\n")
-    body = "\n".join("    " + line if line else "" for line in snippet.rstrip().splitlines())
-    return (
-        "#!/usr/bin/env python3\n"
-        f'"""optfuzz {bundle_id}: {symptom} in {target_name} {target_version}.\n\n'
-        "Run in this folder: python repro.py\n"
-        'Exit status 1 while the bug reproduces, 0 once it is fixed, 2 if it cannot run."""\n\n'
-        "import os\nimport subprocess\nimport sys\n"
-        "from dataclasses import dataclass\nfrom typing import Any\n\n"
-        "try:\n    import numpy as np\n    import onnx\n    import onnxruntime as ort\n"
-        "except ImportError as exc:  # cannot run here: neither the bug nor its fix\n"
-        "    print(f\"cannot run the repro: {exc}\", file=sys.stderr)\n"
-        "    sys.exit(2)\n\n"
-        f"SYMPTOM = {symptom!r}\nTIMEOUT_S = {timeout:g}\nCHECK_UNUSED = {check_unused}\n"
-        f"{tolerances}\n\n"
-        f"def optimize(model):\n{body}\n    return optimized\n\n\n"
-        f"{embedded}\n{_BODY}"
-    )
-
-
-def repro_context(meta: dict[str, Any]) -> dict[str, Any]:
-    """Arguments of :func:`render_repro` taken from a bundle's meta.json dict."""
+    from fuzzer.execution.pipeline import oracle_extra
     from fuzzer.targets import get_target
-    from oracles.bloat import cleanup_ran_last
 
-    target = get_target(meta["target"]["name"])
-    return {"check_unused": cleanup_ran_last(meta["target"]["config"].get("passes")),
-            "bundle_id": meta["id"], "symptom": meta["symptom"],
-            "target_name": target.name, "target_version": meta["target"]["version"],
-            "snippet": target.repro_snippet(meta["target"]["config"])}
+    adapter = get_target(target)
+    snippet = "".join("    " + line if line.strip() else line for line in
+                      adapter.repro_snippet(config).rstrip("\n").splitlines(keepends=True))
+    head = _HEAD.format(bundle_id=bundle_id, symptom=symptom, target=target, version=version,
+                        timeout=float(timeout), memory_limit=memory_limit, task=task,
+                        extra=oracle_extra(adapter, config),
+                        codes=(REPRODUCES, FIXED, CANNOT_RUN), snippet=snippet + "\n")
+    return f"{head}\n\n{embedded_oracles(symptom)}\n\n{_DRIVER.lstrip()}"
+
+
+def _field(meta: Any, key: str) -> Any:
+    return meta[key] if isinstance(meta, dict) else getattr(meta, key)
+
+
+def repro_context(meta: Any) -> dict[str, Any]:
+    """Arguments of :func:`render_repro` (all but ``timeout`` and ``memory_limit``) from a
+    bundle's metadata (a :class:`fuzzer.store.meta.BundleMeta` or its JSON dict)."""
+    target = _field(meta, "target")
+    source = _field(meta, "source") or {}
+    return {"bundle_id": _field(meta, "id"), "symptom": _field(meta, "symptom"),
+            "target": _field(target, "name"), "config": dict(_field(target, "config")),
+            "version": _field(target, "version"), "task": source.get("task")}
+
+
+def trigger_snippet(meta: Any) -> str:
+    """The few lines of Python that show the target call repro.py makes on model.onnx (for
+    the report; repro.py itself decides whether the bug shows).
+
+    Raises:
+        KeyError: the bundle's target is not registered.
+    """
+    from fuzzer.targets import get_target
+
+    target = _field(meta, "target")
+    snippet = get_target(_field(target, "name")).repro_snippet(dict(_field(target, "config")))
+    return 'import onnx\n\nmodel = onnx.load("model.onnx")\n' + snippet.rstrip("\n") + "\n"

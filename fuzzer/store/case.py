@@ -6,25 +6,22 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.execution.case import TestCase
+from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import read_npz
 
 
-def bundle_case(folder: Path, meta: dict[str, Any],
+def bundle_case(folder: Path, meta: BundleMeta,
                 config: dict[str, Any] | None = None) -> TestCase:
     """The TestCase of a bundle folder: model.onnx bytes, inputs.npz feeds, and the target
     and configuration recorded in its meta.json (``config`` replaces the latter).
 
     Raises:
         OSError: model.onnx or inputs.npz is missing or unreadable.
-        ValueError: inputs.npz is not an npz archive, or meta.json lacks the target.
+        ValueError: inputs.npz is not an npz archive.
     """
     model = (folder / "model.onnx").read_bytes()
     feeds = read_npz(folder / "inputs.npz")
-    try:
-        target = meta["target"]
-    except (KeyError, TypeError):
-        raise ValueError("meta.json names no target") from None
-    return TestCase(target["name"], dict(config if config is not None else target["config"]),
-                    {"kind": "bundle", "id": meta.get("id", folder.name),
-                     "path": str(folder)},
+    return TestCase(meta.target.name,
+                    dict(config if config is not None else meta.target.config),
+                    {"kind": "bundle", "id": meta.id, "path": str(folder)},
                     model_bytes=model, feeds=feeds)

@@ -8,6 +8,11 @@ share one folder. A campaign batches its hits (:meth:`BundleStore.add_hit`,
 :meth:`BundleStore.flush_hits`): a bug seen thousands of times costs one meta.json write per
 flush, not one per sighting. Lookups by signature use an index of every bundle's meta, rebuilt
 when a bundle appears (the folder's mtime changes) or after :data:`INDEX_SECONDS`.
+
+Every read goes through :class:`fuzzer.store.meta.BundleMeta`. A damaged bundle (meta.json
+missing, empty, half-written, not JSON or not a valid meta; model.onnx or inputs.npz missing)
+is skipped by every listing and counted with its reason (:meth:`BundleStore.damaged`); hits
+meant for it are dropped, so no damaged file ever stops a campaign, triage or replay.
 """
 
 from __future__ import annotations
@@ -16,15 +21,26 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-META = "meta.json"
+from fuzzer.store.meta import META_FILE, BundleMeta, MetaError, meta_problem, read_meta
+
+META = META_FILE
+#: files without which a bundle cannot be replayed, localized, reduced or reported.
+REQUIRED_FILES = ("model.onnx", "inputs.npz")
+#: folder names of bundles (``<symptom>-<8 hex digits>``): such a folder without a meta.json
+#: is a damaged bundle, any other folder (``documented/``, a user's own) is not a bundle.
+BUNDLE_NAME = re.compile(r"[a-z]+(?:-[a-z]+)*-[0-9a-f]{8}")
+MAX_DAMAGED_NAMED = 3  # damaged bundles named in the one-line warning
+#: a change to a bundle's meta: modifies it in place (returning None) or returns a new one.
+Change = Callable[[BundleMeta], "BundleMeta | None"]
 INDEX_SECONDS = 30.0  # rebuild the signature index at least this often (other processes)
 
 
@@ -46,15 +62,41 @@ def write_atomic(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _blame(exc, path)
         raise
 
 
 def dump_json(data: Any) -> bytes:
     """Indented, key-ordered JSON bytes with a final newline."""
     return (json.dumps(data, indent=2, sort_keys=False, default=str) + "\n").encode()
+
+
+class DamagedBundleError(ValueError):
+    """A bundle whose meta.json cannot be used (missing, unreadable, not a valid meta, naming
+    another bundle) or that lacks a required file; the message is the reason, without a
+    path."""
+
+
+class DamagedBundle(NamedTuple):
+    """A bundle that listings skip: its id (folder name) and why, e.g.
+    ``meta.json: not JSON (...)`` or ``missing model.onnx``."""
+
+    id: str
+    reason: str
+
+
+def damage_note(damaged: list[DamagedBundle]) -> str:
+    """One line for a person: how many bundles were skipped, the first few with their
+    reasons; empty when ``damaged`` is."""
+    if not damaged:
+        return ""
+    named = "; ".join(f"{d.id} ({d.reason})" for d in damaged[:MAX_DAMAGED_NAMED])
+    more = f"; +{len(damaged) - MAX_DAMAGED_NAMED} more" if len(damaged) > MAX_DAMAGED_NAMED \
+        else ""
+    return f"skipped {len(damaged)} damaged bundle(s): {named}{more}"
 
 
 class BundleStore:
@@ -70,25 +112,71 @@ class BundleStore:
         self._batch = batch_hits
         self._pending: dict[str, tuple[int, str]] = {}
         self._pending_lock = threading.Lock()
-        self._index: list[dict[str, Any]] = []
+        self._index: list[BundleMeta] = []
         self._index_key: tuple[int, int] | None = None
+        self._damaged: dict[str, str] = {}
 
-    def index(self) -> list[dict[str, Any]]:
-        """``[{"id", "signature", "aliases", "first_seen"}]`` of every bundle,
-        cached until a bundle appears or :data:`INDEX_SECONDS` pass."""
+    def index(self) -> list[BundleMeta]:
+        """The meta of every readable bundle (:meth:`read_all`; damaged ones skipped and
+        counted), cached until a bundle appears or :data:`INDEX_SECONDS` pass."""
         key = (self.root.stat().st_mtime_ns, int(time.monotonic() // INDEX_SECONDS))
         if key != self._index_key:
-            entries = []
-            for bid in self.ids():
-                try:
-                    meta = self.meta(bid)
-                except (OSError, ValueError):
-                    continue
-                entries.append({"id": bid, "signature": meta.get("signature", ""),
-                                "aliases": list(meta.get("aliases", ())),
-                                "first_seen": meta.get("first_seen", "")})
-            self._index, self._index_key = entries, key
+            self._index, _ = self.read_all()
+            self._index_key = key
         return self._index
+
+    def read_all(self) -> tuple[list[BundleMeta], list[DamagedBundle]]:
+        """Every readable bundle's meta, in id order, and the damaged bundles with their
+        reasons (also kept for :meth:`damaged`). Never raises for a bad bundle."""
+        metas, damaged = [], {}
+        for bid in self._candidates():
+            try:
+                metas.append(self.read(bid))
+            except DamagedBundleError as exc:
+                damaged[bid] = str(exc)
+        self._damaged = damaged
+        return metas, self.damaged()
+
+    def damaged(self) -> list[DamagedBundle]:
+        """The damaged bundles the latest :meth:`read_all` (or :meth:`index`) found, plus
+        those a later update could not read, in id order."""
+        return [DamagedBundle(bid, why) for bid, why in sorted(self._damaged.items())]
+
+    def read(self, bundle_id: str) -> BundleMeta:
+        """The meta of a bundle that is complete: meta.json valid and naming this bundle,
+        model.onnx and inputs.npz present.
+
+        Raises:
+            DamagedBundleError: the bundle is damaged; the message is the reason.
+        """
+        meta = self._own_meta(bundle_id)
+        missing = [name for name in REQUIRED_FILES
+                   if not (self.path(bundle_id) / name).is_file()]
+        if missing:
+            raise DamagedBundleError(f"missing {', '.join(missing)}")
+        return meta
+
+    def _own_meta(self, bundle_id: str) -> BundleMeta:
+        """The meta.json of a bundle, checked to name that bundle.
+
+        Raises:
+            DamagedBundleError: it is missing, unreadable, invalid or names another bundle.
+        """
+        try:
+            meta = self.meta(bundle_id)
+        except (OSError, MetaError) as exc:
+            raise DamagedBundleError(meta_problem(exc)) from None
+        if meta.id != bundle_id:
+            raise DamagedBundleError(f"{META} names another bundle ({meta.id})")
+        return meta
+
+    def _candidates(self) -> list[str]:
+        """Folders that hold or should hold a bundle: those with a meta.json and those
+        named like a bundle, sorted."""
+        names = {p.parent.name for p in self.root.glob(f"*/{META}")}
+        names.update(p.name for p in self.root.iterdir()
+                     if p.is_dir() and BUNDLE_NAME.fullmatch(p.name))
+        return sorted(n for n in names if not n.startswith("."))
 
     def add_hit(self, bundle_id: str, when: str | None = None) -> None:
         """Count one more sighting of a bundle's bug (``when``: ISO time, default now);
@@ -97,7 +185,8 @@ class BundleStore:
 
         when = when or utc_now()
         if not self._batch:
-            self.update(bundle_id, lambda meta: _add_hits(meta, 1, when))
+            with contextlib.suppress(DamagedBundleError):  # counted, the hit dropped
+                self.update(bundle_id, lambda meta: meta.add_hits(1, when))
             return
         with self._pending_lock:
             count, _ = self._pending.get(bundle_id, (0, when))
@@ -111,9 +200,11 @@ class BundleStore:
             return
         with self.locked():
             for bundle_id, (count, when) in pending.items():
-                if self.exists(bundle_id):
+                if not self.exists(bundle_id):
+                    continue
+                with contextlib.suppress(DamagedBundleError):  # counted, the hits dropped
                     self._update_locked(bundle_id,
-                                        lambda meta, n=count, w=when: _add_hits(meta, n, w))
+                                        lambda meta, n=count, w=when: meta.add_hits(n, w))
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -138,9 +229,14 @@ class BundleStore:
         """Whether a complete bundle (with meta.json) is there."""
         return (self.path(bundle_id) / META).is_file()
 
-    def meta(self, bundle_id: str) -> dict[str, Any]:
-        """The parsed meta.json of a bundle."""
-        return json.loads((self.path(bundle_id) / META).read_text())
+    def meta(self, bundle_id: str) -> BundleMeta:
+        """The meta.json of a bundle (files beside it unchecked; see :meth:`read`).
+
+        Raises:
+            OSError: meta.json is missing or unreadable.
+            MetaError: it is not a valid meta (a ValueError; the message names the file).
+        """
+        return read_meta(self.path(bundle_id) / META)
 
     def ids(self) -> list[str]:
         """Ids of every complete bundle, sorted."""
@@ -148,16 +244,18 @@ class BundleStore:
                       if not p.parent.name.startswith("."))
 
     def create(self, bundle_id: str, files: dict[str, bytes],
-               on_exists: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> bool:
+               on_exists: Change | None = None) -> bool:
         """Write a new bundle atomically; return True if created.
 
         If the bundle appeared meanwhile (another worker or campaign found the same bug),
-        nothing is written and ``on_exists`` updates its meta instead.
+        nothing is written and ``on_exists`` updates its meta instead (skipped, and the
+        bundle counted as damaged, where that meta is unreadable).
         """
         with self.locked():
             if self.exists(bundle_id):
                 if on_exists is not None:
-                    self._update_locked(bundle_id, on_exists)
+                    with contextlib.suppress(DamagedBundleError):
+                        self._update_locked(bundle_id, on_exists)
                 return False
             tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{bundle_id}."))
             try:
@@ -167,21 +265,33 @@ class BundleStore:
                 if self.path(bundle_id).exists():  # a folder without meta: a leftover
                     shutil.rmtree(self.path(bundle_id))
                 os.rename(tmp, self.path(bundle_id))
-            except BaseException:
+            except BaseException as exc:
                 shutil.rmtree(tmp, ignore_errors=True)
+                _blame(exc, self.path(bundle_id))
                 raise
             return True
 
-    def update(self, bundle_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> \
-            dict[str, Any]:
-        """Apply ``change`` to a bundle's meta under the lock and write it back atomically."""
+    def update(self, bundle_id: str, change: Change) -> BundleMeta:
+        """Read a bundle's meta under the lock, pass it to ``change`` (which modifies it in
+        place or returns a replacement), write :meth:`BundleMeta.to_json` back atomically
+        (a schema-1 file becomes schema 2, unknown keys kept) and return it.
+
+        Raises:
+            DamagedBundleError: meta.json is missing, unreadable, not a valid meta or names
+                another bundle; nothing is written and the bundle is counted as damaged.
+            OSError: the new meta.json cannot be written (e.g. the disk is full).
+        """
         with self.locked():
             return self._update_locked(bundle_id, change)
 
-    def _update_locked(self, bundle_id: str,
-                       change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
-        meta = change(self.meta(bundle_id))
-        write_atomic(self.path(bundle_id) / META, dump_json(meta))
+    def _update_locked(self, bundle_id: str, change: Change) -> BundleMeta:
+        try:
+            meta = self._own_meta(bundle_id)
+        except DamagedBundleError as exc:
+            self._damaged[bundle_id] = str(exc)
+            raise
+        meta = change(meta) or meta
+        write_atomic(self.path(bundle_id) / META, dump_json(meta.to_json()))
         return meta
 
     def replace_files(self, bundle_id: str, files: dict[str, bytes],
@@ -196,7 +306,7 @@ class BundleStore:
                     (folder / name).unlink()
 
 
-def _add_hits(meta: dict[str, Any], count: int, when: str) -> dict[str, Any]:
-    meta["hits"] = int(meta.get("hits", 0)) + count
-    meta["last_seen"] = max(str(meta.get("last_seen", "")), when)
-    return meta
+def _blame(exc: BaseException, path: Path) -> None:
+    """Name ``path`` in an OSError that names no file (a failed ``write``, e.g. ENOSPC)."""
+    if isinstance(exc, OSError) and exc.filename is None:
+        exc.filename = str(path)

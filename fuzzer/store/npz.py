@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import struct
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -22,5 +25,10 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
         OSError: the file cannot be read.
         ValueError: it is not an npz archive.
     """
-    with np.load(io.BytesIO(path.read_bytes()), allow_pickle=False) as npz:
-        return {name: npz[name] for name in npz.files}
+    data = path.read_bytes()
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            return {name: npz[name] for name in npz.files}
+    except (EOFError, RuntimeError, zipfile.BadZipFile, OverflowError, zlib.error,
+            struct.error) as exc:  # empty, truncated or garbled
+        raise ValueError(f"{path.name} is not an npz archive ({exc or 'empty'})") from None

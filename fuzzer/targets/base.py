@@ -1,54 +1,112 @@
-"""The Target protocol and the registry of targets.
+"""The Target base class and the registry of targets.
 
-A target adapts one optimizer to optfuzz: ``optimize(model, config) -> model`` and a
-description of its configuration space. Configurations are JSON-able dicts; every target
-understands ``{"passes": [...], "fixed_point": bool}`` where passes make sense for it, so that
-localization can search over pass lists of any target.
+A target adapts one optimizer to optfuzz and owns everything optfuzz knows about it: its
+configuration space (:meth:`Target.configurations`), its rewrite names (passes), how to run a
+sub-list of them (:meth:`Target.with_passes`, used by localization), which settings
+localization may switch off (:meth:`Target.relaxations`), the anchor op types of its passes
+(:meth:`Target.anchors`, localization's cheap evidence), what its oracles must know about a
+configuration (:meth:`Target.oracle_context`), and how repro.py calls it
+(:meth:`Target.repro_snippet`). No module outside ``fuzzer/targets`` names a target's passes.
+
+Configurations are JSON-able dicts. Pass-list targets understand ``{"passes": [...],
+"fixed_point": bool}``; a target whose rewrites are not named passes overrides the pass
+methods.
 """
 
 from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from fuzzer.errors import InputError
 
 #: target name -> "module:attribute" of its class; imported lazily (heavy imports).
 TARGETS: dict[str, str] = {
-    "onnxoptimizer": "fuzzer.targets.onnxoptimizer:OnnxOptimizerTarget",
+    "onnxoptimizer": "fuzzer.targets.onnxoptimizer.target:OnnxOptimizerTarget",
     "fake": "fuzzer.targets.fake:FakeTarget",
 }
 
+#: the target a command uses when none is named.
+DEFAULT_TARGET = "onnxoptimizer"
 
-class Target(Protocol):
-    """A system under test.
+#: Anchor of a pass that may act on any graph (it looks at every node or at initializers).
+ANY: frozenset[str] = frozenset({"*"})
+
+
+class Target:
+    """A system under test. Subclasses set :attr:`name` and implement :meth:`version`,
+    :meth:`optimize`, :meth:`available_passes`, :meth:`default_passes`,
+    :meth:`configurations` and :meth:`repro_snippet`; the rest has defaults for pass-list
+    optimizers.
 
     Attributes:
         name: registry name, also the first field of every signature.
     """
 
-    name: str
+    name: str = ""
 
     def version(self) -> str:
         """Installed version of the optimizer (e.g. ``"0.4.2"``)."""
+        raise NotImplementedError
 
     def optimize(self, model: Any, config: dict[str, Any]) -> Any:
         """Return the optimized ``onnx.ModelProto``; may raise (an ``optimizer-error``)."""
+        raise NotImplementedError
 
     def available_passes(self) -> list[str]:
-        """Every pass name the target accepts."""
+        """Every pass (rewrite) name the target accepts."""
+        raise NotImplementedError
 
-    def default_config(self) -> dict[str, Any]:
-        """The configuration a user gets without options (e.g. the default pass list)."""
+    def default_passes(self) -> list[str]:
+        """The passes a user gets without options, in order."""
+        raise NotImplementedError
 
     def configurations(self, rng: random.Random, passes: list[str] | None) -> dict[str, Any]:
         """Draw the next configuration of a campaign; ``passes`` restricts the pass pool."""
+        raise NotImplementedError
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
         """Python lines that apply the target to a ModelProto ``model`` into ``optimized``,
         using only the target's own package (for repro.py and report.md)."""
+        raise NotImplementedError
+
+    def accepts_pass(self, name: str) -> bool:
+        """Whether the installed target has a pass called ``name``."""
+        return name in self.available_passes()
+
+    def default_config(self) -> dict[str, Any]:
+        """The configuration a user gets without options."""
+        return {"passes": self.default_passes(), "fixed_point": False}
+
+    def passes_of(self, config: dict[str, Any]) -> list[str]:
+        """The ordered pass list ``config`` runs (the default list where it names none)."""
+        passes = config.get("passes")
+        return list(self.default_passes() if passes is None else passes)
+
+    def with_passes(self, config: dict[str, Any], passes: Sequence[str]) -> dict[str, Any]:
+        """``config`` running exactly ``passes`` (in that order), everything else kept."""
+        return dict(config, passes=list(passes))
+
+    def relaxations(self, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """Settings of ``config`` that localization may switch off to see whether a finding
+        needs them: setting name -> ``config`` without it (``fixed_point`` where it is on)."""
+        if config.get("fixed_point"):
+            return {"fixed_point": dict(config, fixed_point=False)}
+        return {}
+
+    def anchors(self) -> Mapping[str, frozenset[str]]:
+        """Pass -> op types one of which must be present for the pass to act (:data:`ANY`
+        for a pass that may act on any graph); passes missing here are always plausible."""
+        return {}
+
+    def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:
+        """Facts about ``config`` that the oracles need, put into ``Outcome.extra``:
+        ``unused_initializers_are_bloat`` (bool: the configuration promises their removal)
+        and ``interface_may_change`` (bool: it renames or retypes the graph interface on
+        purpose). Absent keys take the oracles' defaults (True, False)."""
+        return {}
 
 
 _cache: dict[str, Target] = {}
@@ -73,24 +131,25 @@ def get_target(name: str) -> Target:
     return _cache[name]
 
 
-def cli_target(name: str) -> Target:
-    """:func:`get_target` for command lines.
+def cli_target(name: str | None) -> Target:
+    """:func:`get_target` for command lines (``None``: :data:`DEFAULT_TARGET`).
 
     Raises:
-        InputError: an unknown name (the message lists the known ones).
+        InputError: an unknown name (the message lists the known ones), or a target whose
+            package is not installed.
     """
     try:
-        return get_target(name)
+        return get_target(name or DEFAULT_TARGET)
     except KeyError as exc:
         raise InputError(exc.args[0]) from None
+    except ImportError as exc:
+        raise InputError(f"target {name or DEFAULT_TARGET} cannot be used here: {exc}") \
+            from None
 
 
 def offers_pass(target: Target) -> Callable[[str], bool]:
-    """Whether ``target`` (as installed) has a pass of a given name: one it lists, or one its
-    optional ``accepts_pass`` admits (the fake target's ``nop-*`` fillers)."""
-    known = set(target.available_passes())
-    accepts = getattr(target, "accepts_pass", None)
-    return lambda name: name in known or bool(accepts and accepts(name))
+    """Whether ``target`` (as installed) has a pass of a given name."""
+    return target.accepts_pass
 
 
 def require_passes(target: Target, passes: Sequence[str]) -> None:
@@ -99,7 +158,6 @@ def require_passes(target: Target, passes: Sequence[str]) -> None:
     Raises:
         InputError: naming the unknown passes.
     """
-    offered = offers_pass(target)
-    bad = [p for p in passes if not offered(p)]
+    bad = [p for p in passes if not target.accepts_pass(p)]
     if bad:
         raise InputError(f"unknown pass(es) {bad} for target {target.name}")

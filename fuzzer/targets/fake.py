@@ -1,24 +1,30 @@
 """A deliberately buggy target, for tests and for checking a setup end to end.
 
-Its "passes" are bugs, applied in the order of the pass list:
+Its "passes" are bugs (the registry :data:`PASSES`), applied in the order of the pass list:
 
-==============  =============================================================
-pass            effect on the model
-==============  =============================================================
-``clean``       none (a correct pass)
-``nop-*``       none (filler passes, e.g. to build long pass lists)
-``raise``       raises RuntimeError naming a node (``optimizer-error``)
-``abort``       ``os.abort()`` (``optimizer-abort``, SIGABRT)
-``segv``        kills itself with SIGSEGV (``optimizer-abort``)
-``hang``        sleeps forever (``hang``)
-``drop-node``   bypasses the last unary elementwise node (``output-mismatch``)
-``drop-middle`` bypasses the unary elementwise node nearest the middle of the node list
-                (``output-mismatch`` deep inside a large model)
-``invalid``     rewires a node to an undefined tensor (``invalid-model``)
-``bloat``       adds a dead Identity node and an unused initializer (``bloat``)
-``pair-a``,     raise together, and only together (an interaction bug that needs
-``pair-b``      two passes)
-==============  =============================================================
+=================  ==========================================================================
+pass               effect on the model
+=================  ==========================================================================
+``clean``          none (a correct pass)
+``nop-*``          none (filler passes, e.g. to build long pass lists)
+``raise``          raises RuntimeError naming a node (``optimizer-error``)
+``abort``          ``os.abort()`` (``optimizer-abort``, SIGABRT)
+``segv``           kills itself with SIGSEGV (``optimizer-abort``)
+``hang``           sleeps forever (``hang``)
+``drop-node``      bypasses the last unary elementwise node (``output-mismatch``)
+``drop-middle``    bypasses the unary elementwise node nearest the middle of the node list
+                   (``output-mismatch`` deep inside a large model)
+``invalid``        rewires a node to an undefined tensor (``invalid-model``)
+``bloat``          adds a dead Identity node and an unused initializer (``bloat``)
+``load-fail``      appends a node of an unregistered domain (``load-failure``)
+``run-fail``       reshapes the first graph output to twice its dims, computed at run time
+                   (``runtime-failure``)
+``rename-output``  renames the first graph output (``metadata-change``)
+``hog``            allocates 3 GiB and frees it (``optimizer-error`` under a smaller
+                   address-space limit)
+``pair-a``,        raise together, and only together (an interaction bug that needs
+``pair-b``         two passes)
+=================  ==========================================================================
 
 Set ``OPTFUZZ_FAKE_FIXED=raise,drop-node`` to switch bugs off (they become ``clean``), which
 models a new release of the optimizer that fixed them.
@@ -30,15 +36,119 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
+
+from fuzzer.targets.base import Target
 
 UNARY = ("Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu", "Softplus", "Sqrt",
          "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Elu", "LeakyRelu", "Selu", "HardSigmoid")
-BUGS = ("raise", "abort", "segv", "hang", "drop-node", "drop-middle", "invalid", "bloat",
-        "pair-a", "pair-b")
+FAKE_DOMAIN = "optfuzz.fake"
 
 
-class FakeTarget:
+def _raise(graph: Any) -> None:
+    node = graph.node[0].name if graph.node else "?"
+    raise RuntimeError(f"fake pass failed at node '{node}' (index 0x{id(graph):x})")
+
+
+def _segv(graph: Any) -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+    time.sleep(5)
+
+
+def _hang(graph: Any) -> None:
+    while True:
+        time.sleep(3600)
+
+
+def _invalid(graph: Any) -> None:
+    if graph.node:
+        graph.node[-1].input[0] = "fake_undefined_tensor"
+
+
+def _bloat(graph: Any) -> None:
+    import onnx
+
+    graph.initializer.append(
+        onnx.helper.make_tensor("fake_unused", onnx.TensorProto.FLOAT, [4], [0.0] * 4))
+    src = graph.input[0].name if graph.input else graph.node[0].output[0]
+    graph.node.append(onnx.helper.make_node("Identity", [src], ["fake_dead"]))
+
+
+def _before_first_output(graph: Any, suffix: str) -> tuple[str, str] | None:
+    """Rename the tensor of the first graph output at its producer to ``<name><suffix>``;
+    return ``(new name, output name)``, or None when no node produces it."""
+    if not graph.output:
+        return None
+    name = graph.output[0].name
+    for node in graph.node:
+        for index, out in enumerate(node.output):
+            if out == name:
+                node.output[index] = name + suffix
+                for other in graph.node:
+                    other.input[:] = [name + suffix if i == name else i for i in other.input]
+                return name + suffix, name
+    return None
+
+
+def _load_fail(graph: Any) -> None:
+    import onnx
+
+    names = _before_first_output(graph, "_pre")
+    if names is not None:
+        graph.node.append(onnx.helper.make_node("Mystery", [names[0]], [names[1]],
+                                                domain=FAKE_DOMAIN))
+
+
+def _run_fail(graph: Any) -> None:
+    import numpy as np
+    import onnx
+
+    names = _before_first_output(graph, "_pre")
+    if names is None:
+        return
+    graph.initializer.append(onnx.numpy_helper.from_array(np.array([2], np.int64), "fake_two"))
+    graph.node.extend([
+        onnx.helper.make_node("Shape", [names[0]], ["fake_shape"]),
+        onnx.helper.make_node("Mul", ["fake_shape", "fake_two"], ["fake_twice"]),
+        onnx.helper.make_node("Reshape", [names[0], "fake_twice"], [names[1]])])
+
+
+def _rename_output(graph: Any) -> None:
+    names = _before_first_output(graph, "_renamed")
+    if names is not None:
+        graph.output[0].name = names[0]
+
+
+def _hog(graph: Any) -> None:
+    import numpy as np
+
+    block = np.ones(3 << 27, dtype=np.float64)  # 3 GiB
+    del block
+
+
+#: pass name -> what it does to the graph (in place); ``clean`` and ``nop-*`` do nothing.
+PASSES: dict[str, Callable[[Any], None]] = {
+    "clean": lambda graph: None,
+    "raise": _raise,
+    "abort": lambda graph: os.abort(),
+    "segv": _segv,
+    "hang": _hang,
+    "drop-node": lambda graph: _bypass_unary(graph),
+    "drop-middle": lambda graph: _bypass_unary(graph, middle=True),
+    "invalid": _invalid,
+    "bloat": _bloat,
+    "load-fail": _load_fail,
+    "run-fail": _run_fail,
+    "rename-output": _rename_output,
+    "hog": _hog,
+    "pair-a": lambda graph: None,
+    "pair-b": lambda graph: None,
+}
+BUGS = tuple(name for name in PASSES if name != "clean")
+
+
+class FakeTarget(Target):
     """A target whose passes are the bugs listed in the module docstring.
 
     Configuration: ``{"passes": [names], "fixed_point": bool}``; ``fixed_point`` is accepted
@@ -52,52 +162,32 @@ class FakeTarget:
         return "1.0" + (f"+fixed.{fixed.replace(',', '.')}" if fixed else "")
 
     def available_passes(self) -> list[str]:
-        return ["clean", *BUGS]
+        return list(PASSES)
 
     def accepts_pass(self, name: str) -> bool:
         """Whether ``name`` is a pass of this target: a listed one or a ``nop-*`` filler."""
-        return name in self.available_passes() or name.startswith("nop-")
+        return name in PASSES or name.startswith("nop-")
 
-    def default_config(self) -> dict[str, Any]:
-        return {"passes": ["clean"], "fixed_point": False}
+    def default_passes(self) -> list[str]:
+        return ["clean"]
 
     def configurations(self, rng: random.Random, passes: list[str] | None) -> dict[str, Any]:
-        pool = passes or self.available_passes()
+        pool = passes or [p for p in self.available_passes() if p != "hog"]
         return {"passes": [rng.choice(pool)], "fixed_point": False}
 
     def optimize(self, model: Any, config: dict[str, Any]) -> Any:
         import onnx
 
         fixed = set(filter(None, os.environ.get("OPTFUZZ_FAKE_FIXED", "").split(",")))
-        passes = [p for p in config.get("passes") or [] if p not in fixed]
+        passes = [p for p in self.passes_of(config) if p not in fixed]
         out = onnx.ModelProto()
         out.CopyFrom(model)
-        graph = out.graph
         if "pair-a" in passes and "pair-b" in passes:
             raise RuntimeError("fake: pair-a and pair-b disagree about the graph")
+        if "load-fail" in passes and all(o.domain != FAKE_DOMAIN for o in out.opset_import):
+            out.opset_import.append(onnx.helper.make_opsetid(FAKE_DOMAIN, 1))
         for name in passes:
-            if name == "raise":
-                node = graph.node[0].name if graph.node else "?"
-                raise RuntimeError(f"fake pass failed at node '{node}' (index 0x{id(out):x})")
-            if name == "abort":
-                os.abort()
-            if name == "segv":
-                os.kill(os.getpid(), signal.SIGSEGV)
-                time.sleep(5)
-            if name == "hang":
-                while True:
-                    time.sleep(3600)
-            if name == "drop-node":
-                _bypass_unary(graph)
-            if name == "drop-middle":
-                _bypass_unary(graph, middle=True)
-            if name == "invalid" and graph.node:
-                graph.node[-1].input[0] = "fake_undefined_tensor"
-            if name == "bloat":
-                graph.initializer.append(
-                    onnx.helper.make_tensor("fake_unused", onnx.TensorProto.FLOAT, [4], [0.0] * 4))
-                src = graph.input[0].name if graph.input else graph.node[0].output[0]
-                graph.node.append(onnx.helper.make_node("Identity", [src], ["fake_dead"]))
+            PASSES.get(name, PASSES["clean"])(out.graph)
         return out
 
     def repro_snippet(self, config: dict[str, Any]) -> str:

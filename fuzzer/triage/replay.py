@@ -3,7 +3,7 @@ bundle's configuration (:func:`replay_config`) through the Sandbox again, and re
 happened in the bundle's meta.json as the optional field ``replay``::
 
     "replay": {"status": "fixed", "time": "2026-11-21T10:00:00Z",
-               "versions": {"target": "onnxoptimizer 0.4.3", "onnx": "1.23.2", ...},
+               "versions": {"target": "<target> <version>", "onnx": "1.23.2", ...},
                "observed": null, "message": null}
 
 ``status`` is one of :data:`REPLAY_STATUSES`; ``observed`` and ``message`` are the most
@@ -12,6 +12,7 @@ severe finding of the replay (``null`` when clean).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.store.case import bundle_case
 from fuzzer.store.folder import BundleStore
+from fuzzer.store.meta import BundleMeta
 from fuzzer.store.versions import utc_now
 from fuzzer.triage.versions import installed_versions
 
@@ -49,13 +51,13 @@ class Replay:
     previous: str | None = None
 
 
-def replay_config(meta: dict[str, Any], available: Callable[[str], bool]) -> dict[str, Any]:
+def replay_config(meta: BundleMeta, available: Callable[[str], bool]) -> dict[str, Any]:
     """The configuration a bundle is replayed with: the recorded one, or, where the installed
     target lacks a pass of it (``available`` is False) but has every responsible pass, the
     responsible passes alone (localization showed they reproduce the finding), so an older
     or newer optimizer can still be checked."""
-    config = dict(meta["target"]["config"])
-    responsible = meta.get("responsible_passes")
+    config = dict(meta.target.config)
+    responsible = meta.responsible_passes
     passes = config.get("passes") or []
     if responsible is not None and not all(map(available, passes)) and \
             all(map(available, responsible)):
@@ -76,24 +78,24 @@ def missing_passes(case: TestCase) -> list[str]:
     return [p for p in case.config.get("passes") or [] if not available(p)]
 
 
-def _is_untestable(meta: dict[str, Any], result: CaseResult) -> bool:
+def _is_untestable(meta: BundleMeta, result: CaseResult) -> bool:
     return bool(result.unusable) and result.unusable.startswith(UNTESTABLE)
 
 
-def _is_unusable(meta: dict[str, Any], result: CaseResult) -> bool:
+def _is_unusable(meta: BundleMeta, result: CaseResult) -> bool:
     return bool(result.unusable)
 
 
-def _is_fixed(meta: dict[str, Any], result: CaseResult) -> bool:
+def _is_fixed(meta: BundleMeta, result: CaseResult) -> bool:
     return not result.findings
 
 
-def _still_fails(meta: dict[str, Any], result: CaseResult) -> bool:
-    return any(f.symptom == meta["symptom"] for f in result.findings)
+def _still_fails(meta: BundleMeta, result: CaseResult) -> bool:
+    return any(f.symptom == meta.symptom for f in result.findings)
 
 
 #: (status, predicate over (meta, result)), first match wins; "changed" is the rest.
-RULES: tuple[tuple[str, Callable[[dict[str, Any], CaseResult], bool]], ...] = (
+RULES: tuple[tuple[str, Callable[[BundleMeta, CaseResult], bool]], ...] = (
     ("untestable", _is_untestable),
     ("unusable", _is_unusable),
     ("fixed", _is_fixed),
@@ -102,37 +104,39 @@ RULES: tuple[tuple[str, Callable[[dict[str, Any], CaseResult], bool]], ...] = (
 )
 
 
-def classify(meta: dict[str, Any], result: CaseResult) -> Replay:
-    """Compare a replay ``result`` with the bundle's recorded symptom (meta.json dict)."""
+def classify(meta: BundleMeta, result: CaseResult) -> Replay:
+    """Compare a replay ``result`` with the bundle's recorded symptom."""
     status = next(name for name, rule in RULES if rule(meta, result))
     first = result.findings[0] if result.findings else None
     message = result.unusable if result.unusable else (first.message if first else None)
-    previous = (meta.get("replay") or {}).get("status")
-    return Replay(meta["id"], status, first.symptom if first else None, message, previous)
+    previous = (meta.replay or {}).get("status")
+    return Replay(meta.id, status, first.symptom if first else None, message, previous)
 
 
 def record_replay(store: BundleStore, replay: Replay, versions: dict[str, str]) -> None:
-    """Write ``replay`` (with the ``versions`` it ran under) into the bundle's meta.json."""
+    """Write ``replay`` (with the ``versions`` it ran under) into the bundle's meta.json; a
+    bundle whose meta.json became unreadable meanwhile is left alone (and counted by the
+    store as damaged)."""
 
-    def change(meta: dict[str, Any]) -> dict[str, Any]:
-        meta["replay"] = {"status": replay.status, "time": utc_now(), "versions": versions,
-                          "observed": replay.observed, "message": replay.message}
-        return meta
+    def change(meta: BundleMeta) -> None:
+        meta.replay = {"status": replay.status, "time": utc_now(), "versions": versions,
+                       "observed": replay.observed, "message": replay.message}
 
-    store.update(replay.bundle_id, change)
+    with contextlib.suppress(OSError, ValueError):
+        store.update(replay.bundle_id, change)
 
 
-def replay_all(store: BundleStore, metas: list[dict[str, Any]], sandbox: Any) -> Iterator[
+def replay_all(store: BundleStore, metas: list[BundleMeta], sandbox: Any) -> Iterator[
         Replay]:
-    """Replay every bundle (meta.json dicts) of ``store`` in ``sandbox`` (a
+    """Replay every bundle (by its meta) of ``store`` in ``sandbox`` (a
     :class:`fuzzer.execution.sandbox.Sandbox`), record each result in its meta.json and yield it, in
     the order of ``metas``. A bundle with missing or unreadable files yields ``unusable``."""
     versions: dict[str, dict[str, str]] = {}
-    pending: list[tuple[dict[str, Any], Future[CaseResult] | None, str | None]] = []
+    pending: list[tuple[BundleMeta, Future[CaseResult] | None, str | None]] = []
     for meta in metas:
         try:
-            case = bundle_case(store.path(meta["id"]), meta,
-                               replay_config(meta, pass_available(meta["target"]["name"])))
+            case = bundle_case(store.path(meta.id), meta,
+                               replay_config(meta, pass_available(meta.target.name)))
         except (OSError, ValueError) as exc:
             pending.append((meta, None, f"bundle unreadable: {exc}"))
             continue
@@ -142,7 +146,7 @@ def replay_all(store: BundleStore, metas: list[dict[str, Any]], sandbox: Any) ->
             continue
         pending.append((meta, sandbox.submit(case), None))
     for meta, future, problem in pending:
-        name = meta["target"]["name"]
+        name = meta.target.name
         if name not in versions:
             versions[name] = installed_versions(name)
         if future is None:

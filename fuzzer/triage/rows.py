@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from fuzzer.store.folder import BundleStore
+from fuzzer.store.folder import BundleStore, DamagedBundle
+from fuzzer.store.meta import BundleMeta
 from fuzzer.triage.versions import found_versions, installed_versions, same_versions
 
 
@@ -59,28 +60,28 @@ class TriageRow:
         return asdict(self)
 
 
-def _current_replay(meta: dict[str, Any], installed: dict[str, str]) -> dict[str, Any] | None:
-    replay = meta.get("replay")
+def _current_replay(meta: BundleMeta, installed: dict[str, str]) -> dict[str, Any] | None:
+    replay = meta.replay
     if replay and same_versions(replay.get("versions", {}), installed):
         return replay
     return None
 
 
-def _replayed(status: str) -> Callable[[dict[str, Any], dict[str, str]], bool]:
-    def rule(meta: dict[str, Any], installed: dict[str, str]) -> bool:
+def _replayed(status: str) -> Callable[[BundleMeta, dict[str, str]], bool]:
+    def rule(meta: BundleMeta, installed: dict[str, str]) -> bool:
         replay = _current_replay(meta, installed)
         return replay is not None and replay.get("status") == status
     return rule
 
 
-def _fails(meta: dict[str, Any], installed: dict[str, str]) -> bool:
+def _fails(meta: BundleMeta, installed: dict[str, str]) -> bool:
     return _replayed("fails")(meta, installed) or (
         _current_replay(meta, installed) is None
         and same_versions(found_versions(meta), installed))
 
 
 #: (status, predicate over (meta, installed versions)), first match wins.
-STATUS_RULES: tuple[tuple[str, Callable[[dict[str, Any], dict[str, str]], bool]], ...] = (
+STATUS_RULES: tuple[tuple[str, Callable[[BundleMeta, dict[str, str]], bool]], ...] = (
     ("fixed", _replayed("fixed")),
     ("changed", _replayed("changed")),
     ("unusable", _replayed("unusable")),
@@ -90,28 +91,25 @@ STATUS_RULES: tuple[tuple[str, Callable[[dict[str, Any], dict[str, str]], bool]]
 )
 
 
-def bundle_status(meta: dict[str, Any], installed: dict[str, str]) -> str:
-    """The status of a bundle (meta.json dict) under the ``installed`` versions
+def bundle_status(meta: BundleMeta, installed: dict[str, str]) -> str:
+    """The status of a bundle under the ``installed`` versions
     (:func:`fuzzer.triage.versions.installed_versions`); see the module docstring."""
     return next(status for status, rule in STATUS_RULES if rule(meta, installed))
 
 
-def make_row(meta: dict[str, Any], installed: dict[str, str],
+def make_row(meta: BundleMeta, installed: dict[str, str],
              seen: dict[str, Any]) -> TriageRow:
     """The triage row of one bundle; ``seen`` is the ``seen`` map of the previous triage."""
-    responsible = meta.get("responsible_passes")
-    passes = list(responsible or meta["target"]["config"].get("passes") or [])
-    nodes = meta.get("nodes") or {}
     status = bundle_status(meta, installed)
-    before = seen.get(meta["id"])
-    hits = int(meta.get("hits", 1))
-    replay = meta.get("replay") or {}
+    before = seen.get(meta.id)
+    hits = meta.hits
+    replay = meta.replay or {}
     return TriageRow(
-        id=meta["id"], target=meta["target"]["name"], passes=passes,
-        localized=responsible is not None, symptom=meta["symptom"], message=meta["message"],
+        id=meta.id, target=meta.target.name, passes=meta.passes_shown(),
+        localized=meta.localized, symptom=meta.symptom, message=meta.message,
         hits=hits, new_hits=hits - int(before["hits"]) if before else hits,
-        first_seen=meta["first_seen"], last_seen=meta["last_seen"],
-        nodes_original=nodes.get("original"), nodes_minimized=nodes.get("minimized"),
+        first_seen=meta.first_seen, last_seen=meta.last_seen,
+        nodes_original=meta.nodes.original, nodes_minimized=meta.nodes.minimized,
         status=status, new=before is None,
         now_symptom=replay.get("observed") if status == "changed" else None)
 
@@ -123,43 +121,30 @@ class TriageFilter:
     symptom: str | None = None
     pass_name: str | None = None
 
-    def accepts(self, meta: dict[str, Any]) -> bool:
-        """Whether the bundle (meta.json dict) passes the filter."""
-        if self.symptom and meta.get("symptom") != self.symptom:
+    def accepts(self, meta: BundleMeta) -> bool:
+        """Whether the bundle passes the filter."""
+        if self.symptom and meta.symptom != self.symptom:
             return False
         if self.pass_name:
-            passes = set(meta.get("responsible_passes") or []) | set(
-                meta["target"]["config"].get("passes") or [])
-            return self.pass_name in passes
+            return meta.involves(self.pass_name)
         return True
 
 
-def read_metas(store: BundleStore) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every readable bundle meta of ``store``, and the ids whose meta.json is damaged."""
-    metas, damaged = [], []
-    for bid in store.ids():
-        try:
-            metas.append(store.meta(bid))
-        except (OSError, ValueError):
-            damaged.append(bid)
-    return metas, damaged
-
-
 def triage_rows(root: Path, seen: dict[str, Any], keep: TriageFilter) -> tuple[
-        list[TriageRow], list[str]]:
+        list[TriageRow], list[DamagedBundle]]:
     """Rows of the bundles under ``root`` that ``keep`` accepts, sorted by target, passes,
-    symptom and descending hits; plus the ids of damaged bundles.
+    symptom and descending hits; plus the damaged bundles (skipped) with their reasons.
 
     Raises:
         KeyError: a bundle names a target this installation does not know.
     """
-    metas, damaged = read_metas(BundleStore(root))
+    metas, damaged = BundleStore(root).read_all()
     installed: dict[str, dict[str, str]] = {}
     rows = []
     for meta in metas:
         if not keep.accepts(meta):
             continue
-        name = meta["target"]["name"]
+        name = meta.target.name
         if name not in installed:
             installed[name] = installed_versions(name)
         rows.append(make_row(meta, installed[name], seen))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fuzzer.store.meta import BundleMeta
 from fuzzer.store.versions import environment_versions
 
 #: packages whose version decides whether a recorded replay still applies.
@@ -32,11 +33,10 @@ def installed_versions(target_name: str) -> dict[str, str]:
             "optfuzz": __version__}
 
 
-def found_versions(meta: dict[str, Any]) -> dict[str, str]:
-    """The versions a bundle was found with (meta.json schema 1), in the same layout as
+def found_versions(meta: BundleMeta) -> dict[str, Any]:
+    """The versions a bundle was found with, in the same layout as
     :func:`installed_versions`."""
-    target = meta["target"]
-    return {"target": f"{target['name']} {target['version']}", **meta.get("versions", {})}
+    return meta.found_versions()
 
 
 def same_versions(a: dict[str, str], b: dict[str, str]) -> bool:

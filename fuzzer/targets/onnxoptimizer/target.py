@@ -3,20 +3,41 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
+
+from fuzzer.targets.base import Target
 
 #: Passes that need a special model layout or change the model's interface on purpose;
 #: drawn by random subsets only when a user names them with --passes.
-INTERFACE_PASSES = frozenset({
+SPECIAL_PASSES = frozenset({
     "split_init", "split_predict", "rename_input_output", "set_unique_name_for_nodes",
     "rewrite_input_dtype", "adjust_add", "adjust_slice_and_matmul", "lift_lexical_references",
 })
+#: Passes that rename, retype or cut the graph interface by design.
+INTERFACE_PASSES = frozenset({"rename_input_output", "rewrite_input_dtype", "split_init",
+                              "split_predict"})
+#: The pass whose job is to remove unused initializers.
+CLEANUP_PASS = "eliminate_unused_initializer"
+#: Passes that never orphan an initializer: they may run after the clean-up.
+NON_ORPHANING = frozenset({CLEANUP_PASS, "eliminate_duplicate_initializer", "rewrite_where",
+                           "nop"})
 
 
-class OnnxOptimizerTarget:
+def cleanup_ran_last(passes: list[str]) -> bool:
+    """Whether unused initializers left by a run of ``passes`` count as bloat: the clean-up
+    pass ran, followed only by passes in :data:`NON_ORPHANING`. Other passes routinely leave
+    the initializers of the nodes they removed for the clean-up pass."""
+    if CLEANUP_PASS not in passes:
+        return False
+    last = len(passes) - 1 - passes[::-1].index(CLEANUP_PASS)
+    return all(p in NON_ORPHANING for p in passes[last:])
+
+
+class OnnxOptimizerTarget(Target):
     """onnxoptimizer: ``onnxoptimizer.optimize(model, passes, fixed_point)``.
 
-    Configuration: ``{"passes": [pass names] , "fixed_point": bool}``. The campaign cycles
+    Configuration: ``{"passes": [pass names], "fixed_point": bool}``. The campaign cycles
     through: the default list (``get_fuse_and_elimination_passes()``), each single pass, all
     available passes, and random subsets in random order; each with and without fixed_point.
     """
@@ -38,18 +59,13 @@ class OnnxOptimizerTarget:
     def default_passes(self) -> list[str]:
         return list(self._mod.get_fuse_and_elimination_passes())
 
-    def default_config(self) -> dict[str, Any]:
-        return {"passes": self.default_passes(), "fixed_point": False}
-
     def optimize(self, model: Any, config: dict[str, Any]) -> Any:
-        passes = config.get("passes")
-        if passes is None:
-            passes = self.default_passes()
-        return self._mod.optimize(model, list(passes), bool(config.get("fixed_point", False)))
+        return self._mod.optimize(model, self.passes_of(config),
+                                  bool(config.get("fixed_point", False)))
 
     def configurations(self, rng: random.Random, passes: list[str] | None) -> dict[str, Any]:
         pool = list(passes) if passes else [
-            p for p in self.available_passes() if p not in INTERFACE_PASSES]
+            p for p in self.available_passes() if p not in SPECIAL_PASSES]
         default = [p for p in self.default_passes() if p in pool] if passes is None else pool
         if not self._cycle:
             self._cycle = ["default", "single", "single", "single", "all", "subset", "subset"]
@@ -65,10 +81,24 @@ class OnnxOptimizerTarget:
             chosen = rng.sample(pool, rng.randint(2, max(2, min(len(pool), 8))))
         return {"passes": chosen, "fixed_point": rng.random() < 0.5}
 
+    def special_passes(self) -> frozenset[str]:
+        """Passes that rename, retype or cut the graph by design (drawn only on request)."""
+        return SPECIAL_PASSES
+
+    def anchors(self) -> Mapping[str, frozenset[str]]:
+        from fuzzer.targets.onnxoptimizer.anchors import ANCHORS
+
+        return ANCHORS
+
+    def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:
+        passes = self.passes_of(config)
+        return {"unused_initializers_are_bloat": cleanup_ran_last(passes),
+                "interface_may_change": bool(INTERFACE_PASSES.intersection(passes))}
+
     def repro_snippet(self, config: dict[str, Any]) -> str:
         return (
             "import onnxoptimizer\n"
-            f"PASSES = {list(config.get('passes') or self.default_passes())!r}\n"
+            f"PASSES = {self.passes_of(config)!r}\n"
             f"optimized = onnxoptimizer.optimize(model, PASSES, "
             f"fixed_point={bool(config.get('fixed_point', False))})\n"
         )

@@ -1,0 +1,200 @@
+"""Option groups shared by every command, after Polygraphy's argument groups: a flag that
+several commands accept is declared once here, so it has one name, one default and one
+meaning everywhere, and ``--help`` shows it in its group's panel.
+
+Groups: target (``--target``, ``--passes``, ``--fixed-point``), inputs (``--input-shapes``,
+``--seed``), execution (``--timeout``, ``--memory-limit-gib``, ``--jobs``), reducer
+(``--reduce-seconds``), selection of bundles (``--symptom``, ``--pass``). The functions turn
+their raw values into what the rest of optfuzz takes, raising
+:class:`fuzzer.errors.InputError` (one line, exit 2) for bad values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+from fuzzer.errors import InputError
+from fuzzer.targets.base import DEFAULT_TARGET
+
+TARGET, INPUTS, EXECUTION, REDUCER, SELECTION = (
+    "Target", "Inputs", "Execution", "Reducer", "Bundle selection")
+
+TargetName = Annotated[str | None, typer.Option(
+    "--target", help=f"System under test (default: {DEFAULT_TARGET}, or the bundle's).",
+    rich_help_panel=TARGET)]
+Passes = Annotated[str | None, typer.Option(
+    "--passes", help="Comma list of passes (default: the target's default list, or the "
+    "bundle's configuration).", rich_help_panel=TARGET)]
+FixedPoint = Annotated[bool | None, typer.Option(
+    "--fixed-point/--no-fixed-point", help="Run the passes to a fixed point (default: off, "
+    "or as the bundle recorded).", rich_help_panel=TARGET)]
+InputShapes = Annotated[list[str] | None, typer.Option(
+    "--input-shapes", help="Sizes of dynamic dims, e.g. input:1,3,224,224 (repeatable).",
+    rich_help_panel=INPUTS)]
+Seed = Annotated[int, typer.Option(
+    "--seed", help="Seed of everything random: generated cases and synthesized inputs.",
+    rich_help_panel=INPUTS)]
+Timeout = Annotated[float, typer.Option(
+    "--timeout", min=0.1, help="Per-case timeout in seconds; past it a case is a hang.",
+    rich_help_panel=EXECUTION)]
+MemoryLimit = Annotated[float, typer.Option(
+    "--memory-limit-gib", min=0.0, help="Address-space limit of each worker process in GiB "
+    "(0: none).", rich_help_panel=EXECUTION)]
+Jobs = Annotated[int, typer.Option(
+    "--jobs", "-j", min=1, help="Worker processes.", rich_help_panel=EXECUTION)]
+ReduceSeconds = Annotated[float, typer.Option(
+    "--reduce-seconds", "--time-limit", min=0.0, help="Time bound of a reduction in seconds "
+    "(0: no reduction).", rich_help_panel=REDUCER)]
+Symptom = Annotated[str | None, typer.Option(
+    "--symptom", help="Only bundles with this symptom.", rich_help_panel=SELECTION)]
+PassName = Annotated[str | None, typer.Option(
+    "--pass", help="Only bundles involving this pass.", rich_help_panel=SELECTION)]
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MEMORY_GIB = 4.0
+
+
+def parse_list(text: str | None) -> list[str] | None:
+    """``"a,b, c"`` -> ``["a", "b", "c"]``; None or empty -> None."""
+    items = [t.strip() for t in (text or "").split(",") if t.strip()]
+    return items or None
+
+
+def target_config(target: str | None, passes: str | None, fixed_point: bool | None,
+                  base: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """The target adapter and the configuration the target options describe: ``base`` (the
+    target's default configuration when None) with ``--passes`` and ``--fixed-point``
+    applied where given.
+
+    Raises:
+        InputError: an unknown target or pass.
+    """
+    from fuzzer.targets import cli_target, require_passes
+
+    adapter = cli_target(target)
+    config = dict(base if base is not None else adapter.default_config())
+    pass_list = parse_list(passes)
+    if pass_list:
+        require_passes(adapter, pass_list)
+        config = adapter.with_passes(config, pass_list)
+    if fixed_point is not None:
+        config["fixed_point"] = fixed_point
+    return adapter, config
+
+
+def input_shapes(values: list[str] | None) -> dict[str, list[int]] | None:
+    """``--input-shapes`` values as ``{input name: dims}`` (None when not given).
+
+    Raises:
+        InputError: a value that is not ``name:d1,d2,...`` with positive dims.
+    """
+    from generators.inputs import InputSpecError, parse_input_shapes
+
+    try:
+        return parse_input_shapes(values) or None
+    except InputSpecError as exc:
+        raise InputError(str(exc)) from None
+
+
+def memory_bytes(gib: float) -> int | None:
+    """``--memory-limit-gib`` in bytes (None for 0: no limit)."""
+    return int(gib * (1 << 30)) or None
+
+
+def sandbox(timeout: float, memory_gib: float, jobs: int = 1) -> Any:
+    """A :class:`fuzzer.execution.sandbox.Sandbox` with the execution options."""
+    from fuzzer.execution.sandbox import Sandbox
+
+    return Sandbox(jobs=jobs, timeout=timeout, memory_limit=memory_bytes(memory_gib))
+
+
+def check_symptom(symptom: str | None) -> None:
+    """Refuse a ``--symptom`` that no oracle registers.
+
+    Raises:
+        InputError: naming the known symptoms.
+    """
+    from oracles import symptom_names
+
+    if symptom and symptom not in symptom_names():
+        raise InputError(f"unknown symptom {symptom!r}; known: {', '.join(symptom_names())}")
+
+
+@dataclass
+class TargetArgs:
+    """The target group: ``--target``, ``--passes``, ``--fixed-point``."""
+
+    target: TargetName = None
+    passes: Passes = None
+    fixed_point: FixedPoint = None
+
+    def resolve(self, base: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """:func:`target_config` of these options over ``base``."""
+        return target_config(self.target, self.passes, self.fixed_point, base)
+
+
+@dataclass
+class InputArgs:
+    """The inputs group: ``--input-shapes``, ``--seed``."""
+
+    input_shapes: InputShapes = None
+    seed: Seed = 0
+
+    def shapes(self) -> dict[str, list[int]] | None:
+        """:func:`input_shapes` of ``--input-shapes``."""
+        return input_shapes(self.input_shapes)
+
+
+@dataclass
+class ExecutionArgs:
+    """The execution group: ``--timeout``, ``--memory-limit-gib``."""
+
+    timeout: Timeout = DEFAULT_TIMEOUT
+    memory_limit_gib: MemoryLimit = DEFAULT_MEMORY_GIB
+
+    def sandbox(self, jobs: int = 1) -> Any:
+        """:func:`sandbox` with these limits and ``jobs`` workers."""
+        return sandbox(self.timeout, self.memory_limit_gib, jobs)
+
+
+def grouped(**groups: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator for a command function: each keyword names one of its parameters and the
+    group dataclass (:class:`TargetArgs`, :class:`InputArgs`, :class:`ExecutionArgs`) it
+    takes. Typer sees the group's flags in its place; the function gets one instance of the
+    group, so a group's flags are declared once for every command."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(function)
+        hints = typing.get_type_hints(function, include_extras=True)
+        fields = {name: [(f.name, typing.get_type_hints(cls, include_extras=True)[f.name],
+                          f.default) for f in dataclasses.fields(cls)]
+                  for name, cls in groups.items()}
+        params = []
+        for param in signature.parameters.values():
+            if param.name in groups:
+                params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d,
+                                             annotation=t) for n, t, d in fields[param.name]]
+            else:
+                params.append(param.replace(annotation=hints.get(param.name,
+                                                                 param.annotation)))
+
+        @functools.wraps(function)
+        def command(**kwargs: Any) -> Any:
+            for name, cls in groups.items():
+                kwargs[name] = cls(**{n: kwargs.pop(n) for n, _, _ in fields[name]})
+            return function(**kwargs)
+
+        params.sort(key=lambda p: p.kind)
+        command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return decorate

@@ -14,6 +14,7 @@ import pytest
 
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.pipeline import materialize_case
+from fuzzer.execution.sandbox import Sandbox
 from fuzzer.report.repro import CANNOT_RUN, FIXED, REPRODUCES, render_repro
 from fuzzer.store.npz import npz_bytes
 from oracles import symptom_names
@@ -63,21 +64,26 @@ def _repro(folder: Path, fixed: str = "") -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+def _campaign_sees(case: TestCase) -> set[str]:
+    """The symptoms a campaign worker finds for ``case``. The pool is closed before any
+    repro.py starts: a worker forked while a subprocess is being started would inherit the
+    pipe that tells the parent the exec happened, and the start would wait forever."""
+    with Sandbox(jobs=1, timeout=3.0) as box:
+        return {f.symptom for f in box.run(case).findings}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("symptom", sorted(PLANTED))
-def test_repro_and_oracle_agree(symptom, sandbox, tmp_path, monkeypatch):
+def test_repro_and_oracle_agree(symptom, tmp_path, monkeypatch):
     bug, task = PLANTED[symptom]
     config = {"passes": [bug], "fixed_point": False}
     case = _bundle(tmp_path / "bundle", symptom, config, task)
-    campaign = {f.symptom for f in sandbox.run(case).findings}
+    campaign = _campaign_sees(case)
     repro = _repro(tmp_path / "bundle")
     assert symptom in campaign
     assert repro.returncode == REPRODUCES, (repro.stdout, repro.stderr)
     monkeypatch.setenv("OPTFUZZ_FAKE_FIXED", bug)  # inherited by freshly forked workers
-    from fuzzer.execution.sandbox import Sandbox
-
-    with Sandbox(jobs=1, timeout=3.0) as fixed_box:
-        fixed = {f.symptom for f in fixed_box.run(case).findings}
+    fixed = _campaign_sees(case)
     repro_fixed = _repro(tmp_path / "bundle", fixed=bug)
     assert symptom not in fixed
     assert repro_fixed.returncode == FIXED, (repro_fixed.stdout, repro_fixed.stderr)

@@ -15,12 +15,10 @@ def register(app: typer.Typer) -> None:
     """Add the ``check`` command to ``app``."""
 
     @app.command()
-    @options.grouped(target=options.TargetArgs, inputs=options.InputArgs,
-                     execution=options.ExecutionArgs)
+    @options.grouped
     def check(
         model: Path = typer.Argument(..., help="An .onnx file."),
-        target: options.TargetArgs = None,
-        inputs: options.InputArgs = None,
+        target: options.TargetArgs = None, inputs: options.InputArgs = None,
         execution: options.ExecutionArgs = None,
         reduce_seconds: options.ReduceSeconds = 120.0,
         save: Path = typer.Option(None, help="Write a bundle for a finding into this folder."),

@@ -23,13 +23,11 @@ def register(app: typer.Typer) -> None:
     """Add the ``localize`` command to ``app``."""
 
     @app.command()
-    @options.grouped(target=options.TargetArgs, inputs=options.InputArgs,
-                     execution=options.ExecutionArgs)
+    @options.grouped
     def localize(
         path: Path = typer.Argument(..., help="A bundle folder (with meta.json) or an .onnx "
                                     "file."),
-        target: options.TargetArgs = None,
-        inputs: options.InputArgs = None,
+        target: options.TargetArgs = None, inputs: options.InputArgs = None,
         execution: options.ExecutionArgs = None,
     ) -> None:
         """Find the minimal pass subsequence that still shows the finding of PATH (the

@@ -165,36 +165,36 @@ class ExecutionArgs:
         return sandbox(self.timeout, self.memory_limit_gib, jobs)
 
 
-def grouped(**groups: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator for a command function: each keyword names one of its parameters and the
-    group dataclass (:class:`TargetArgs`, :class:`InputArgs`, :class:`ExecutionArgs`) it
-    takes. Typer sees the group's flags in its place; the function gets one instance of the
-    group, so a group's flags are declared once for every command."""
+#: the option groups a command parameter may take as its annotation.
+GROUPS: tuple[type, ...] = (TargetArgs, InputArgs, ExecutionArgs)
 
-    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
-        signature = inspect.signature(function)
-        hints = typing.get_type_hints(function, include_extras=True)
-        fields = {name: [(f.name, typing.get_type_hints(cls, include_extras=True)[f.name],
-                          f.default) for f in dataclasses.fields(cls)]
-                  for name, cls in groups.items()}
-        params = []
-        for param in signature.parameters.values():
-            if param.name in groups:
-                params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d,
-                                             annotation=t) for n, t, d in fields[param.name]]
-            else:
-                params.append(param.replace(annotation=hints.get(param.name,
-                                                                 param.annotation)))
 
-        @functools.wraps(function)
-        def command(**kwargs: Any) -> Any:
-            for name, cls in groups.items():
-                kwargs[name] = cls(**{n: kwargs.pop(n) for n, _, _ in fields[name]})
-            return function(**kwargs)
+def grouped(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator for a command function whose parameters may be annotated with a group
+    dataclass of :data:`GROUPS`: Typer sees the group's flags in the parameter's place, and
+    the function gets one instance of the group, so a group's flags are declared once for
+    every command."""
+    signature = inspect.signature(function)
+    hints = typing.get_type_hints(function, include_extras=True)
+    groups = {name: cls for name, cls in hints.items() if cls in GROUPS}
+    fields = {name: [(f.name, typing.get_type_hints(cls, include_extras=True)[f.name],
+                      f.default) for f in dataclasses.fields(cls)]
+              for name, cls in groups.items()}
+    params = []
+    for param in signature.parameters.values():
+        if param.name in groups:
+            params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d,
+                                         annotation=t) for n, t, d in fields[param.name]]
+        else:
+            params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
 
-        params.sort(key=lambda p: p.kind)
-        command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-        command.__annotations__ = {p.name: p.annotation for p in params}
-        return command
+    @functools.wraps(function)
+    def command(**kwargs: Any) -> Any:
+        for name, cls in groups.items():
+            kwargs[name] = cls(**{n: kwargs.pop(n) for n, _, _ in fields[name]})
+        return function(**kwargs)
 
-    return decorate
+    params.sort(key=lambda p: p.kind)
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return command

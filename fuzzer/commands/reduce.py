@@ -28,8 +28,7 @@ def register(app: typer.Typer) -> None:
     """Add the ``reduce`` command to ``app``."""
 
     @app.command()
-    @options.grouped(target=options.TargetArgs, inputs=options.InputArgs,
-                     execution=options.ExecutionArgs)
+    @options.grouped
     def reduce(
         path: Path = typer.Argument(..., help="An .onnx file or a bundle folder."),
         time_limit: options.ReduceSeconds = 300.0,
@@ -42,8 +41,7 @@ def register(app: typer.Typer) -> None:
                                        "candidate in DIR/good and DIR/bad."),
         min_good: Path = typer.Option(None, "--min-good", help="With --check: save the "
                                       "smallest passing candidate here."),
-        target: options.TargetArgs = None,
-        inputs: options.InputArgs = None,
+        target: options.TargetArgs = None, inputs: options.InputArgs = None,
         execution: options.ExecutionArgs = None,
     ) -> None:
         """Shrink a failing model (or a bundle's model) to a minimal repro."""

@@ -52,20 +52,21 @@ def materialize_case(case: TestCase) -> tuple[Any, dict[str, Any], Materialized]
     return mat.model, feeds, mat
 
 
-def _error(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
+    """``"<ExceptionType>: <first line of the message>"`` (repro.py carries this function)."""
     return f"{type(exc).__name__}: {first_line(str(exc)) or '(no message)'}"
 
 
-def _validate(model: Any) -> str | None:
+def validate(model: Any) -> str | None:
     """None when the model passes checker full_check and strict shape inference, else the
-    error."""
+    error (repro.py carries this function)."""
     import onnx
 
     try:
         onnx.checker.check_model(model, full_check=True)
         onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     except Exception as exc:
-        return _error(exc)
+        return error_text(exc)
     return None
 
 
@@ -100,7 +101,7 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
     try:
         model, feeds, mat = materialize_case(case)
     except Exception as exc:
-        return CaseResult([], f"materialize: {_error(exc)}", "materialize", source)
+        return CaseResult([], f"materialize: {error_text(exc)}", "materialize", source)
     source.update(mat.provenance)
     task = case.task or mat.task
     model_bytes = case.model_bytes or model.SerializeToString()
@@ -122,14 +123,14 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
         try:
             onnx.checker.check_model(model, full_check=True)
         except Exception as exc:
-            return CaseResult([], f"materialize: invalid original: {_error(exc)}",
+            return CaseResult([], f"materialize: invalid original: {error_text(exc)}",
                               "materialize", source, (len(model.graph.node), None))
 
     enter("reference")
     try:
         expected = run_session(make_session(model_bytes), feeds)
     except Exception as exc:
-        return CaseResult([], f"reference: {_error(exc)}", "reference", source,
+        return CaseResult([], f"reference: {error_text(exc)}", "reference", source,
                           (len(model.graph.node), None), None, timings)
 
     enter("optimize")
@@ -137,7 +138,7 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
     try:
         optimized = target.optimize(model, case.config)
     except Exception as exc:
-        outcome = Outcome("error", "optimize", error=_error(exc),
+        outcome = Outcome("error", "optimize", error=error_text(exc),
                           traceback=traceback.format_exc(), original=model, task=task)
         return result(judge(outcome), "optimize")
     optimized_bytes = optimized.SerializeToString()
@@ -153,21 +154,21 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
         return judged(Outcome("ok", "compare", expected=expected, actual=expected))
 
     enter("validate")
-    problem = _validate(optimized)
-    if problem is not None and _validate(model) is None:
+    problem = validate(optimized)
+    if problem is not None and validate(model) is None:
         return judged(Outcome("error", "validate", error=problem))
 
     enter("load")
     try:
         session = make_session(optimized_bytes)
     except Exception as exc:
-        return judged(Outcome("error", "load", error=_error(exc), expected=expected))
+        return judged(Outcome("error", "load", error=error_text(exc), expected=expected))
 
     enter("execute")
     try:
         actual = run_session(session, feeds)
     except Exception as exc:
-        return judged(Outcome("error", "execute", error=_error(exc), expected=expected))
+        return judged(Outcome("error", "execute", error=error_text(exc), expected=expected))
 
     enter("compare")
     return judged(Outcome("ok", "compare", expected=expected, actual=actual))

@@ -43,19 +43,6 @@ def run(sess, feeds):
     return dict(zip(names, values))
 
 
-def problem(model):
-    try:
-        onnx.checker.check_model(model, full_check=True)
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-    except Exception as exc:
-        return error(exc)
-    return None
-
-
-def error(exc):
-    return f"{type(exc).__name__}: {first_line(str(exc)) or '(no message)'}"
-
-
 def stage(name):
     print(STAGE_MARK + name, flush=True)
 
@@ -73,7 +60,7 @@ def observe():
     except Exception as exc:
         import traceback
 
-        return Outcome("error", "optimize", error=error(exc),
+        return Outcome("error", "optimize", error=error_text(exc),
                        traceback=traceback.format_exc(), original=model)
     optimized_bytes = optimized.SerializeToString()
     if optimized_bytes == model_bytes:
@@ -86,19 +73,19 @@ def observe():
 
 def compare(model, optimized, optimized_bytes, feeds, expected):
     stage("validate")
-    invalid = problem(optimized)
-    if invalid and problem(model) is None:
+    invalid = validate(optimized)
+    if invalid and validate(model) is None:
         return Outcome("error", "validate", error=invalid)
     stage("load")
     try:
         sess = session(optimized_bytes)
     except Exception as exc:
-        return Outcome("error", "load", error=error(exc), expected=expected)
+        return Outcome("error", "load", error=error_text(exc), expected=expected)
     stage("execute")
     try:
         actual = run(sess, feeds)
     except Exception as exc:
-        return Outcome("error", "execute", error=error(exc), expected=expected)
+        return Outcome("error", "execute", error=error_text(exc), expected=expected)
     stage("compare")
     return Outcome("ok", "compare", expected=expected, actual=actual)
 
@@ -118,7 +105,7 @@ def child():
     try:
         findings = judge(observe())
     except Exception as exc:  # the original does not run here: no verdict
-        print(f"cannot run the test: {error(exc)}", file=sys.stderr)
+        print(f"cannot run the test: {error_text(exc)}", file=sys.stderr)
         sys.exit(CANNOT_RUN)
     print(RESULT_MARK + json.dumps([f.to_json() for f in findings]), flush=True)
 
@@ -218,6 +205,14 @@ def _dependencies(module_name: str) -> list[str]:
     return order
 
 
+@lru_cache(maxsize=1)
+def _pipeline_sources() -> str:
+    """The source of the pipeline's own checks that repro.py runs as they are."""
+    from fuzzer.execution import pipeline
+
+    return "\n\n".join(inspect.getsource(f) for f in (pipeline.error_text, pipeline.validate))
+
+
 @lru_cache(maxsize=32)
 def embedded_oracles(symptom_name: str) -> str:
     """The source repro.py carries for ``symptom_name``: the oracle module that registers it
@@ -267,7 +262,8 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
                         timeout=float(timeout), memory_limit=memory_limit, task=task,
                         extra=oracle_extra(adapter, config),
                         codes=(REPRODUCES, FIXED, CANNOT_RUN), snippet=snippet + "\n")
-    return f"{head}\n\n{embedded_oracles(symptom)}\n\n{_DRIVER.lstrip()}"
+    return (f"{head}\n\n{embedded_oracles(symptom)}\n\n# ---- optfuzz's pipeline checks, "
+            f"verbatim ----\n{_pipeline_sources()}\n\n{_DRIVER.lstrip()}")
 
 
 def _field(meta: Any, key: str) -> Any:

@@ -242,6 +242,17 @@ def test_replay_skips_damaged_bundles_and_upgrades_the_good_ones(damaged_folder:
         assert new["schema"] == 2 and new["replay"]["status"] == "fails"
 
 
+def test_replay_fails_while_a_damaged_bundle_cannot_be_checked(damaged_folder: Path,
+                                                               tmp_path: Path) -> None:
+    folder = tmp_path / "copy"
+    shutil.copytree(damaged_folder, folder)
+    every_bug = "raise,abort,segv,hang,drop-node,drop-middle,invalid,bloat"
+    result = optfuzz("replay", str(folder), fixed=every_bug)
+    assert "replayed 3 bundle(s): 3 fixed" in result.stdout, result.stdout
+    assert "skipped 6 damaged bundle(s)" in result.stdout
+    assert result.returncode == 1  # the good bundles are fixed; the damaged ones unchecked
+
+
 @pytest.mark.parametrize("bid", ["bloat-0000000a", "bloat-0000000b", "bloat-0000000c",
                                  "bloat-0000000e", "hang-0000000f"])
 def test_report_on_a_damaged_bundle_is_one_line_and_exit_2(damaged_folder: Path, bid: str,

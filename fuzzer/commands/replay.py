@@ -1,6 +1,7 @@
 """``optfuzz replay [DIR]``: re-run every bundle against the installed versions, record
 fixed / still failing / changed symptom in meta.json, exit 1 while any bundle still fails
-(a regression check for CI), 0 when all are fixed."""
+or cannot be checked (a damaged bundle counts: a regression check must not pass on what it
+could not run), 0 when all are fixed."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"replayed {len(metas)} bundle(s): {summary or 'nothing to do'}")
         if damaged:
             console.print(damage_note(damaged), style="yellow", markup=False)
-        raise typer.Exit(1 if any(counts.get(s) for s in FAILING) else 0)
+        raise typer.Exit(1 if damaged or any(counts.get(s) for s in FAILING) else 0)
 
 
 def _look(status: str) -> tuple[str, str]:

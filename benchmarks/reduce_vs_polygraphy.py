@@ -135,7 +135,6 @@ def run_optfuzz_native(subject: Subject, out: Path) -> tuple[int | None, float]:
     """optfuzz's reducer with its sandbox predicate (the campaign's path)."""
     from fuzzer.execution.case import TestCase
     from fuzzer.execution.sandbox import Sandbox
-    from fuzzer.findings.signature import make_signature
     from fuzzer.reduce import reduce_finding
 
     start = time.monotonic()
@@ -145,8 +144,7 @@ def run_optfuzz_native(subject: Subject, out: Path) -> tuple[int | None, float]:
     with Sandbox(jobs=1, timeout=60) as sandbox:
         result = sandbox.run(case)
         finding = result.findings[0]
-        signature = make_signature("fake", [subject.passes], finding.symptom, finding.message)
-        minimized = reduce_finding(sandbox, case, result, finding, signature, 600)
+        minimized = reduce_finding(sandbox, case, result, finding, [subject.passes], 600)
     if minimized is not None:
         out.write_bytes(minimized.model)
     else:

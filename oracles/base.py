@@ -103,9 +103,12 @@ class Symptom:
         title: what the target does wrong, as the report's title says it after the pass
             name ("raises an exception").
         expected: the behaviour a maintainer should expect instead (one sentence).
-        footprint: whether its signature carries the footprint of the rewrite (the graph
-            change), because its message says nothing about the cause ("3 of 8 values
-            differ" fits every wrong rewrite).
+        footprint: whether its root-cause key carries the footprint of the rewrite (the op
+            types the breaking pass removed and added), because its message alone does not
+            tell one wrong rewrite from another.
+        key_detail: the ``Finding.detail`` field that stands for the message in the
+            root-cause key, for a symptom whose message names values, not causes ("3 of 8
+            values differ"); None keeps the message's core.
         confirm: whether it depends on timing or load, so a second run must show it too
             before it is recorded (AFL's hang confirmation).
         reducible: whether reduction may run its candidates (a hang would cost the whole
@@ -121,6 +124,7 @@ class Symptom:
     title: str
     expected: str
     footprint: bool = False
+    key_detail: str | None = None
     confirm: bool = False
     reducible: bool = True
     severity_class: str = "crash"

@@ -6,6 +6,11 @@ from __future__ import annotations
 from oracles.base import Finding, Outcome, Symptom, register
 from oracles.tolerance import compare_arrays
 
+#: kind of difference -> the class a root cause is keyed by: wrong numbers (values, NaN or
+#: infinities in other places: one wrong rewrite shows either, depending on the data) or a
+#: structural change (shape, dtype).
+MISMATCH_CLASS = {"shape": "shape", "dtype": "dtype"}
+
 
 def output_mismatch(outcome: Outcome) -> list[Finding]:
     """Compare outputs position by position (the graph's output order)."""
@@ -22,6 +27,7 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
             return [Finding("output-mismatch", "compare",
                             f"output {index} '{name}': {diff.summary}",
                             {"output": name, "index": index, "kind": diff.kind,
+                             "class": MISMATCH_CLASS.get(diff.kind, "values"),
                              "mismatched": diff.mismatched, "max_abs_error": diff.max_abs_error,
                              "tolerance": diff.tolerance})]
     return []
@@ -30,4 +36,5 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "output-mismatch", 70, ("compare",), output_mismatch, "changes the model's outputs",
     "The optimized model computes the same outputs as the input model (same count, dtypes and "
-    "shapes; values within tolerance).", footprint=True, severity_class="wrong-output"))
+    "shapes; values within tolerance).", footprint=True, key_detail="class",
+    severity_class="wrong-output"))

@@ -16,4 +16,4 @@ def invalid_model(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "invalid-model", 40, ("validate",), invalid_model, "produces an invalid model",
     "The optimized model passes `onnx.checker.check_model(full_check=True)` and strict shape "
-    "inference, as the input model does.", severity_class="invalid-model"))
+    "inference, as the input model does.", footprint=True, severity_class="invalid-model"))

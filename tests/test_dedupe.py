@@ -1,4 +1,4 @@
-"""Deduplication: one bundle per bug, hits counted, safe across processes."""
+"""Deduplication: one bundle per root cause, hits counted, safe across processes."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def sandbox():
 def handle(store, sandbox, case):
     result = sandbox.run(case)
     assert result.findings
-    return handle_finding(store, sandbox, case, result, "1.0", POLICY)
+    handled = handle_finding(store, sandbox, case, result, "1.0", POLICY)
+    return handled.bundle_id, handled.status == "new"
 
 
 def test_same_bug_from_different_models_and_positions_is_one_bundle(sandbox, tmp_path):
@@ -54,13 +55,14 @@ def test_two_passes_with_the_same_symptom_give_two_bundles(sandbox, tmp_path):
     assert store.meta(b).hits == 2 and store.meta(a).hits == 1
 
 
-def test_same_message_different_rewrite_is_split_by_the_graph_hash(sandbox, tmp_path):
+def test_same_message_different_rewrite_is_split_by_the_footprint(sandbox, tmp_path):
     store = BundleStore(tmp_path)
     rewired, _ = handle(store, sandbox, fake_case(chain(["Exp"], tail="Add"), ["drop-node"]))
     at_output, _ = handle(store, sandbox, fake_case(chain(["Neg", "Exp"]), ["drop-node"]))
     assert rewired != at_output
-    sigs = [store.meta(b).signature for b in (rewired, at_output)]
-    assert sigs[0].rsplit("|", 1)[0] == sigs[1].rsplit("|", 1)[0]
+    keys = [store.meta(b).root_cause for b in (rewired, at_output)]
+    assert [k.rsplit("|", 1)[1] for k in keys] == ["fp:-Exp", "fp:-Exp+Identity"]
+    assert keys[0].rsplit("|", 1)[0] == keys[1].rsplit("|", 1)[0]
 
 
 def test_a_renamed_signature_is_still_found_through_its_alias(tmp_path):

@@ -17,10 +17,11 @@ def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path):
                     model_bytes=unary_chain_model().SerializeToString())
     result = sandbox.run(case)
     assert result.findings
-    seen: list[tuple[str, bool]] = []
+    seen: list[tuple[str | None, bool]] = []
     worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
                            FindingPolicy(localize=True, reduce_seconds=0),
-                           lambda bid, created, message: seen.append((bid, created)))
+                           lambda handled, message: seen.append(
+                               (handled.bundle_id, handled.status == "new")))
     total = QUEUE_SIZE + 6
     for _ in range(total):
         worker.put(case, result)
@@ -41,11 +42,11 @@ def test_a_hang_that_does_not_recur_is_not_recorded(sandbox, tmp_path):
     result.findings = [Finding("hang", "optimize", "no result after 3 s in stage optimize")]
     result.artifacts = sandbox.run(TestCase(**dict(case.__dict__, keep=True))).artifacts
     store = BundleStore(tmp_path)
-    assert handle_finding(store, sandbox, case, result, "1.0", FindingPolicy()) is None
+    handled = handle_finding(store, sandbox, case, result, "1.0", FindingPolicy())
+    assert handled.status == "unconfirmed" and handled.bundle_id is None
     assert store.ids() == []
     hang = TestCase("fake", {"passes": ["hang"]}, {"kind": "bytes"},
                     model_bytes=unary_chain_model().SerializeToString())
     real = sandbox.run(hang)
-    bid, created = handle_finding(store, sandbox, hang, real, "1.0",
-                                  FindingPolicy(reduce_seconds=0))
-    assert created and bid.startswith("hang-")
+    handled = handle_finding(store, sandbox, hang, real, "1.0", FindingPolicy(reduce_seconds=0))
+    assert handled.status == "new" and handled.bundle_id.startswith("hang-")

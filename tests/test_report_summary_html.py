@@ -23,9 +23,10 @@ def test_summary_has_totals_and_one_chart_per_view(tmp_path: Path) -> None:
     path = write_summary(tmp_path, STATS)
     text = path.read_text()
     assert path == tmp_path / "summary.html"
-    # findings over time, throughput over time, per symptom, per pass, per motif
-    assert text.count("<svg") == 5
-    for title in ("Findings over time", "Throughput over time", "Cases per pass",
+    # findings, root causes and throughput over time, per symptom, per pass, per motif
+    assert text.count("<svg") == 6
+    for title in ("Findings over time", "Root causes over time", "Throughput over time",
+                  "Cases per pass",
                   "Cases per motif", "Findings per symptom"):
         assert title in text
     assert "<td class=num>10.0</td>" in text  # 300 cases in 30 s
@@ -34,4 +35,4 @@ def test_summary_has_totals_and_one_chart_per_view(tmp_path: Path) -> None:
 
 def test_summary_of_a_fresh_campaign_has_no_charts(tmp_path: Path) -> None:
     text = write_summary(tmp_path, {"seed": 0, "target": "fake", "cases": 0}).read_text()
-    assert "<svg" not in text and "Bundles (0)" in text
+    assert "<svg" not in text and "Root causes (0)" in text

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 
 from fuzzer.campaign.failure import as_campaign_error, is_disk_full, stopped
-from fuzzer.campaign.record import FindingPolicy, handle_finding
+from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
@@ -32,7 +32,8 @@ FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
 POLL_SECONDS = 0.5  # while the queue is full: how often to check that the thread still runs
 ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
 
-Report = Callable[[str, bool, str], None]
+#: called with ``(Handled, message of the finding)`` after each finding.
+Report = Callable[[Handled, str], None]
 
 
 class FindingWorker:
@@ -43,7 +44,7 @@ class FindingWorker:
         sandbox_factory: makes the thread's sandbox on the first finding.
         version: the target's version for meta.json.
         policy: localization and reduction settings.
-        report: called with ``(bundle id, created, message)`` after each finding.
+        report: called with ``(Handled, message)`` after each finding.
 
     Attributes:
         errors: one line per finding that could not be recorded (the thread went on).
@@ -59,6 +60,7 @@ class FindingWorker:
         self._queue: queue.Queue[tuple[TestCase, CaseResult] | None] = queue.Queue(QUEUE_SIZE)
         self._quick = threading.Event()
         self.memo = LocalizationMemo()
+        self.roots = RootCauseMemo()
         self.errors: list[str] = []
         self.failure: BaseException | None = None
         self.abandoned = 0
@@ -124,14 +126,14 @@ class FindingWorker:
                 if self._sandbox is None:
                     self._sandbox = self._factory()
                 outcome = handle_finding(self.store, self._sandbox, case, result, self.version,
-                                         policy, self.memo)
+                                         policy, self.memo, self.roots)
             except Exception as exc:  # a bug of optfuzz: keep the campaign alive, say why
                 if self._fatal(exc):
                     raise
                 self.errors.append(f"{type(exc).__name__}: {exc}")
                 continue
             if outcome is not None:
-                self.report(outcome[0], outcome[1], result.findings[0].message)
+                self.report(outcome, result.findings[0].message)
 
     def _fatal(self, exc: Exception) -> bool:
         """Whether every later finding would fail the same way: a full disk, or the thread's

@@ -6,14 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fuzzer.campaign.minimize import Minimal, minimize
+from fuzzer.campaign.verify import deterministic, reproduces
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.findings.dedup import find_bundle, finding_signature
+from fuzzer.findings.dedup import find_root_cause, finding_signature
+from fuzzer.findings.rootcause import (
+    breaking_and_enabling,
+    footprint_of,
+    root_cause_id,
+    root_cause_key,
+)
 from fuzzer.findings.signature import bundle_id as make_bundle_id
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.localize.search import localize
 from fuzzer.modelio.graphs import node_count
-from fuzzer.reduce import reduce_finding
 from fuzzer.reduce.minimized import Minimized
 from fuzzer.report.issue_draft import render_issue_draft
 from fuzzer.report.repro import render_repro, repro_context
@@ -21,17 +28,64 @@ from fuzzer.store.folder import BundleStore, dump_json
 from fuzzer.store.meta import SCHEMA, BundleMeta
 from fuzzer.store.npz import npz_bytes
 from fuzzer.store.versions import environment_versions, utc_now
+from fuzzer.targets import get_target
 from oracles import symptom
 from oracles.base import Finding
 
 
 @dataclass
 class FindingPolicy:
-    """Switches of finding handling: localization on/off, reduction time bound (seconds;
-    0 turns reduction off)."""
+    """Switches of finding handling.
+
+    Attributes:
+        localize: localize findings to their passes.
+        reduce_seconds: time bound of the reduce <-> localize rounds of a new root cause
+            (seconds; 0 turns reduction off).
+        verify: run a new bundle's repro.py in a fresh process before it is written.
+        max_variants: other models of one root cause kept in its bundle's ``variants/``.
+    """
 
     localize: bool = True
     reduce_seconds: float = 120.0
+    verify: bool = True
+    max_variants: int = 3
+
+
+@dataclass
+class Handled:
+    """What became of a finding.
+
+    Attributes:
+        status: ``new`` (a bundle was written), ``hit`` (a known root cause, seen again),
+            ``merged`` (a known root cause found only after reduction; kept as a variant
+            where room is left), ``documented`` (behaviour the target documents; ``name``
+            says which), ``nondeterministic`` (the original's reference runs disagree),
+            ``unconfirmed`` (a hang that did not recur, or a bundle whose repro.py did not
+            reproduce in a fresh process).
+        bundle_id: the bundle it counts on, where one exists.
+        name: the documented behaviour's name, or why it was not confirmed.
+    """
+
+    status: str
+    bundle_id: str | None = None
+    name: str = ""
+
+
+class RootCauseMemo:
+    """A campaign's memory of which bundle a finding went to, keyed by its *preliminary*
+    root-cause key (taken on the found model before reduction), so that a root cause seen
+    again costs no reduction: only the localization memo's confirming run."""
+
+    def __init__(self) -> None:
+        self._bundle: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        """The bundle id remembered for ``key``."""
+        return self._bundle.get(key)
+
+    def remember(self, key: str, bundle_id: str) -> None:
+        """Send later findings with preliminary key ``key`` to ``bundle_id``."""
+        self._bundle[key] = bundle_id
 
 
 def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
@@ -45,39 +99,99 @@ def primary_finding(result: CaseResult) -> Finding | None:
     return result.findings[0] if result.findings else None
 
 
+def key_of(case: TestCase, finding: Finding, passes: list[str] | None,
+           run: CaseResult) -> tuple[str, str, list[str]]:
+    """``(root-cause key, breaking pass, enabling passes)`` of ``finding`` whose minimal
+    passes are ``passes`` and whose run with only those passes is ``run``."""
+    target = get_target(case.target)
+    breaking, enabling = breaking_and_enabling(passes)
+    arts = run.artifacts
+    footprint = footprint_of(arts.model, arts.optimized) if arts is not None else None
+    key = root_cause_key(case.target, breaking, finding, footprint,
+                         target.anchors().get(breaking, ()))
+    return key, breaking, enabling
+
+
 def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
                    target_version: str, policy: FindingPolicy,
-                   memo: LocalizationMemo | None = None) -> tuple[str, bool] | None:
-    """Record the primary finding of ``result``; return ``(bundle id, created)``.
+                   memo: LocalizationMemo | None = None,
+                   roots: RootCauseMemo | None = None) -> Handled | None:
+    """Record the primary finding of ``result`` as one bundle per root cause.
 
-    A hang is first confirmed by a second run (None when it does not recur). Localization
-    runs first (its runs go through ``sandbox``; ``memo`` reuses earlier answers of the same
-    campaign); a known signature counts a hit (``hits`` + 1, ``last_seen``) and skips
-    reduction.
+    In order: documented behaviour of the target (counted, never bundled); a hang must recur;
+    localization on the found model (``memo`` reuses earlier answers) and the preliminary
+    root-cause key, which sends a known root cause to its bundle as a hit; for a new one,
+    the original must run deterministically, then reduce <-> localize to a fixed point
+    (:func:`fuzzer.campaign.minimize.minimize`), the final key on the minimized model (a
+    known root cause becomes a variant of its bundle), and verification of the bundle's own
+    repro.py in a fresh process before the bundle is written. Returns None when ``result``
+    has no finding with artifacts.
     """
     finding = primary_finding(result)
     if finding is None or result.artifacts is None:
         return None
+    documented = get_target(case.target).documented(finding, case.config)
+    if documented is not None:
+        return Handled("documented", name=documented.name)
     if symptom(finding.symptom).confirm and not confirmed(sandbox, case, finding):
-        return None
+        return Handled("unconfirmed", name="did not recur")
+    roots = roots if roots is not None else RootCauseMemo()
     where = None
     if policy.localize:
         where = (memo.localize(sandbox, case, result, finding) if memo is not None
                  else localize(sandbox, case, result, finding))
-    signature = finding_signature(case, result, finding, where and where.passes,
-                                  where and where.result)
-    known = find_bundle(store, finding.symptom, signature)
-    if known is not None:
+    passes = where.passes if where is not None else None
+    run = where.result if where is not None and where.result is not None else result
+    prelim, _, _ = key_of(case, finding, passes, run)
+    known = roots.get(prelim) or find_root_cause(store, finding.symptom, prelim)
+    if known is not None and store.exists(known):
         store.add_hit(known)
-        return known, False
-    minimized = None
-    if policy.reduce_seconds > 0:
-        minimized = reduce_finding(sandbox, case, result, finding, signature,
-                                   policy.reduce_seconds)
-    extra = {"localization": where.to_json()} if where else None
-    responsible = where.passes if where else None
-    return record(store, signature, finding, case, result.source, result.artifacts,
-                  target_version, responsible, minimized, sandbox.timeout, extra)
+        roots.remember(prelim, known)
+        return Handled("hit", known)
+    if not deterministic(sandbox, case, result):
+        return Handled("nondeterministic")
+    minimal = minimize(sandbox, case, result, finding, passes,
+                       policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
+                       relocalize=policy.localize)
+    key, breaking, enabling = key_of(case, minimal.finding, minimal.passes, minimal.run)
+    known = find_root_cause(store, finding.symptom, key)
+    if known is not None:
+        arts = minimal.run.artifacts
+        files = {".onnx": minimal.case.model_bytes, ".npz": npz_bytes(arts.feeds)} \
+            if arts is not None else {".onnx": minimal.case.model_bytes}
+        store.add_variant(known, files, policy.max_variants, utc_now())
+        roots.remember(prelim, known)
+        return Handled("merged", known)
+    bid = root_cause_id(finding.symptom, key)
+    extra: dict[str, Any] = {"root_cause": key, "breaking_pass": breaking,
+                             "enabling_passes": enabling}
+    if where is not None:
+        extra["localization"] = where.to_json()
+    meta = build_meta(bid, finding_signature(minimal.case, minimal.run, minimal.finding,
+                                             minimal.passes), minimal.finding, case,
+                      result.source, target_version, minimal.passes,
+                      node_count(result.artifacts.model), node_count(minimal.case.model_bytes),
+                      extra)
+    files = bundle_files(meta, result.artifacts, _minimized(minimal), sandbox.timeout)
+    if policy.verify:
+        ok, tail = reproduces(sandbox, files, sandbox.timeout)
+        if not ok:
+            return Handled("unconfirmed", name=f"repro.py did not reproduce: {tail}")
+        meta.verified = {"repro": "reproduces in a fresh process", "deterministic": True,
+                         "documented": None}
+        files["meta.json"] = dump_json(meta.to_json())
+    created = store.create(bid, files, on_exists=hit)
+    roots.remember(prelim, bid)
+    return Handled("new" if created else "hit", bid)
+
+
+def _minimized(minimal: Minimal) -> Minimized | None:
+    """The bundle's view of a :class:`Minimal` (None where nothing was reduced)."""
+    arts = minimal.run.artifacts
+    if arts is None:
+        return None
+    return Minimized(minimal.case.model_bytes, arts.feeds, arts.optimized, arts.expected,
+                     arts.actual, minimal.runs, minimal.seconds)
 
 
 def build_meta(bid: str, signature: str, finding: Finding, case: TestCase, source: dict,

@@ -30,6 +30,7 @@ from fuzzer.campaign.failure import (
 )
 from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.campaign.progress import render, summary
+from fuzzer.campaign.record import Handled
 from fuzzer.campaign.settings import CampaignSettings, check_settings, saved_settings
 from fuzzer.campaign.stats import CAMPAIGN_FILE, CampaignStats
 from fuzzer.campaign.stream import CaseStream, StreamConfig
@@ -269,13 +270,9 @@ class _Campaign:
         return settings.max_cases is not None and \
             self.stream.index - self.first_case >= settings.max_cases
 
-    def _report(self, bid: str, created: bool, message: str) -> None:
+    def _report(self, handled: Handled, message: str) -> None:
         with self._lock:
-            if created:
-                self.stats.bundles_new += 1
-                self.stats.newest = f"{bid}: {message[:80]}"
-            else:
-                self.stats.hits += 1
+            self.stats.handled(handled.status, handled.bundle_id, handled.name, message)
 
     def _panel(self) -> Any:
         return render(self.stats, self.settings.seconds, self.run_cases,

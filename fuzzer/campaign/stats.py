@@ -56,6 +56,9 @@ class CampaignStats:
     per_pass: Counter = field(default_factory=Counter)
     per_motif: Counter = field(default_factory=Counter)
     findings_per_pass: Counter = field(default_factory=Counter)
+    merged: int = 0
+    documented: Counter = field(default_factory=Counter)
+    dropped: Counter = field(default_factory=Counter)
     newest: str = ""
     timeline: list[dict[str, Any]] = field(default_factory=list)
     last_run: dict[str, Any] = field(default_factory=dict)
@@ -84,6 +87,19 @@ class CampaignStats:
             self.findings[result.findings[0].symptom] += 1
             self.findings_per_pass.update(passes)
 
+    def handled(self, status: str, bundle_id: str | None, name: str, message: str) -> None:
+        """Count what became of a finding (:class:`fuzzer.campaign.record.Handled`)."""
+        if status == "new":
+            self.bundles_new += 1
+            self.newest = f"{bundle_id}: {message[:80]}"
+        elif status in ("hit", "merged"):
+            self.hits += 1
+            self.merged += status == "merged"
+        elif status == "documented":
+            self.documented[name] += 1
+        else:
+            self.dropped[status] += 1
+
     def tick(self, force: bool = False) -> None:
         """Append a timeline point every TIMELINE_EVERY seconds."""
         now = self.elapsed()
@@ -101,7 +117,8 @@ class CampaignStats:
             "usable": self.usable,
             "unusable": self.unusable, "unusable_reasons": dict(self.unusable_reasons),
             "unusable_models": self.unusable_models, "findings": dict(self.findings),
-            "bundles_new": self.bundles_new, "hits": self.hits,
+            "bundles_new": self.bundles_new, "hits": self.hits, "merged": self.merged,
+            "documented": dict(self.documented), "dropped": dict(self.dropped),
             "per_pass": dict(self.per_pass), "per_motif": dict(self.per_motif),
             "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
             "last_run": self.last_run, **({"settings": self.settings} if self.settings else {}),
@@ -146,7 +163,10 @@ class CampaignStats:
                     next_case=data["next_case"], corpus_next=data.get("corpus_next", 0),
                     cases=data["cases"], usable=data["usable"],
                     unusable=data["unusable"], bundles_new=data["bundles_new"],
-                    hits=data["hits"], timeline=data.get("timeline", []))
+                    hits=data["hits"], timeline=data.get("timeline", []),
+                    merged=data.get("merged", 0))
+        stats.documented.update(data.get("documented", {}))
+        stats.dropped.update(data.get("dropped", {}))
         stats.unusable_reasons.update(data.get("unusable_reasons", {}))
         stats.unusable_models.update(data.get("unusable_models", {}))
         stats.findings.update(data.get("findings", {}))

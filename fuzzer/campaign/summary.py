@@ -1,6 +1,8 @@
-"""summary.html of a campaign folder: totals, findings and throughput over time, cases per
-pass and per motif, findings per symptom, and the bundles, in one self-contained page
-(inline SVG charts, no scripts)."""
+"""summary.html of a campaign folder: totals, findings, root causes and throughput over time
+(root causes on their own axis: a campaign makes thousands of findings and a handful of
+root causes), cases per pass and per motif, findings per symptom, the root causes (one row
+per bundle, linked to its report.md) and the documented behaviour that was counted, not
+bundled; in one self-contained page (inline SVG charts, no scripts)."""
 
 from __future__ import annotations
 
@@ -43,41 +45,54 @@ def totals_rows(stats: dict[str, Any]) -> list[list[Any]]:
         ["cases per second", round(cases / elapsed, 1) if elapsed else 0],
         ["usable cases", stats.get("usable", 0)], ["unusable seeds", stats.get("unusable", 0)],
         ["findings", sum(stats.get("findings", {}).values())],
-        ["new bundles", stats.get("bundles_new", 0)], ["hits on known bundles", stats.get(
-            "hits", 0)],
+        ["root causes (new bundles)", stats.get("bundles_new", 0)],
+        ["hits on known bundles", stats.get("hits", 0)],
+        ["documented behaviour (not bundled)", sum((stats.get("documented") or {}).values())],
     ]
 
 
 def timeline_charts(timeline: list[dict[str, Any]]) -> list[str]:
-    """Findings-over-time and throughput-over-time SVGs from campaign.json's timeline
-    (points ``{"t": s, "cases": n, "findings": n, "bundles": n}``); none for < 2 points."""
+    """Findings, root causes and throughput over time, three SVGs (each count on its own
+    axis), from campaign.json's timeline (points ``{"t": s, "cases": n, "findings": n,
+    "bundles": n}``, ``bundles`` being the new bundles: root causes); none for < 2 points."""
     if len(timeline) < 2:
         return []
     minutes = [p["t"] / 60 for p in timeline]
-    found = line_chart(minutes, {"findings": [p["findings"] for p in timeline],
-                                 "new bundles": [p["bundles"] for p in timeline]},
-                       "campaign time (min)", "count", "Findings over time")
+    found = line_chart(minutes, {"findings": [p["findings"] for p in timeline]},
+                       "campaign time (min)", "findings", "Findings over time")
+    roots = line_chart(minutes, {"root causes": [p.get("bundles", 0) for p in timeline]},
+                       "campaign time (min)", "root causes (bundles)",
+                       "Root causes over time")
     rates = [0.0] + [
         (b["cases"] - a["cases"]) / (b["t"] - a["t"]) if b["t"] > a["t"] else 0.0
         for a, b in zip(timeline[:-1], timeline[1:], strict=True)]
     speed = line_chart(minutes, {"cases/s": rates}, "campaign time (min)", "cases per second",
                        "Throughput over time")
-    return [found, speed]
+    return [found, roots, speed]
 
 
-def bundle_rows(folder: Path) -> list[list[Any]]:
-    """One row per bundle in ``folder``: linked id, symptom, passes, hits, nodes."""
+def root_cause_rows(folder: Path) -> list[list[Any]]:
+    """One row per bundle in ``folder``, most severe symptom class first, then by hits:
+    id linked to its report.md, breaking pass (+ enabling passes; the responsible or
+    configured passes for a bundle without one), symptom, hits, variants, trigger, and
+    node counts (original -> minimized, subgraphs included)."""
     from fuzzer.store.folder import BundleStore
+    from fuzzer.triage.rows import model_nodes, severity_class, severity_rank
+    from fuzzer.triage.table import pass_label, trigger_label
 
-    metas, _ = BundleStore(folder).read_all()
-    metas.sort(key=lambda m: (-m.hits, m.id))
+    store = BundleStore(folder)
+    metas, _ = store.read_all()
+    metas.sort(key=lambda m: (severity_rank(severity_class(m.symptom)), -m.hits, m.id))
     rows = []
     for meta in metas[:MAX_BUNDLES_LISTED]:
-        passes = meta.passes_shown()
+        where = store.path(meta.id)
         link = f'<a href="{_esc(meta.id)}/report.md">{_esc(meta.id)}</a>'
-        rows.append([link, _esc(meta.symptom), _esc(", ".join(passes[:4]) + (
-            " ..." if len(passes) > 4 else "")), meta.hits,
-            f"{meta.nodes.original} &rarr; {meta.nodes.minimized}"])
+        nodes = (model_nodes(where / "original.onnx", meta.nodes.original),
+                 model_nodes(where / "model.onnx", meta.nodes.minimized))
+        rows.append([link, _esc(pass_label(meta.breaking_pass, meta.enabling_passes,
+                                           meta.passes_shown(), meta.localized)),
+                     _esc(meta.symptom), meta.hits, len(meta.variants),
+                     _esc(trigger_label(meta.trigger)), f"{nodes[0]} &rarr; {nodes[1]}"])
     return rows
 
 
@@ -93,7 +108,8 @@ def render_summary(folder: Path, stats: dict[str, Any]) -> str:
     if stats.get("per_motif"):
         charts.append(bar_chart(stats["per_motif"], "Cases per motif", "cases"))
     reasons = sorted(stats.get("unusable_reasons", {}).items(), key=lambda kv: -kv[1])[:15]
-    bundles = bundle_rows(folder)
+    documented = sorted((stats.get("documented") or {}).items(), key=lambda kv: -kv[1])
+    roots = root_cause_rows(folder)
     parts = [
         f"<!doctype html><html><head><meta charset=utf-8><title>optfuzz campaign "
         f"{_esc(folder.name)}</title><style>{_STYLE}</style></head><body>",
@@ -105,9 +121,13 @@ def render_summary(folder: Path, stats: dict[str, Any]) -> str:
     if reasons:
         parts += ["<h2>Unusable seeds</h2>",
                   _table(["reason", "count"], [[_esc(r), n] for r, n in reasons])]
-    parts += [f"<h2>Bundles ({len(bundles)}{'+' * (len(bundles) >= MAX_BUNDLES_LISTED)})</h2>",
-              _table(["id", "symptom", "passes", "hits", "nodes"], bundles),
-              "</body></html>\n"]
+    parts += [f"<h2>Root causes ({len(roots)}{'+' * (len(roots) >= MAX_BUNDLES_LISTED)})</h2>",
+              _table(["bundle (report)", "breaking pass (+ enabling)", "symptom", "hits",
+                      "variants", "trigger", "nodes"], roots)]
+    if documented:
+        parts += ["<h2>Documented behaviour (not bundled)</h2>",
+                  _table(["behaviour", "findings"], [[_esc(n), c] for n, c in documented])]
+    parts.append("</body></html>\n")
     return "\n".join(parts)
 
 

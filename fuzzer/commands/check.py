@@ -49,8 +49,12 @@ def register(app: typer.Typer) -> None:
                 console.print(f"[red]{finding.symptom}[/red] ({finding.stage}): "
                               f"{finding.message}", highlight=False)
             if save is not None:
-                bid, _ = handle_finding(BundleStore(save), sandbox, case, result,
-                                        adapter.version(),
-                                        FindingPolicy(reduce_seconds=reduce_seconds))
-                console.print(f"bundle: {save / bid}")
+                handled = handle_finding(BundleStore(save), sandbox, case, result,
+                                         adapter.version(),
+                                         FindingPolicy(reduce_seconds=reduce_seconds))
+                if handled is not None and handled.bundle_id is not None:
+                    console.print(f"bundle: {save / handled.bundle_id} ({handled.status})")
+                elif handled is not None:
+                    console.print(f"no bundle: {handled.status} {handled.name}".rstrip(),
+                                  highlight=False)
         raise typer.Exit(1)

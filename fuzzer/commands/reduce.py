@@ -90,7 +90,8 @@ def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
         raise InputError(f"--check/--fail-regex: {exc}") from None
     try:
         reduction = reduce_model(model, None, predicate,
-                                 record_sandboxed(sandbox, model, None))
+                                 record_sandboxed(sandbox, model, None),
+                                 lambda m, f: record_sandboxed(sandbox, m, f))
     except NotReproducible:
         return None
     out = out or path.with_suffix(".reduced.onnx")
@@ -114,7 +115,6 @@ def _model_case(path: Path, target: str, config: dict[str, Any], seed: int,
 
 def _reduce_model(path: Path, out: Path | None, case: Any, time_limit: float,
                   sandbox: Any) -> str | None:
-    from fuzzer.findings.signature import make_signature
     from fuzzer.modelio.graphs import node_count
     from fuzzer.reduce import reduce_finding
     from fuzzer.store.npz import npz_bytes
@@ -125,9 +125,7 @@ def _reduce_model(path: Path, out: Path | None, case: Any, time_limit: float,
     if not result.findings:
         return None
     finding = result.findings[0]
-    signature = make_signature(case.target, case.config.get("passes"), finding.symptom,
-                               finding.message)
-    minimized = reduce_finding(sandbox, case, result, finding, signature, time_limit)
+    minimized = reduce_finding(sandbox, case, result, finding, None, time_limit)
     if minimized is None:
         return f"{finding.symptom}: could not reduce {path} further"
     out = out or path.with_suffix(".reduced.onnx")
@@ -169,7 +167,7 @@ def _reduce_bundle(folder: Path, time_limit: float, sandbox: Any) -> str | None:
     finding = result.findings[0] if result.findings else None
     if finding is None or finding.symptom != meta.symptom:
         return None
-    minimized = reduce_finding(sandbox, case, result, finding, meta.signature,
+    minimized = reduce_finding(sandbox, case, result, finding, meta.responsible_passes,
                                time_limit)
     if minimized is None:
         return f"{bid}: already minimal ({node_count(model_bytes)} nodes)"

@@ -1,5 +1,6 @@
-"""``optfuzz report BUNDLE``: an upstream issue draft (report.md), the before/after picture
-(graph.png) and the zip to attach, written into the bundle or ``--out``."""
+"""``optfuzz report BUNDLE``: run the attached model once more, then write an upstream issue
+draft (report.md), the before/after picture (graph.png), repro.py and the zip to attach,
+into the bundle or ``--out``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from fuzzer.commands import options
 from fuzzer.errors import InputError
 
 
@@ -14,11 +16,15 @@ def register(app: typer.Typer) -> None:
     """Add the ``report`` command to ``app``."""
 
     @app.command()
+    @options.grouped
     def report(
         bundle: Path = typer.Argument(..., help="A bundle folder (with meta.json)."),
         out: Path = typer.Option(None, help="Write here instead of into the bundle."),
+        execution: options.ExecutionArgs = None,
     ) -> None:
-        """Write report.md, graph.png and <id>.zip for BUNDLE."""
+        """Run model.onnx of BUNDLE with inputs.npz under its configuration (the minimal
+        pass list where localized), then write report.md, graph.png, repro.py and <id>.zip;
+        "Actual" in report.md is what that run showed."""
         from fuzzer.report.build import write_report
         from fuzzer.store.meta import meta_problem, read_meta
 
@@ -30,12 +36,21 @@ def register(app: typer.Typer) -> None:
         except (OSError, ValueError) as exc:
             raise InputError(f"{bundle}: damaged bundle ({meta_problem(exc)})") from None
         try:
-            files = write_report(bundle, meta, out or bundle)
+            with execution.sandbox() as sandbox:
+                files = write_report(bundle, meta, out or bundle, sandbox,
+                                     timeout=execution.timeout)
         except FileNotFoundError as exc:
-            raise InputError(f"{bundle}: missing {Path(str(exc.args[0])).name}") from None
-        except ValueError as exc:  # a damaged model.onnx or optimized.onnx
+            missing = Path(str(exc.filename or exc.args[0])).name
+            raise InputError(f"{bundle}: missing {missing}") from None
+        except ValueError as exc:  # a damaged model.onnx, optimized.onnx or inputs.npz
             raise InputError(f"{bundle}: {' '.join(str(exc).split())}") from None
         except KeyError as exc:
             raise InputError(f"{meta_path}: {exc.args[0]}") from None
-        typer.echo(f"report:     {files.report}\npicture:    {files.picture}\n"
+        except OSError as exc:
+            raise InputError(f"{bundle}: {exc.strerror or exc}") from None
+        observed = files.observed
+        verdict = "reproduces" if observed.reproduces(meta.symptom) else \
+            f"does not reproduce ({observed.problem or 'see Actual in report.md'})"
+        typer.echo(f"run:        {meta.symptom} {verdict} with {observed.versions}\n"
+                   f"report:     {files.report}\npicture:    {files.picture}\n"
                    f"attachment: {files.attachment}")

@@ -1,5 +1,7 @@
-"""``optfuzz triage [DIR]``: what is in a campaign folder, grouped by target, pass and
-symptom, with each bundle's status and whether it is new since the last triage."""
+"""``optfuzz triage [DIR]``: the root causes (bundles) of a campaign folder in the order a
+maintainer reads them (new first, then severity class, then hits), each with its breaking
+pass, symptom, hits, variants, node counts, trigger and status, and how many sightings were
+merged into them."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import typer
 from fuzzer.commands import options
 from fuzzer.errors import InputError
 
-MIN_WIDTH = 150  # columns of the table when the output is not a terminal
+MIN_WIDTH = 170  # columns of the table when the output is not a terminal
 
 
 def register(app: typer.Typer) -> None:
@@ -23,8 +25,10 @@ def register(app: typer.Typer) -> None:
         symptom: options.Symptom = None,
         pass_name: options.PassName = None,
     ) -> None:
-        """List the bundles of FOLDER with hits, sizes and status; remembers what it showed
-        (FOLDER/.triage.json) so that the next triage marks only newer bundles as new."""
+        """List the root causes (bundles) of FOLDER, new first, then by severity and hits,
+        with breaking pass, hits, variants, sizes, trigger and status; remembers what it
+        showed (FOLDER/.triage.json) so that the next triage marks only newer bundles as
+        new."""
         from rich.console import Console
 
         from fuzzer.store.folder import BundleStore, damage_note

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
@@ -25,6 +26,8 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_LIMIT = 4 << 30
 _SLOTS_PER_JOB = 256
+#: rebuilds of a broken pebble pool a sandbox allows before it counts as dead.
+MAX_RESTARTS = 1000
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 
 
@@ -58,15 +61,34 @@ class Sandbox:
         self._available = threading.Semaphore(self._slots)
         from fuzzer.execution import worker  # noqa: F401  (imported once, inherited by every worker)
 
-        self._pool = ProcessPool(max_workers=jobs, initializer=_init,
-                                 initargs=(self._stages, memory_limit), context=context)
+        self._make_pool = lambda: ProcessPool(max_workers=jobs, initializer=_init,
+                                              initargs=(self._stages, memory_limit),
+                                              context=context)
+        self._pool = self._make_pool()
+        self._pool_lock = threading.Lock()
+        self.restarts = 0
         self._closed = False
 
     @property
     def alive(self) -> bool:
         """Whether the pool can still run cases: not closed, and pebble's pool is running (its
-        manager threads alive). Futures of a dead pool never resolve."""
-        return not self._closed and self._pool.active
+        manager threads alive) or can be rebuilt. Futures of a dead pool never resolve."""
+        return not self._closed and (self._pool.active or self.restarts < MAX_RESTARTS)
+
+    def _healthy_pool(self) -> ProcessPool:
+        """The pool to schedule on, rebuilt where pebble broke it. Pebble marks a pool broken
+        when a worker dies before the pool registered the task it had taken (a target that
+        crashes at once, many times over); the sandbox's own job is to survive crashes, so it
+        starts a new pool, at most :data:`MAX_RESTARTS` times."""
+        with self._pool_lock:
+            pool = self._pool
+            if pool.active or self._closed or self.restarts >= MAX_RESTARTS:
+                return pool
+            self.restarts += 1
+            # stopped beside the caller: the caller may be one of the old pool's own threads
+            threading.Thread(target=pool.stop, name="sandbox-stop", daemon=True).start()
+            self._pool = self._make_pool()
+            return self._pool
 
     def submit(self, case: TestCase) -> Future[CaseResult]:
         """Schedule ``case``; blocks while ``jobs * 256`` cases are already in flight.
@@ -80,7 +102,8 @@ class Sandbox:
         self._stages[slot] = 0
         future: Future[CaseResult] = Future()
         try:
-            task = self._pool.schedule(_execute, args=(case, slot), timeout=self.timeout)
+            task = self._healthy_pool().schedule(_execute, args=(case, slot),
+                                                 timeout=self.timeout)
         except RuntimeError as exc:  # pebble: "The Pool is not active", or its error state
             with self._lock:
                 self._free.append(slot)
@@ -121,7 +144,8 @@ class Sandbox:
             Exception: whatever ``function`` raised.
         """
         try:
-            future = self._pool.schedule(function, args=args, timeout=timeout or self.timeout)
+            future = self._healthy_pool().schedule(function, args=args,
+                                                   timeout=timeout or self.timeout)
         except RuntimeError as exc:
             raise SandboxError(f"the worker pool is not running: {exc}") from None
         try:
@@ -129,15 +153,21 @@ class Sandbox:
         except FutureTimeout:
             raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result after "
                                f"{timeout or self.timeout:g} s") from None
-        except ProcessExpired as exc:
+        except (ProcessExpired, BrokenProcessPool) as exc:
             raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
-                               f"(exit code {exc.exitcode})") from None
+                               f"({exc})") from None
 
-    def _finish(self, done: Future, case: TestCase, slot: int, future: Future) -> None:
+    def _finish(self, done: Future, case: TestCase, slot: int, future: Future,
+                retried: bool = False) -> None:
         stage = STAGES[self._stages[slot]]
         with self._lock:
             self._free.append(slot)
         self._available.release()
+        if not retried and isinstance(done.exception(), BrokenProcessPool) and self.alive:
+            # the pool broke under the case: run it once more, off pebble's own thread
+            threading.Thread(target=self._retry, args=(case, future), name="sandbox-retry",
+                             daemon=True).start()
+            return
         try:
             result = done.result()
         except FutureTimeout:
@@ -151,6 +181,16 @@ class Sandbox:
             result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
                                 dict(case.source))
         future.set_result(result)
+
+    def _retry(self, case: TestCase, future: Future) -> None:
+        """Run ``case`` again on a rebuilt pool and resolve ``future`` with that run."""
+        try:
+            again = self.submit(case)
+        except SandboxError as exc:
+            future.set_result(CaseResult([], f"internal: {exc}", "materialize",
+                                         dict(case.source)))
+            return
+        again.add_done_callback(lambda done: future.set_result(done.result()))
 
     def close(self) -> None:
         """Stop the workers (cases in flight are cancelled); calling it again does nothing."""

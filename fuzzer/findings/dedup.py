@@ -52,3 +52,14 @@ def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
     if len(variants) >= MAX_GRAPH_VARIANTS:
         return min(variants)[1]
     return None
+
+
+def find_root_cause(store: BundleStore, symptom_name: str, key: str) -> str | None:
+    """The id of the bundle of root-cause ``key`` (:mod:`fuzzer.findings.rootcause`): the
+    one named after it, else one whose meta records it; None when there is none."""
+    from fuzzer.findings.rootcause import root_cause_id
+
+    direct = root_cause_id(symptom_name, key)
+    if store.exists(direct):
+        return direct
+    return next((m.id for m in store.index() if m.root_cause == key), None)

@@ -8,6 +8,7 @@ campaign is "the same signature still reproduces" (:mod:`fuzzer.reduce.signature
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
@@ -16,25 +17,27 @@ from oracles import symptom
 from oracles.base import Finding
 
 
-def restricted_config(case: TestCase, signature: str) -> dict[str, Any] | None:
-    """The case's config with its pass list narrowed to the signature's passes (the
-    responsible passes where localization found them), or None when that changes nothing."""
-    fields = signature.split("|")
-    passes = [p for p in fields[1].split(",") if p] if len(fields) > 1 else []
-    if not passes or passes == list(case.config.get("passes") or []):
+def restricted_config(case: TestCase, passes: list[str] | None) -> dict[str, Any] | None:
+    """The case's config running only ``passes`` (the responsible passes where localization
+    found them), or None when that changes nothing or there are none."""
+    from fuzzer.targets import get_target
+
+    target = get_target(case.target)
+    if not passes or list(passes) == target.passes_of(case.config):
         return None
-    return dict(case.config, passes=passes)
+    return target.with_passes(case.config, passes)
 
 
 def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
-                   signature: str, time_limit: float) -> Minimized | None:
-    """A minimized model that still shows ``signature``, or None when nothing was reduced.
+                   passes: list[str] | None, time_limit: float) -> Minimized | None:
+    """A minimized model that still shows ``finding``, or None when nothing was reduced.
 
     Args:
         sandbox: the campaign's :class:`fuzzer.execution.sandbox.Sandbox` (candidates run there).
         case: the failing test case; result: its CaseResult (artifacts required).
         finding: the primary finding; its symptom and normalized message must reproduce.
-        signature: the finding's signature (its pass field narrows the pass list).
+        passes: the responsible passes; candidates run with only these first (cheaper runs,
+            and no other pass can change the finding), then with the case's own list.
         time_limit: seconds the reduction may take.
 
     Returns:
@@ -54,12 +57,13 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     model = parse_model(arts.model)
     budget = Budget(time_limit)
     recorded = record_sandboxed(sandbox, model, arts.feeds)
-    configs = [c for c in (restricted_config(case, signature), case.config) if c is not None]
+    configs = [c for c in (restricted_config(case, passes), case.config) if c is not None]
     for config in configs:
         check = SignatureCheck(sandbox, case.with_config(config), finding.symptom,
                                finding.message, budget)
         try:
-            reduction = reduce_model(model, arts.feeds, check, recorded)
+            reduction = reduce_model(model, arts.feeds, check, recorded,
+                                     partial(record_sandboxed, sandbox))
         except NotReproducible:
             continue
         except Exception:  # OutOfTime before the first check, or a bug of the reducer

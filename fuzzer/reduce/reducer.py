@@ -2,7 +2,10 @@
 then a linear pass), ddmin over the nodes inside the cut (Zeller & Hildebrandt 2002), then
 simplification. Every accepted step is a valid model that the predicate says still fails.
 
-:data:`STEPS` is the registry of steps, in order.
+:data:`STEPS` is the registry of steps, in order. Where simplification renamed tensors, the
+steps run again on the renamed model (C-Reduce's loop to a fixed point, here bounded by
+:data:`MAX_ROUNDS`): a failure that needs a numeric name may need far fewer nodes once the
+number is smaller.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ from fuzzer.reduce.cut import bisect_inputs, bisect_outputs, linear_outputs, sub
 from fuzzer.reduce.delete import delete_nodes
 from fuzzer.reduce.graph import count_all_nodes
 from fuzzer.reduce.predicate import OutOfTime, Predicate
-from fuzzer.reduce.simplify import simplify
+from fuzzer.reduce.simplify import simplify, tensor_names
 from fuzzer.reduce.state import Context, State
 from fuzzer.reduce.values import Recorded, record
 
 Step = Callable[[State, Context], State]
+Recorder = Callable[[Any, "dict[str, np.ndarray] | None"], Recorded]
 
 #: step name -> step, run in this order.
 STEPS: dict[str, Step] = {
@@ -33,6 +37,9 @@ STEPS: dict[str, Step] = {
     "ddmin-nodes": delete_nodes,
     "simplify": simplify,
 }
+
+#: most rounds of :data:`STEPS` (a round after the first runs only where the last renamed).
+MAX_ROUNDS = 3
 
 
 class NotReproducible(Exception):
@@ -49,7 +56,8 @@ class Reduction:
         runs: checks actually run (cache hits and invalid candidates excluded).
         seconds: wall time of the reduction.
         complete: False when the time budget ran out before the last step ended.
-        trace: ``{step name: node count after it}``.
+        trace: ``{step name: node count after it}``; steps of a later round are named
+            ``<step>/<round>``.
     """
 
     built: Built
@@ -61,7 +69,8 @@ class Reduction:
 
 
 def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Predicate,
-                 recorded: Recorded | None = None) -> Reduction:
+                 recorded: Recorded | None = None,
+                 recorder: Recorder | None = None) -> Reduction:
     """Shrink ``model`` while ``predicate`` holds, within ``predicate.budget``.
 
     Args:
@@ -70,6 +79,9 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
         predicate: True for a candidate that still fails the same way.
         recorded: recorded values of ``model``'s tensors; computed in this process when
             None (a campaign passes :func:`fuzzer.reduce.values.record_sandboxed`'s).
+        recorder: ``(model, feeds) -> Recorded`` for the renamed model a later round starts
+            from; :func:`fuzzer.reduce.values.record` (in this process) when None, so a
+            campaign passes one that runs in its sandbox.
 
     Raises:
         NotReproducible: ``predicate`` is False for ``model`` itself.
@@ -84,15 +96,27 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
     if not predicate(start):
         raise NotReproducible("the model does not fail under the check")
     graph = original.graph
+    recorder = recorder or record
     state = State(list(graph.node), [o.name for o in graph.output], start)
-    ctx = Context(Builder(original, feeds, recorded or record(original, feeds)), predicate)
+    ctx = Context(Builder(original, feeds, recorded or recorder(original, feeds)), predicate)
     ctx.offer(state)
     trace: dict[str, int] = {}
     complete = True
     try:
-        for name, step in STEPS.items():
-            state = step(state, ctx)
-            trace[name] = count_all_nodes(state.built.model.graph)
+        for round_ in range(1, MAX_ROUNDS + 1):
+            names = set(tensor_names(state.built.model))
+            for name, step in STEPS.items():
+                state = step(state, ctx)
+                trace[name if round_ == 1 else f"{name}/{round_}"] = \
+                    count_all_nodes(state.built.model.graph)
+            state = ctx.best or state
+            if round_ == MAX_ROUNDS or set(tensor_names(state.built.model)) <= names:
+                break  # no tensor renamed: the node steps are at their fixed point
+            base = state.built
+            base_feeds = base.feeds if feeds is not None else None
+            ctx = Context(Builder(base.model, base_feeds, recorder(base.model, base_feeds)),
+                          predicate)
+            ctx.offer(state)
     except OutOfTime:
         complete = False
     best = ctx.best or state

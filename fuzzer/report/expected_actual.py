@@ -1,21 +1,74 @@
-"""The "Expected" and "Actual" section of an issue draft: the behaviour the symptom violates,
-and what happened; for output mismatches, the first values of each differing output from
-the bundle's expected.npz and actual.npz."""
+"""The "Expected" and "Actual" section of an issue draft.
+
+"Expected" is the behaviour the symptom violates, worded by its record in :mod:`oracles`.
+"Actual" is what running the attached model.onnx with inputs.npz under the bundle's
+configuration showed (an :class:`Observation`, made by ``optfuzz report``): its finding, and
+for output mismatches the first values of each differing output from that run. A draft
+rendered without such a run (as the campaign writes one when it creates a bundle) words
+"Actual" from meta.json and the bundle's expected.npz / actual.npz, and says so.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import read_npz
 from oracles import symptom as symptom_record
+from oracles.base import Finding
 
 MAX_VALUES = 6
+#: symptoms whose "Expected" may claim a promise of the target (see :func:`expected_line`).
+PROMISE_SYMPTOMS = frozenset({"bloat", "metadata-change"})
+
+Arrays = dict[str, np.ndarray]
 
 
-def _npz(path: Path) -> dict[str, np.ndarray] | None:
+@dataclass
+class Observation:
+    """What one run of the attached model showed, with the versions installed now.
+
+    Attributes:
+        versions: ``"<target> <version>"`` of the run.
+        findings: the run's findings, most severe first (empty: the model no longer shows
+            any symptom).
+        problem: why the run gave no verdict (the original does not run here, a pass the
+            installed target lacks, a worker pool that failed), else None.
+        expected, actual: the run's reference and optimized outputs, where it got them.
+        optimized: the serialized optimized model of the run, where the target returned one.
+    """
+
+    versions: str
+    findings: list[Finding] = field(default_factory=list)
+    problem: str | None = None
+    expected: Arrays | None = None
+    actual: Arrays | None = None
+    optimized: bytes | None = None
+
+    @classmethod
+    def of_result(cls, result: Any, versions: str) -> Observation:
+        """The observation of a :class:`fuzzer.execution.case.CaseResult`."""
+        artifacts = result.artifacts
+        return cls(versions, list(result.findings), result.unusable,
+                   artifacts.expected if artifacts else None,
+                   artifacts.actual if artifacts else None,
+                   artifacts.optimized if artifacts else None)
+
+    def finding_for(self, symptom: str) -> Finding | None:
+        """The run's finding of ``symptom``, else its most severe one, else None."""
+        same = [f for f in self.findings if f.symptom == symptom]
+        return (same or self.findings or [None])[0]
+
+    def reproduces(self, symptom: str) -> bool:
+        """Whether the run showed ``symptom``."""
+        return any(f.symptom == symptom for f in self.findings)
+
+
+def _npz(path: Path) -> Arrays | None:
     if not path.is_file():
         return None
     try:
@@ -31,9 +84,10 @@ def _values(array: np.ndarray) -> str:
     return "[" + ", ".join(shown) + (", ..." if flat.size > MAX_VALUES else "") + "]"
 
 
-def output_table(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]) -> str:
+def output_table(expected: Arrays, actual: Arrays) -> str:
     """A markdown table, one row per output: name, dtype[shape] and the first values on
-    each side, and the max abs error where both are numeric with equal shapes."""
+    each side, and the max abs error (or how many places are NaN on one side only) where
+    both are numeric with equal shapes."""
     rows = ["| output | expected | actual | max abs error |", "| --- | --- | --- | --- |"]
     actual_list = list(actual.values())
     for index, (name, e) in enumerate(expected.items()):
@@ -41,21 +95,80 @@ def output_table(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray])
         error = "-"
         if a is not None and a.shape == e.shape and np.issubdtype(e.dtype, np.number) \
                 and np.issubdtype(a.dtype, np.number) and e.size:
+            left, right_values = e.astype(np.float64), a.astype(np.float64)
             with np.errstate(invalid="ignore"):
-                error = f"{np.nanmax(np.abs(a.astype(np.float64) - e.astype(np.float64))):.4g}"
+                diff = np.abs(right_values - left)
+            one_sided = int(np.count_nonzero(np.isnan(left) != np.isnan(right_values)))
+            error = f"NaN on one side in {one_sided} place(s)" if one_sided else \
+                f"{np.nanmax(diff):.4g}" if not np.all(np.isnan(diff)) else "-"
         right = "missing" if a is None else f"`{a.dtype}{list(a.shape)}` {_values(a)}"
         rows.append(f"| `{name}` | `{e.dtype}{list(e.shape)}` {_values(e)} | {right} | "
                     f"{error} |")
     return "\n".join(rows)
 
 
-def expected_actual_section(meta: BundleMeta, folder: Path | None = None) -> str:
-    """Markdown for "Expected" and "Actual" of a bundle; ``folder`` (the bundle) supplies
-    expected.npz / actual.npz where they exist and are readable."""
-    text = symptom_record(meta.symptom)
-    parts = [f"**Expected:** {text.expected}\n",
-             f"**Actual:** `{meta.symptom}` at stage `{meta.stage}`: "
-             f"`{meta.message}`\n"]
+def undocumented(meta: BundleMeta) -> bool:
+    """Whether the bundle's ``verified`` record says the behaviour is not one the target
+    documents (``{"documented": false, ...}``)."""
+    return isinstance(meta.verified, dict) and meta.verified.get("documented") is False
+
+
+def expected_line(meta: BundleMeta) -> str:
+    """The "Expected" paragraph: the symptom record's sentence; for bloat and
+    metadata-change, naming the target's promise only where ``verified`` says the behaviour
+    is undocumented (a claim the target's documentation backs)."""
+    text = symptom_record(meta.symptom).expected
+    if meta.symptom in PROMISE_SYMPTOMS and undocumented(meta):
+        text = f"{text.rstrip('.')} (as {meta.target.name} promises for this configuration)."
+    return f"**Expected:** {text}\n"
+
+
+def _finding_text(finding: Finding) -> str:
+    return f"`{finding.symptom}` at stage `{finding.stage}`: `{finding.message}`"
+
+
+def _recorded(meta: BundleMeta) -> str:
+    return (f"`{meta.symptom}` at stage `{meta.stage}`: `{meta.message}` "
+            f"({meta.target.name} {meta.target.version})")
+
+
+def actual_lines(meta: BundleMeta, observed: Observation) -> list[str]:
+    """The "Actual" paragraphs from a run of the attached model: its finding of the
+    bundle's symptom, another symptom, no symptom at all, or no verdict, said plainly."""
+    run = f"running the attached model.onnx with inputs.npz under {observed.versions}"
+    finding = observed.finding_for(meta.symptom)
+    if observed.problem:
+        return [f"**Actual:** the attached model could not be tested here ({run}): "
+                f"{observed.problem}. Recorded when the bundle was made: {_recorded(meta)}.\n"]
+    if finding is None:
+        return [f"**Actual:** the attached model no longer reproduces the bug ({run}: no "
+                f"symptom). When the bundle was made it showed {_recorded(meta)}; this "
+                "release may have fixed it.\n"]
+    lines = [f"**Actual:** {_finding_text(finding)} ({run}).\n"]
+    if finding.symptom != meta.symptom:
+        lines = [f"**Actual:** the attached model now shows {_finding_text(finding)} ({run}), "
+                 f"not the recorded {_recorded(meta)}.\n"]
+    if finding.symptom == "output-mismatch" and observed.expected and observed.actual:
+        lines.append(output_table(observed.expected, observed.actual) + "\n")
+    return lines
+
+
+def expected_actual_section(meta: BundleMeta, folder: Path | None = None,
+                            observed: Observation | None = None) -> str:
+    """Markdown for "Expected" and "Actual" of a bundle.
+
+    Args:
+        meta: the bundle's meta.
+        folder: the bundle folder; without ``observed`` it supplies expected.npz /
+            actual.npz where they exist and are readable.
+        observed: the run of the attached model that "Actual" is worded from; None words it
+            from meta.json (the campaign's record) instead.
+    """
+    parts = [expected_line(meta)]
+    if observed is not None:
+        return "\n".join(parts + actual_lines(meta, observed))
+    parts.append(f"**Actual:** `{meta.symptom}` at stage `{meta.stage}`: `{meta.message}` "
+                 "(as recorded when the bundle was made)\n")
     if folder is not None:
         expected, actual = _npz(folder / "expected.npz"), _npz(folder / "actual.npz")
         if expected and actual:

@@ -1,27 +1,39 @@
 """report.md of a bundle: an issue draft for the upstream project, the way maintainers ask
-for them: a title naming the pass and the symptom, versions, a short standalone repro inline,
-expected vs actual, the picture of the graph before and after, and what to attach.
+for them: a title naming the breaking pass and the symptom, the trigger, versions, the pass
+list and a short standalone repro inline, the minimized graph as ONNX text, expected vs
+actual, the picture of the graph before and after, and what to attach.
 
 ``render_issue_draft(meta, repro)`` alone (as the campaign calls it when a bundle is created)
-gives the text parts; ``optfuzz report`` adds the bundle folder (for expected.npz /
-actual.npz), the picture and the attachment's name.
+words everything from meta.json; ``optfuzz report`` adds the run of the attached model that
+"Actual" is worded from, the model itself (inline text, node counts), the picture and the
+attachment's name. A bundle without the schema-2 fields (``breaking_pass``, ``trigger``, ...)
+gets the title of its responsible passes or its pass list.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
-from fuzzer.report.expected_actual import expected_actual_section
-from fuzzer.report.repro import trigger_snippet
+from fuzzer.report.expected_actual import Observation, expected_actual_section
+from fuzzer.report.repro import repro_context, trigger_snippet
 from fuzzer.store.meta import BundleMeta
 from oracles import symptom as symptom_record
 
 MAX_PASSES_IN_TITLE = 3
+#: a trigger longer than this goes into the body, not the title.
+MAX_TRIGGER_IN_TITLE = 90
+#: lines of ONNX text shown inline; the rest is cut with a note.
+MAX_TEXT_LINES = 120
+#: characters per line of ONNX text (long initializer values are cut).
+MAX_TEXT_WIDTH = 160
+_CLAUSE = re.compile(r"^(?:when|if|whenever)\s+(?P<rest>.+)$", re.I | re.S)
 
 
 def pass_phrase(meta: BundleMeta) -> str:
-    """The pass part of the title: the responsible pass(es), or the configured pass list
-    marked as not localized."""
+    """The pass part of the title for a bundle without a breaking pass: the responsible
+    pass(es), or the configured pass list marked as not localized."""
     passes = meta.passes_shown()
     shown = ", ".join(passes[:MAX_PASSES_IN_TITLE])
     if len(passes) > MAX_PASSES_IN_TITLE:
@@ -33,10 +45,111 @@ def pass_phrase(meta: BundleMeta) -> str:
     return shown
 
 
+def breaking_pass(meta: BundleMeta) -> str | None:
+    """The bundle's breaking pass where it is localized (a breaking pass without localized
+    passes is not trusted), else None."""
+    return meta.breaking_pass if meta.localized else None
+
+
+def trigger_clause(meta: BundleMeta) -> str | None:
+    """``"when <condition>"`` where the bundle's trigger reads as a condition ("when ...",
+    "if ...") short enough for a title; None otherwise (the trigger then opens the body)."""
+    trigger = " ".join((meta.trigger or "").split()).rstrip(".")
+    match = _CLAUSE.match(trigger)
+    if not match or len(trigger) > MAX_TRIGGER_IN_TITLE:
+        return None
+    return f"when {match.group('rest')}"
+
+
+def trigger_sentence(meta: BundleMeta) -> str:
+    """The trigger as a sentence for the body: the trigger probes' ``needs ...`` and
+    ``survives ...`` (:mod:`fuzzer.reduce.probes`) get a subject; any other text is
+    capitalized and ends with a period."""
+    text = " ".join((meta.trigger or "").split()).rstrip(".")
+    for prefix, template in (("needs ", "The model needs {} to show the bug."),
+                             ("survives ", "The bug still shows with {}.")):
+        if text.startswith(prefix):
+            return template.format(text[len(prefix):])
+    return text[:1].upper() + text[1:] + "." if text else ""
+
+
 def issue_title(meta: BundleMeta) -> str:
-    """``<target>: <pass(es)> <what goes wrong> (<symptom>)``."""
-    return (f"{meta.target.name}: {pass_phrase(meta)} "
-            f"{symptom_record(meta.symptom).title} ({meta.symptom})")
+    """``<target>: <breaking pass> <what goes wrong>[ when <trigger>] (<symptom>)``; without
+    a breaking pass, ``<target>: <pass(es)> <what goes wrong> (<symptom>)``."""
+    what = symptom_record(meta.symptom).title
+    breaking = breaking_pass(meta)
+    if not breaking:
+        return f"{meta.target.name}: {pass_phrase(meta)} {what} ({meta.symptom})"
+    clause = trigger_clause(meta)
+    when = f" {clause}" if clause else ""
+    return f"{meta.target.name}: {breaking} {what}{when} ({meta.symptom})"
+
+
+def _names(passes: list[str]) -> str:
+    quoted = [f"`{p}`" for p in passes]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def enabling_sentence(meta: BundleMeta) -> str:
+    """``"It needs `a` to run before it and `b` to run after it."`` for the breaking pass's
+    enabling passes (their side taken from the minimal pass list's order); empty without
+    enabling passes."""
+    breaking = breaking_pass(meta)
+    enabling = [p for p in meta.enabling_passes or [] if p != breaking]
+    if not breaking or not enabling:
+        return ""
+    order = meta.responsible_passes or meta.target.passes
+    if breaking not in order or not set(enabling) <= set(order):
+        return f"It needs {_names(enabling)} to run too."
+    at = order.index(breaking)
+    before = [p for p in enabling if order.index(p) < at]
+    after = [p for p in enabling if order.index(p) > at]
+    sides = [f"{_names(ps)} to run {side} it" for ps, side in
+             ((before, "before"), (after, "after")) if ps]
+    return f"It needs {' and '.join(sides)}."
+
+
+def config_passes(meta: BundleMeta) -> list[str] | None:
+    """The pass list repro.py and the report run (:func:`fuzzer.report.repro.repro_context`),
+    or None where the configuration names none (the target's default)."""
+    passes = repro_context(meta)["config"].get("passes")
+    return None if passes is None else list(passes)
+
+
+def pass_list_line(meta: BundleMeta) -> str:
+    """Which pass list the repro runs, and why that one."""
+    passes = config_passes(meta)
+    shown = "the target's default pass list" if passes is None else f"`{passes}`"
+    if meta.localized:
+        return (f"Pass list: {shown}, the minimal part of the configuration the bug was found "
+                "with that still shows it.")
+    return f"Pass list: {shown}, the configuration the bug was found with (not localized)."
+
+
+def model_text(model: Any) -> str:
+    """The ONNX text of ``model`` (a ModelProto or its bytes; ``onnx.printer.to_text``),
+    at most :data:`MAX_TEXT_LINES` lines of at most :data:`MAX_TEXT_WIDTH` characters, with
+    a note where it was cut; a note alone where onnx cannot print it."""
+    import onnx
+
+    if isinstance(model, bytes):
+        model = onnx.load_from_string(model)
+    try:
+        lines = onnx.printer.to_text(model).rstrip("\n").splitlines()
+    except Exception as exc:  # a model the printer does not handle: the attachment has it
+        return f"(onnx cannot print this model as text: {' '.join(str(exc).split())})"
+    shown = [ln if len(ln) <= MAX_TEXT_WIDTH else ln[:MAX_TEXT_WIDTH] + " ..."
+             for ln in lines[:MAX_TEXT_LINES]]
+    if len(lines) > MAX_TEXT_LINES:
+        shown.append(f"... ({len(lines) - MAX_TEXT_LINES} more lines; the whole graph is in "
+                     "model.onnx)")
+    elif len(shown) != len(lines) or any(s != ln for s, ln in zip(shown, lines, strict=True)):
+        shown.append("... (long lines cut; the whole graph is in model.onnx)")
+    return "\n".join(shown)
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node" + "s" * (count != 1)
 
 
 def _versions(meta: BundleMeta) -> str:
@@ -45,49 +158,84 @@ def _versions(meta: BundleMeta) -> str:
                       *(f"| {name} | {version} |" for name, version in rows)])
 
 
-def _details(meta: BundleMeta) -> str:
+def _details(meta: BundleMeta, nodes: tuple[int, int]) -> str:
     origin = ", ".join(f"{k}={v}" for k, v in meta.source.items() if k != "path")
-    return "\n".join([
-        f"- configuration: `{meta.target.config}`",
+    lines = [
+        f"- configuration found with: `{meta.target.config}`",
         f"- signature: `{meta.signature}`",
         f"- found by optfuzz ({origin or 'unknown source'}); {meta.hits} hit(s) "
         f"between {meta.first_seen} and {meta.last_seen}",
-        f"- reduced from {meta.nodes.original} to {meta.nodes.minimized} nodes",
-    ])
+        f"- reduced from {nodes[0]} to {_nodes(nodes[1])} (subgraphs included)",
+    ]
+    if meta.root_cause:
+        lines.append(f"- root cause: `{meta.root_cause}`")
+    if meta.variants:
+        lines.append(f"- {len(meta.variants)} other model(s) of the same root cause in the "
+                     "bundle's variants/ folder")
+    return "\n".join(lines)
+
+
+def _intro(meta: BundleMeta, nodes: int, observed: Observation | None) -> list[str]:
+    """The lines above the first heading: the trigger (where the title does not carry it),
+    a plain note when the attached model no longer reproduces, and what goes wrong."""
+    target = meta.target
+    parts = []
+    breaking = breaking_pass(meta)
+    if meta.trigger and not (breaking and trigger_clause(meta)):
+        parts.append(trigger_sentence(meta) + "\n")
+    if observed is not None and not observed.reproduces(meta.symptom):
+        parts.append(f"> **Note:** the attached model does not show `{meta.symptom}` with "
+                     f"{observed.versions} (see \"Actual\" below); it did with "
+                     f"{target.name} {target.version}.\n")
+    passes = config_passes(meta)
+    who = breaking or pass_phrase(meta)
+    if breaking and passes and passes != [breaking]:
+        who = ", ".join(passes)
+    sentence = (f"Running {who} of {target.name} {target.version} on the attached "
+                f"{nodes}-node model {symptom_record(meta.symptom).title}.")
+    enabling = enabling_sentence(meta)
+    parts.append(f"{sentence} {enabling}".rstrip() + "\n")
+    return parts
 
 
 def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
                        folder: Path | None = None, picture: str | None = None,
-                       attachment: str | None = None) -> str:
+                       attachment: str | None = None, observed: Observation | None = None,
+                       model: Any = None, nodes: tuple[int, int] | None = None) -> str:
     """The markdown issue draft of a bundle.
 
     Args:
         meta: the bundle's meta.
-        repro: text of the bundle's own repro.py (the script that ships in the bundle and
-            in the attachment); the draft shows the target call it makes
-            (:func:`fuzzer.report.repro.trigger_snippet`).
-        folder: the bundle folder, for expected.npz / actual.npz (output tables).
+        repro: text of the repro.py that ships with the draft; the draft shows the target
+            call it makes (:func:`fuzzer.report.repro.trigger_snippet`).
+        folder: the bundle folder, for expected.npz / actual.npz where there is no
+            ``observed`` run.
         picture: file name of the before/after picture, relative to report.md.
         attachment: file name of the zip to attach, relative to report.md.
+        observed: the run of the attached model that "Actual" is worded from.
+        model: model.onnx (a ModelProto or its bytes), shown inline as ONNX text.
+        nodes: node counts (original, minimized), subgraphs included; default meta.json's.
 
     Raises:
         KeyError: meta names an unknown target.
     """
-    target = meta.target
-    nodes = meta.nodes.minimized
+    counts = nodes or (meta.nodes.original, meta.nodes.minimized)
     attach = (f"`{attachment}` (model.onnx, inputs.npz, repro.py)" if attachment
               else "`model.onnx`, `inputs.npz` and `repro.py`")
     parts = [
         f"# {issue_title(meta)}\n",
-        f"Running {pass_phrase(meta)} of {target.name} {target.version} on the "
-        f"attached {nodes}-node model {symptom_record(meta.symptom).title}.\n",
+        *_intro(meta, counts[1], observed),
         f"## Versions\n\n{_versions(meta)}\n",
         f"## Reproduce\n\nAttach {attach}. `python repro.py` next to model.onnx and "
         "inputs.npz runs the test in a child process (crashes and hangs included), exits 1 "
-        "while the bug reproduces and 0 once it is fixed. The call it makes:\n",
+        f"while the bug reproduces and 0 once it is fixed. {pass_list_line(meta)} "
+        "The call it makes:\n",
         f"```python\n{trigger_snippet(meta)}```\n",
-        f"## Expected and actual\n\n{expected_actual_section(meta, folder)}",
     ]
+    if model is not None:
+        parts.append(f"## The minimized model (model.onnx, {_nodes(counts[1])})\n\n"
+                     f"```\n{model_text(model)}\n```\n")
+    parts.append(f"## Expected and actual\n\n{expected_actual_section(meta, folder, observed)}")
     if picture:
         parts.append(
             "## Graph before and after\n\n"
@@ -95,5 +243,5 @@ def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
             "Left: the minimized model; right: the target's output. Dashed red: nodes the "
             "target removed or rewrote; solid red: nodes it added; edges carry "
             "dtype[shape].\n")
-    parts.append(f"## Details\n\n{_details(meta)}\n")
+    parts.append(f"## Details\n\n{_details(meta, counts)}\n")
     return "\n".join(parts)

@@ -272,23 +272,45 @@ def _field(meta: Any, key: str) -> Any:
 
 def repro_context(meta: Any) -> dict[str, Any]:
     """Arguments of :func:`render_repro` (all but ``timeout`` and ``memory_limit``) from a
-    bundle's metadata (a :class:`fuzzer.store.meta.BundleMeta` or its JSON dict)."""
+    bundle's metadata (a :class:`fuzzer.store.meta.BundleMeta` or its JSON dict).
+
+    ``config`` is the configuration that shows the bug with the fewest passes: where the
+    bundle is localized (``responsible_passes`` is a list), the recorded configuration
+    running only the responsible passes (the target's ``with_passes``), without
+    ``fixed_point`` where localization found it not needed; else the recorded configuration.
+
+    Raises:
+        KeyError: a localized bundle names a target that is not registered.
+    """
+    def optional(key: str) -> Any:
+        return meta.get(key) if isinstance(meta, dict) else getattr(meta, key, None)
+
     target = _field(meta, "target")
     source = _field(meta, "source") or {}
+    config = dict(_field(target, "config"))
+    responsible = optional("responsible_passes")
+    if responsible is not None:
+        from fuzzer.targets import get_target
+
+        adapter = get_target(_field(target, "name"))
+        config = adapter.with_passes(config, responsible)
+        if (optional("localization") or {}).get("fixed_point_needed") is False:
+            config = adapter.relaxations(config).get("fixed_point", config)
     return {"bundle_id": _field(meta, "id"), "symptom": _field(meta, "symptom"),
-            "target": _field(target, "name"), "config": dict(_field(target, "config")),
+            "target": _field(target, "name"), "config": config,
             "version": _field(target, "version"), "task": source.get("task")}
 
 
 def trigger_snippet(meta: Any) -> str:
-    """The few lines of Python that show the target call repro.py makes on model.onnx (for
-    the report; repro.py itself decides whether the bug shows).
+    """The few lines of Python that show the target call repro.py makes on model.onnx, with
+    the configuration of :func:`repro_context` (for the report; repro.py itself decides
+    whether the bug shows).
 
     Raises:
         KeyError: the bundle's target is not registered.
     """
     from fuzzer.targets import get_target
 
-    target = _field(meta, "target")
-    snippet = get_target(_field(target, "name")).repro_snippet(dict(_field(target, "config")))
+    context = repro_context(meta)
+    snippet = get_target(context["target"]).repro_snippet(context["config"])
     return 'import onnx\n\nmodel = onnx.load("model.onnx")\n' + snippet.rstrip("\n") + "\n"

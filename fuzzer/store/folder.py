@@ -33,6 +33,8 @@ from typing import Any, NamedTuple
 from fuzzer.store.meta import META_FILE, BundleMeta, MetaError, meta_problem, read_meta
 
 META = META_FILE
+#: subfolder of a bundle holding other models of the same root cause.
+VARIANTS = "variants"
 #: files without which a bundle cannot be replayed, localized, reduced or reported.
 REQUIRED_FILES = ("model.onnx", "inputs.npz")
 #: folder names of bundles (``<symptom>-<8 hex digits>``): such a folder without a meta.json
@@ -293,6 +295,33 @@ class BundleStore:
         meta = change(meta) or meta
         write_atomic(self.path(bundle_id) / META, dump_json(meta.to_json()))
         return meta
+
+    def add_variant(self, bundle_id: str, files: dict[str, bytes], limit: int,
+                    when: str) -> bool:
+        """Record one more sighting of a bundle's root cause (``hits`` + 1, ``last_seen``
+        = ``when``) and, while it holds fewer than ``limit`` variants, keep ``files`` (suffix
+        -> bytes, e.g. ``{".onnx": model, ".npz": feeds}``) as ``variants/<n><suffix>``,
+        listed in meta ``variants``. Returns whether a variant was kept.
+
+        Raises:
+            DamagedBundleError: the bundle's meta is unreadable (nothing is written).
+        """
+        kept = [False]
+
+        def change(meta: BundleMeta) -> None:
+            meta.add_hits(1, when)
+            if len(meta.variants) >= limit:
+                return
+            number = len(meta.variants) + 1
+            folder = self.path(bundle_id) / VARIANTS
+            folder.mkdir(exist_ok=True)
+            for suffix, data in files.items():
+                write_atomic(folder / f"{number}{suffix}", data)
+            meta.variants.append(f"{VARIANTS}/{number}{next(iter(files))}")
+            kept[0] = True
+
+        self.update(bundle_id, change)
+        return kept[0]
 
     def replace_files(self, bundle_id: str, files: dict[str, bytes],
                       remove: tuple[str, ...] = ()) -> None:

@@ -10,6 +10,7 @@ from fuzzer.targets.base import (
     ANY,
     DEFAULT_TARGET,
     TARGETS,
+    DocumentedBehaviour,
     Target,
     cli_target,
     get_target,
@@ -18,5 +19,5 @@ from fuzzer.targets.base import (
     target_names,
 )
 
-__all__ = ["ANY", "DEFAULT_TARGET", "TARGETS", "Target", "cli_target", "get_target",
-           "offers_pass", "require_passes", "target_names"]
+__all__ = ["ANY", "DEFAULT_TARGET", "TARGETS", "DocumentedBehaviour", "Target", "cli_target",
+           "get_target", "offers_pass", "require_passes", "target_names"]

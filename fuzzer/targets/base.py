@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import random
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.errors import InputError
@@ -33,6 +34,23 @@ DEFAULT_TARGET = "onnxoptimizer"
 
 #: Anchor of a pass that may act on any graph (it looks at every node or at initializers).
 ANY: frozenset[str] = frozenset({"*"})
+
+
+@dataclass(frozen=True)
+class DocumentedBehaviour:
+    """Behaviour a target documents, so a finding that shows it is no bug: it is counted in
+    campaign.json under :attr:`name`, never bundled.
+
+    Attributes:
+        name: short name, e.g. ``ir-version-upgrade``.
+        source: where the target documents it (file and what it says).
+        applies: ``(finding, config) -> bool``: whether a finding (``oracles.base.Finding``)
+            of a run with ``config`` is this behaviour.
+    """
+
+    name: str
+    source: str
+    applies: Callable[[Any, dict[str, Any]], bool]
 
 
 class Target:
@@ -101,11 +119,22 @@ class Target:
         for a pass that may act on any graph); passes missing here are always plausible."""
         return {}
 
+    def documented_behaviours(self) -> tuple[DocumentedBehaviour, ...]:
+        """What the target documents about its own behaviour (never bundled)."""
+        return ()
+
+    def documented(self, finding: Any, config: dict[str, Any]) -> DocumentedBehaviour | None:
+        """The documented behaviour ``finding`` (of a run with ``config``) shows, or None."""
+        return next((b for b in self.documented_behaviours() if b.applies(finding, config)),
+                    None)
+
     def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:
         """Facts about ``config`` that the oracles need, put into ``Outcome.extra``:
-        ``unused_initializers_are_bloat`` (bool: the configuration promises their removal)
-        and ``interface_may_change`` (bool: it renames or retypes the graph interface on
-        purpose). Absent keys take the oracles' defaults (True, False)."""
+        ``unused_initializers_are_bloat`` (bool: the configuration promises their removal),
+        ``interface_may_change`` (bool: it renames or retypes the graph interface on
+        purpose) and ``cleanup_ran`` (bool: it ran the target's own dead-node cleanup, so
+        the bloat oracle counts any node growth as surviving). Absent keys take the
+        oracles' defaults (True, False, False)."""
         return {}
 
 

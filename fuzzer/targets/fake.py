@@ -24,7 +24,19 @@ pass               effect on the model
                    address-space limit)
 ``pair-a``,        raise together, and only together (an interaction bug that needs
 ``pair-b``         two passes)
+``fold``           two bugs in one pass, with different crash sites: ``fake/fold.cc:41`` on
+                   a graph with a Neg node, else ``fake/fold.cc:97`` on one with an Exp node
+``fuse-x``,        the same message (``shape mismatch at node '<name>'``) from two passes:
+``fuse-y``         ``fuse-x`` on a graph with a Sigmoid node, ``fuse-y`` with a Tanh node
+``bad-neg``        replaces every Neg node by an Identity (``output-mismatch``)
+``leave-dead``     adds a dead Identity node (``bloat`` that is gone after dead-end
+                   elimination: documented behaviour ``fake-dead-ends``)
+``bump-ir``        raises the IR version by one below 10 (``metadata-change``: documented
+                   behaviour ``fake-ir-upgrade``)
 =================  ==========================================================================
+
+Campaigns draw one to three passes of the pool in random order, so localization has lists
+to search.
 
 Set ``OPTFUZZ_FAKE_FIXED=raise,drop-node`` to switch bugs off (they become ``clean``), which
 models a new release of the optimizer that fixed them.
@@ -39,7 +51,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fuzzer.targets.base import Target
+from fuzzer.targets.base import DocumentedBehaviour, Target
 
 UNARY = ("Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu", "Softplus", "Sqrt",
          "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Elu", "LeakyRelu", "Selu", "HardSigmoid")
@@ -62,8 +74,10 @@ def _hang(graph: Any) -> None:
 
 
 def _invalid(graph: Any) -> None:
-    if graph.node:
-        graph.node[-1].input[0] = "fake_undefined_tensor"
+    for node in reversed(graph.node):
+        if node.input:
+            node.input[0] = "fake_undefined_tensor"
+            return
 
 
 def _bloat(graph: Any) -> None:
@@ -120,6 +134,45 @@ def _rename_output(graph: Any) -> None:
         graph.output[0].name = names[0]
 
 
+def _named(graph: Any, op_type: str) -> str | None:
+    """The name (or first output) of the first ``op_type`` node, or None when there is none."""
+    for node in graph.node:
+        if node.op_type == op_type:
+            return node.name or node.output[0]
+    return None
+
+
+def _fold(graph: Any) -> None:
+    neg, exp = _named(graph, "Neg"), _named(graph, "Exp")
+    if neg is not None:
+        raise RuntimeError(f"fake/fold.cc:41: Assertion `rank <= 4` failed for node '{neg}' "
+                           f"(0x{id(graph):x})")
+    if exp is not None:
+        raise RuntimeError(f"fake/fold.cc:97: unsupported input of '{exp}' with 3 dims")
+
+
+def _fuse(op_type: str) -> Callable[[Any], None]:
+    def fuse(graph: Any) -> None:
+        name = _named(graph, op_type)
+        if name is not None:
+            raise RuntimeError(f"shape mismatch at node '{name}'")
+    return fuse
+
+
+def _bad_neg(graph: Any) -> None:
+    for node in graph.node:
+        if node.op_type == "Neg":
+            node.op_type = "Identity"
+
+
+def _leave_dead(graph: Any) -> None:
+    import onnx
+
+    if graph.input:
+        graph.node.append(onnx.helper.make_node("Identity", [graph.input[0].name],
+                                                ["fake_dead_end"]))
+
+
 def _hog(graph: Any) -> None:
     import numpy as np
 
@@ -144,8 +197,26 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "hog": _hog,
     "pair-a": lambda graph: None,
     "pair-b": lambda graph: None,
+    "fold": _fold,
+    "fuse-x": _fuse("Sigmoid"),
+    "fuse-y": _fuse("Tanh"),
+    "bad-neg": _bad_neg,
+    "leave-dead": _leave_dead,
+    "bump-ir": lambda graph: None,  # a model-level change: see FakeTarget.optimize
 }
 BUGS = tuple(name for name in PASSES if name != "clean")
+
+#: the fake target's documented behaviours (the ground truth of "not a bug").
+DOCUMENTED = (
+    DocumentedBehaviour(
+        "fake-ir-upgrade", "fuzzer/targets/fake.py: bump-ir raises the IR version",
+        lambda finding, config: finding.symptom == "metadata-change"
+        and finding.message.startswith("IR version")),
+    DocumentedBehaviour(
+        "fake-dead-ends", "fuzzer/targets/fake.py: leave-dead leaves a dead node",
+        lambda finding, config: finding.symptom == "bloat"
+        and finding.detail.get("survives_cleanup") is False),
+)
 
 
 class FakeTarget(Target):
@@ -173,7 +244,11 @@ class FakeTarget(Target):
 
     def configurations(self, rng: random.Random, passes: list[str] | None) -> dict[str, Any]:
         pool = passes or [p for p in self.available_passes() if p != "hog"]
-        return {"passes": [rng.choice(pool)], "fixed_point": False}
+        return {"passes": rng.sample(pool, rng.randint(1, min(3, len(pool)))),
+                "fixed_point": False}
+
+    def documented_behaviours(self) -> tuple[DocumentedBehaviour, ...]:
+        return DOCUMENTED
 
     def optimize(self, model: Any, config: dict[str, Any]) -> Any:
         import onnx
@@ -188,6 +263,8 @@ class FakeTarget(Target):
             out.opset_import.append(onnx.helper.make_opsetid(FAKE_DOMAIN, 1))
         for name in passes:
             PASSES.get(name, PASSES["clean"])(out.graph)
+        if "bump-ir" in passes and out.ir_version < 10:
+            out.ir_version += 1
         return out
 
     def repro_snippet(self, config: dict[str, Any]) -> str:

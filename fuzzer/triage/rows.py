@@ -1,5 +1,7 @@
-"""Triage of a campaign folder: one row per bundle with its status relative to the installed
-versions, and whether it is new since the previous triage.
+"""Triage of a campaign folder: one row per bundle (one root cause) with its status relative
+to the installed versions, and whether it is new since the previous triage, in the order a
+maintainer reads them: new first, then by severity class (:data:`SEVERITY_ORDER`), then by
+hits, most first.
 
 Status, decided by the first rule of :data:`STATUS_RULES` that applies:
 
@@ -19,9 +21,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from fuzzer.modelio.graphs import node_count
 from fuzzer.store.folder import BundleStore, DamagedBundle
 from fuzzer.store.meta import BundleMeta
 from fuzzer.triage.versions import found_versions, installed_versions, same_versions
+
+#: severity classes of :class:`oracles.base.Symptom`, most severe first.
+SEVERITY_ORDER = ("wrong-output", "invalid-model", "crash", "hang", "size", "interface")
 
 
 @dataclass
@@ -32,11 +38,18 @@ class TriageRow:
         passes: responsible passes (localized) or the configured pass list.
         localized: whether ``passes`` came from localization.
         hits: times the bug was seen; ``new_hits`` of them since the previous triage.
-        nodes_original, nodes_minimized: node counts of the main graph before/after reduction.
+        nodes_original, nodes_minimized: node counts before/after reduction, subgraphs
+            included (counted in original.onnx and model.onnx; meta.json's where a file
+            is missing or unreadable).
         status: one of ``fixed``, ``changed``, ``unusable``, ``untestable``, ``fails``,
             ``unverified``.
         new: not shown by any earlier triage of this folder.
         now_symptom: for ``changed``, the symptom the replay observed.
+        breaking_pass, enabling_passes, root_cause, trigger: meta.json's schema-2 fields
+            (None where the bundle predates them).
+        variants: number of other models of the same root cause kept in ``variants/``.
+        severity_class: the symptom's class (:data:`SEVERITY_ORDER`), ``unknown`` for a
+            symptom no oracle registers.
     """
 
     id: str
@@ -54,6 +67,17 @@ class TriageRow:
     status: str
     new: bool
     now_symptom: str | None = None
+    breaking_pass: str | None = None
+    enabling_passes: list[str] | None = None
+    root_cause: str | None = None
+    variants: int = 0
+    trigger: str | None = None
+    severity_class: str = "unknown"
+
+    @property
+    def merged(self) -> int:
+        """Sightings merged into this bundle: its variants and its hits beyond the first."""
+        return self.variants + max(self.hits - 1, 0)
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON-able dict (``optfuzz triage --json``)."""
@@ -97,21 +121,66 @@ def bundle_status(meta: BundleMeta, installed: dict[str, str]) -> str:
     return next(status for status, rule in STATUS_RULES if rule(meta, installed))
 
 
-def make_row(meta: BundleMeta, installed: dict[str, str],
-             seen: dict[str, Any]) -> TriageRow:
-    """The triage row of one bundle; ``seen`` is the ``seen`` map of the previous triage."""
+def severity_class(symptom: str) -> str:
+    """The severity class of ``symptom`` (its oracle record), ``unknown`` where no oracle
+    registers it."""
+    from oracles import symptom as symptom_record
+
+    try:
+        return symptom_record(symptom).severity_class
+    except KeyError:
+        return "unknown"
+
+
+def severity_rank(name: str) -> int:
+    """Position of severity class ``name`` in :data:`SEVERITY_ORDER` (unknown ones last)."""
+    return SEVERITY_ORDER.index(name) if name in SEVERITY_ORDER else len(SEVERITY_ORDER)
+
+
+def model_nodes(path: Path, recorded: int) -> int:
+    """Nodes of the model file at ``path``, subgraphs included; ``recorded`` where the file
+    is missing or not a model."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        return node_count(path.read_bytes())
+    except (OSError, DecodeError, ValueError):
+        return recorded
+
+
+def make_row(meta: BundleMeta, installed: dict[str, str], seen: dict[str, Any],
+             folder: Path | None = None) -> TriageRow:
+    """The triage row of one bundle; ``seen`` is the ``seen`` map of the previous triage;
+    ``folder`` (the bundle's) supplies the node counts of its model files."""
     status = bundle_status(meta, installed)
     before = seen.get(meta.id)
     hits = meta.hits
     replay = meta.replay or {}
+    nodes = (meta.nodes.original, meta.nodes.minimized)
+    if folder is not None:
+        nodes = (model_nodes(folder / "original.onnx", nodes[0]),
+                 model_nodes(folder / "model.onnx", nodes[1]))
     return TriageRow(
         id=meta.id, target=meta.target.name, passes=meta.passes_shown(),
         localized=meta.localized, symptom=meta.symptom, message=meta.message,
         hits=hits, new_hits=hits - int(before["hits"]) if before else hits,
         first_seen=meta.first_seen, last_seen=meta.last_seen,
-        nodes_original=meta.nodes.original, nodes_minimized=meta.nodes.minimized,
+        nodes_original=nodes[0], nodes_minimized=nodes[1],
         status=status, new=before is None,
-        now_symptom=replay.get("observed") if status == "changed" else None)
+        now_symptom=replay.get("observed") if status == "changed" else None,
+        breaking_pass=meta.breaking_pass, enabling_passes=meta.enabling_passes,
+        root_cause=meta.root_cause, variants=len(meta.variants), trigger=meta.trigger,
+        severity_class=severity_class(meta.symptom))
+
+
+def reading_order(row: TriageRow) -> tuple[Any, ...]:
+    """Sort key of triage: new first, then severity class, then hits (most first)."""
+    return (not row.new, severity_rank(row.severity_class), -row.hits, row.id)
+
+
+def merged_count(rows: list[TriageRow]) -> int:
+    """Sightings merged into the bundles of ``rows`` (:attr:`TriageRow.merged`)."""
+    return sum(row.merged for row in rows)
 
 
 @dataclass
@@ -132,13 +201,14 @@ class TriageFilter:
 
 def triage_rows(root: Path, seen: dict[str, Any], keep: TriageFilter) -> tuple[
         list[TriageRow], list[DamagedBundle]]:
-    """Rows of the bundles under ``root`` that ``keep`` accepts, sorted by target, passes,
-    symptom and descending hits; plus the damaged bundles (skipped) with their reasons.
+    """Rows of the bundles under ``root`` that ``keep`` accepts, in :func:`reading_order`;
+    plus the damaged bundles (skipped) with their reasons.
 
     Raises:
         KeyError: a bundle names a target this installation does not know.
     """
-    metas, damaged = BundleStore(root).read_all()
+    store = BundleStore(root)
+    metas, damaged = store.read_all()
     installed: dict[str, dict[str, str]] = {}
     rows = []
     for meta in metas:
@@ -147,8 +217,8 @@ def triage_rows(root: Path, seen: dict[str, Any], keep: TriageFilter) -> tuple[
         name = meta.target.name
         if name not in installed:
             installed[name] = installed_versions(name)
-        rows.append(make_row(meta, installed[name], seen))
-    rows.sort(key=lambda r: (r.target, ",".join(r.passes), r.symptom, -r.hits, r.id))
+        rows.append(make_row(meta, installed[name], seen, store.path(meta.id)))
+    rows.sort(key=reading_order)
     return rows, damaged
 
 

@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from fuzzer.targets.base import Target
+from fuzzer.targets.base import DocumentedBehaviour, Target
 
 #: Passes that need a special model layout or change the model's interface on purpose;
 #: drawn by random subsets only when a user names them with --passes.
@@ -32,6 +32,31 @@ def cleanup_ran_last(passes: list[str]) -> bool:
         return False
     last = len(passes) - 1 - passes[::-1].index(CLEANUP_PASS)
     return all(p in NON_ORPHANING for p in passes[last:])
+
+
+def _ir_upgrade(finding: Any, config: dict[str, Any]) -> bool:
+    return finding.symptom == "metadata-change" and \
+        finding.message.startswith("IR version 3 became 4")
+
+
+def _dead_ends_left(finding: Any, config: dict[str, Any]) -> bool:
+    return finding.symptom == "bloat" and finding.detail.get("survives_cleanup") is False
+
+
+#: what onnxoptimizer documents about its own behaviour.
+DOCUMENTED = (
+    DocumentedBehaviour(
+        "ir-version-upgrade",
+        "onnxoptimizer/optimize.h, Optimizer::optimize: \"Upgrade ir_version to 4 so that "
+        "initializer can be not in input\" (every IR 3 model leaves as IR 4)",
+        _ir_upgrade),
+    DocumentedBehaviour(
+        "dead-ends-left-for-eliminate_deadend",
+        "onnxoptimizer/passes/eliminate_deadend.h: dead nodes are the job of the "
+        "eliminate_deadend pass (in the default list); other passes leave what they "
+        "disconnect, and the growth is gone after dead-end elimination and constant folding",
+        _dead_ends_left),
+)
 
 
 class OnnxOptimizerTarget(Target):
@@ -85,6 +110,9 @@ class OnnxOptimizerTarget(Target):
         """Passes that rename, retype or cut the graph by design (drawn only on request)."""
         return SPECIAL_PASSES
 
+    def documented_behaviours(self) -> tuple[DocumentedBehaviour, ...]:
+        return DOCUMENTED
+
     def anchors(self) -> Mapping[str, frozenset[str]]:
         from fuzzer.targets.onnxoptimizer.anchors import ANCHORS
 
@@ -93,7 +121,8 @@ class OnnxOptimizerTarget(Target):
     def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:
         passes = self.passes_of(config)
         return {"unused_initializers_are_bloat": cleanup_ran_last(passes),
-                "interface_may_change": bool(INTERFACE_PASSES.intersection(passes))}
+                "interface_may_change": bool(INTERFACE_PASSES.intersection(passes)),
+                "cleanup_ran": "eliminate_deadend" in passes}
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
         return (

@@ -1,0 +1,110 @@
+"""Reduce and localize to a fixed point: shrink the model with the responsible passes, then
+localize again on the *minimized* model (a smaller model often needs fewer passes), and shrink
+again with that minimal pass list, within one time budget (DuoReduce, FSE'25, reduces the graph
+and the pass list together; Igor, CCS'21, buckets only after shrinking).
+
+In: a failing case, its result and finding, the passes localized on the found model. Out: a
+:class:`Minimal` (the minimized case, its finding and run with the minimal passes, and those
+passes), or the found case itself where nothing smaller reproduces.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.findings.signature import normalize_message, same_finding
+from fuzzer.localize.search import localize
+from fuzzer.reduce import reduce_finding
+from fuzzer.reduce.minimized import Minimized
+from oracles.base import Finding
+
+#: reduce <-> localize rounds at most (each round shrinks the model or the pass list).
+MAX_ROUNDS = 3
+
+
+@dataclass
+class Minimal:
+    """The smallest form of a finding that was shown to reproduce.
+
+    Attributes:
+        case: the case of the minimized model (the found case where nothing was reduced),
+            with the original configuration.
+        finding: its finding (same symptom and normalized message as the found one).
+        passes: the minimal pass subsequence localized on it (None: not localized).
+        run: the run of ``case`` with only ``passes`` (artifacts kept), or the found run.
+        reduced: whether the model is smaller than the found one.
+        runs: sandbox runs spent; seconds: wall time.
+    """
+
+    case: TestCase
+    finding: Finding
+    passes: list[str] | None
+    run: CaseResult
+    reduced: bool = False
+    runs: int = 0
+    seconds: float = 0.0
+
+
+def _matching(result: CaseResult, finding: Finding) -> Finding | None:
+    wanted = normalize_message(finding.message)
+    return next((f for f in result.findings if same_finding(f, finding.symptom, wanted)), None)
+
+
+def _run_with(sandbox: Any, case: TestCase, passes: list[str] | None) -> CaseResult:
+    from fuzzer.targets import get_target
+
+    config = case.config if passes is None else \
+        get_target(case.target).with_passes(case.config, passes)
+    return sandbox.run(case.with_config(config).with_model(case.model_bytes, keep=True))
+
+
+def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
+             passes: list[str] | None, seconds: float, relocalize: bool = True) -> Minimal:
+    """Shrink ``case`` and its pass list to a fixed point (see the module docstring).
+
+    Args:
+        sandbox: the :class:`fuzzer.execution.sandbox.Sandbox` the runs go through.
+        case, result, finding: the found failing case, its result (artifacts kept) and the
+            finding to keep.
+        passes: the responsible passes localized on the found model (None: none known).
+        seconds: the time budget of all reductions together (0: no reduction).
+        relocalize: localize again on each minimized model.
+    """
+    start = time.monotonic()
+    arts = result.artifacts
+    current = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
+    best = Minimal(current, finding, passes, result)
+    for _ in range(MAX_ROUNDS):
+        left = seconds - (time.monotonic() - start)
+        if left <= 1:
+            break
+        minimized: Minimized | None = reduce_finding(sandbox, best.case, best.run,
+                                                     best.finding, best.passes, left)
+        best.runs += minimized.runs if minimized else 0
+        if minimized is None:
+            break
+        smaller = best.case.with_model(minimized.model, feeds=minimized.feeds)
+        run = sandbox.run(smaller.with_model(minimized.model, keep=True))
+        best.runs += 1
+        found = _matching(run, best.finding)
+        if found is None:
+            break
+        new_passes = best.passes
+        if relocalize:
+            where = localize(sandbox, smaller, run, found)
+            best.runs += where.runs
+            new_passes = where.passes if where.passes is not None else best.passes
+        changed = new_passes != best.passes
+        best = Minimal(smaller, found, new_passes, run, True, best.runs)
+        if not changed:
+            break
+    final = _run_with(sandbox, best.case, best.passes)
+    best.runs += 1
+    again = _matching(final, best.finding)
+    if again is not None:
+        best.run, best.finding = final, again
+    best.seconds = time.monotonic() - start
+    return best

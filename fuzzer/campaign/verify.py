@@ -1,0 +1,86 @@
+"""Verification of a candidate bundle before it is written: a bundle is a claim to a
+maintainer, so it must hold up the way the maintainer will check it.
+
+* The original model runs deterministically: a second reference run (a fresh onnxruntime
+  session in a fresh run of the case) gives bitwise the same outputs (NaN where NaN was);
+  otherwise the seed is unusable, whatever the optimizer did.
+* The bundle reproduces in a fresh process through its own repro.py. The script runs in a
+  sandbox worker, which starts it as a subprocess: starting a subprocess from the campaign
+  process itself could hang, as the pool forks replacement workers that would inherit the
+  subprocess's exec-status pipe.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.report.repro import REPRODUCES
+
+#: seconds repro.py may take beyond twice its own timeout (interpreter and imports, twice).
+REPRO_GRACE = 60.0
+
+
+def same_outputs(a: dict[str, np.ndarray] | None, b: dict[str, np.ndarray] | None) -> bool:
+    """Whether two reference runs gave the same outputs: same names, dtypes, shapes and
+    bits (NaN equal to NaN)."""
+    if a is None or b is None or list(a) != list(b):
+        return a is None and b is None
+    for name, x in a.items():
+        y = b[name]
+        if x.dtype != y.dtype or x.shape != y.shape:
+            return False
+        same = np.array_equal(x, y, equal_nan=x.dtype.kind in "fc") if x.dtype != object \
+            else x.tolist() == y.tolist()
+        if not same:
+            return False
+    return True
+
+
+def deterministic(sandbox: Any, case: TestCase, result: CaseResult) -> bool:
+    """Whether a second run of ``case`` gives the same reference outputs as ``result`` (whose
+    artifacts hold the first run's). Findings whose first run kept no reference outputs
+    (a crash before the reference run could be kept) count as deterministic."""
+    first = result.artifacts.expected if result.artifacts is not None else None
+    if first is None:
+        return True
+    again = sandbox.run(case.with_model(result.artifacts.model, feeds=result.artifacts.feeds,
+                                        keep=True, input_shapes=None))
+    second = again.artifacts.expected if again.artifacts is not None else None
+    return not again.unusable and same_outputs(first, second)
+
+
+def run_repro(files: dict[str, bytes], timeout: float) -> tuple[int, str]:
+    """Write a bundle's ``files`` into a temporary folder, run its repro.py there with this
+    interpreter, and return ``(exit status, last lines of its output)``. Meant to run in a
+    sandbox worker (:meth:`fuzzer.execution.sandbox.Sandbox.call`).
+
+    Raises:
+        subprocess.TimeoutExpired: repro.py outlived ``timeout`` seconds.
+    """
+    with tempfile.TemporaryDirectory(prefix="optfuzz-verify-") as folder:
+        for name, data in files.items():
+            path = Path(folder) / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        proc = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True,
+                              text=True, timeout=timeout)
+    tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+    return proc.returncode, tail
+
+
+def reproduces(sandbox: Any, files: dict[str, bytes], case_timeout: float) -> tuple[bool, str]:
+    """Whether the bundle ``files`` reproduce through their own repro.py in a fresh process
+    (run from a worker of ``sandbox``); returns the verdict and repro.py's last lines."""
+    limit = 2 * case_timeout + REPRO_GRACE
+    try:
+        code, tail = sandbox.call(run_repro, files, limit, timeout=limit + 10)
+    except Exception as exc:  # the worker died, or repro.py did not finish
+        return False, f"{type(exc).__name__}: {exc}"
+    return code == REPRODUCES, tail

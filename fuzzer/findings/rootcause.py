@@ -1,0 +1,118 @@
+"""The root-cause key: which bucket (one bundle) a finding belongs to.
+
+key = target | breaking pass | symptom | core [| footprint]
+
+* **Breaking pass**: the last pass of the minimal pass subsequence localized on the
+  *minimized* model (the others of that subsequence are its enablers); ``(framework)`` where
+  the bug shows with no pass at all, ``(unlocalized)`` where localization found nothing.
+* **Core** of the message, the *crash site* as bucketing by crash state does it (ClusterFuzz
+  groups crashes by the top frames of their stack; OATest and GenCoG by the normalized last
+  error line): the exception class and the source location the optimizer prints
+  (``fuse_bn_into_conv.h:87``) are kept, while tensor and node names, numbers, addresses,
+  paths, shapes (:func:`fuzzer.findings.signature.normalize_message`) and the op types of
+  nodes the breaking pass does not anchor on are replaced by placeholders. A symptom whose
+  message names values rather than causes ("3 of 8 values differ") uses the detail field
+  its registry record names instead (``Symptom.key_detail``: the kind of mismatch, the task).
+* **Footprint**, for symptoms whose record asks for it (wrong outputs, invalid models): the op
+  types the breaking pass removed and added on the minimized model, from the op-type
+  multisets of its input and output (``-BatchNormalization+Mul``), instead of a hash of the
+  whole graph: the same rewrite in any surrounding model gives the same footprint.
+
+Bucketing on the minimized model and a key fixed by the breaking pass follow Igor (CCS'21:
+shrink first, then cluster) and BugLens (arXiv 2506.23281: the minimal pass set as the primary
+key); ranking root causes for a person follows Tamer (PLDI'13).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from fuzzer.findings.signature import normalize_message
+from oracles import symptom as symptom_record
+from oracles.base import Finding
+
+FRAMEWORK = "(framework)"
+UNLOCALIZED = "(unlocalized)"
+OP_PLACEHOLDER = "<op>"
+
+
+@lru_cache(maxsize=1)
+def _op_types() -> frozenset[str]:
+    import onnx
+
+    return frozenset(s.name for s in onnx.defs.get_all_schemas_with_history())
+
+
+def message_core(message: str, keep_ops: Iterable[str] = ()) -> str:
+    """The crash site of ``message``: :func:`normalize_message`, then every op type name
+    other than ``keep_ops`` (the breaking pass's anchors) replaced by ``<op>``."""
+    keep = set(keep_ops)
+    text = normalize_message(message)
+
+    def op(match: re.Match[str]) -> str:
+        word = match.group(0)
+        return word if word in keep or word not in _op_types() else OP_PLACEHOLDER
+
+    return re.sub(r"\b[A-Z][A-Za-z0-9]*\b", op, text)
+
+
+def op_footprint(original: Any, optimized: Any) -> str:
+    """``-A-B+C``: op types (main graph and subgraphs) of which ``optimized`` has fewer
+    (``-``) or more (``+``) nodes than ``original``, sorted; ``""`` when the multisets agree.
+    Arguments are ``onnx.ModelProto``."""
+    from fuzzer.modelio.graphs import iter_graphs
+
+    def count(model: Any) -> Counter[str]:
+        return Counter(n.op_type for g in iter_graphs(model.graph) for n in g.node)
+
+    before, after = count(original), count(optimized)
+    removed = sorted(t for t in before if before[t] > after[t])
+    added = sorted(t for t in after if after[t] > before[t])
+    return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
+
+
+def footprint_of(model_bytes: bytes | None, optimized_bytes: bytes | None) -> str | None:
+    """:func:`op_footprint` of two serialized models; None when either is missing or
+    unreadable."""
+    import onnx
+
+    if model_bytes is None or optimized_bytes is None:
+        return None
+    try:
+        return op_footprint(onnx.load_model_from_string(model_bytes),
+                            onnx.load_model_from_string(optimized_bytes))
+    except Exception:
+        return None
+
+
+def breaking_and_enabling(passes: list[str] | None) -> tuple[str, list[str]]:
+    """``(breaking pass, enabling passes)`` of a minimal pass subsequence: the last pass is
+    the one that breaks (the others prepared the graph for it)."""
+    if passes is None:
+        return UNLOCALIZED, []
+    if not passes:
+        return FRAMEWORK, []
+    return passes[-1], list(passes[:-1])
+
+
+def root_cause_key(target: str, breaking: str, finding: Finding,
+                   footprint: str | None = None, keep_ops: Iterable[str] = ()) -> str:
+    """The bucket key of ``finding`` (see the module docstring); ``footprint`` is used only
+    where the symptom's record asks for one, ``keep_ops`` are the breaking pass's anchors."""
+    record = symptom_record(finding.symptom)
+    detail = finding.detail.get(record.key_detail) if record.key_detail else None
+    core = str(detail) if detail is not None else message_core(finding.message, keep_ops)
+    parts = [target, breaking, finding.symptom, core]
+    if record.footprint:
+        parts.append("fp:" + (footprint or ""))
+    return "|".join(parts)
+
+
+def root_cause_id(symptom: str, key: str) -> str:
+    """The bundle folder name of a root cause: ``<symptom>-<8 hex digits of sha256>``."""
+    return f"{symptom}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"

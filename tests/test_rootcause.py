@@ -1,0 +1,67 @@
+"""Root-cause keys: what the same bug reached from different models shares, and what tells
+two bugs apart (crash site, breaking pass, footprint)."""
+
+from __future__ import annotations
+
+from onnx import TensorProto, helper
+
+from fuzzer.findings.rootcause import (
+    FRAMEWORK,
+    breaking_and_enabling,
+    message_core,
+    op_footprint,
+    root_cause_id,
+    root_cause_key,
+)
+from oracles.base import Finding
+
+
+def _model(ops: list[str]):
+    nodes, prev = [], "x"
+    for i, op in enumerate(ops):
+        nodes.append(helper.make_node(op, [prev], [f"t{i}"]))
+        prev = f"t{i}"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [2])],
+                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [2])])
+    return helper.make_model(graph)
+
+
+def test_core_keeps_the_crash_site_and_drops_names_numbers_and_unrelated_op_types():
+    a = "RuntimeError: fuse_bn_into_conv.h:87: Assertion `rank == 4` failed for 'conv_12' " \
+        "(Relu feeding Conv at 0x7f00aa)"
+    b = "RuntimeError: fuse_bn_into_conv.h:87: Assertion `rank == 3` failed for '/l1/Conv' " \
+        "(Sigmoid feeding Conv at 0x7f11bb)"
+    assert message_core(a, ["Conv"]) == message_core(b, ["Conv"])
+    assert "fuse_bn_into_conv.h:87" in message_core(a) and "Conv" in message_core(a, ["Conv"])
+    other_site = a.replace(".h:87", ".h:120")
+    assert message_core(other_site, ["Conv"]) != message_core(a, ["Conv"])
+
+
+def test_breaking_pass_is_the_last_of_the_minimal_list():
+    assert breaking_and_enabling(["eliminate_identity", "fuse_bn_into_conv"]) == \
+        ("fuse_bn_into_conv", ["eliminate_identity"])
+    assert breaking_and_enabling([])[0] == FRAMEWORK
+
+
+def test_footprint_is_the_op_types_removed_and_added():
+    assert op_footprint(_model(["Neg", "Exp", "Neg"]), _model(["Identity", "Exp"])) == \
+        "-Neg+Identity"
+    assert op_footprint(_model(["Neg"]), _model(["Neg"])) == ""
+
+
+def test_wrong_outputs_key_on_class_and_footprint_not_on_values():
+    one = Finding("output-mismatch", "compare", "output 0 'y': 3 of 8 values differ",
+                  {"class": "values"})
+    two = Finding("output-mismatch", "compare", "output 2 'z': 1 of 99 values differ",
+                  {"class": "values"})
+    assert root_cause_key("t", "p", one, "-Neg") == root_cause_key("t", "p", two, "-Neg")
+    assert root_cause_key("t", "p", one, "-Neg") != root_cause_key("t", "p", one, "-Exp")
+    assert root_cause_key("t", "p", one, "-Neg") != root_cause_key("t", "q", one, "-Neg")
+    key = root_cause_key("t", "p", one, "-Neg")
+    assert root_cause_id("output-mismatch", key).startswith("output-mismatch-")
+
+
+def test_crash_keys_ignore_the_footprint():
+    crash = Finding("optimizer-error", "optimize", "RuntimeError: shape mismatch at node 'n1'")
+    again = Finding("optimizer-error", "optimize", "RuntimeError: shape mismatch at node 'n9'")
+    assert root_cause_key("t", "p", crash, "-A") == root_cause_key("t", "p", again, "+B")

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from fuzzer.execution.case import TestCase
-from fuzzer.execution.sandbox import SandboxError
+from fuzzer.execution.sandbox import Sandbox, SandboxError
 from tests.conftest import unary_chain_model
 
 
@@ -44,3 +44,32 @@ def test_require_valid_makes_an_invalid_original_unusable(sandbox):
                     model_bytes=model.SerializeToString(), require_valid=True)
     result = sandbox.run(case)
     assert result.findings == [] and "invalid original" in result.unusable
+
+
+def test_a_pool_that_pebble_marks_broken_is_rebuilt_and_no_verdict_is_lost(monkeypatch):
+    """Pebble marks a pool broken (and aborts its tasks) when a worker dies before the pool
+    registered the task it took, which a target that crashes at once can cause; the sandbox
+    rebuilds the pool and runs the lost cases again, so every case gets its verdict."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessPool
+
+    real = ProcessPool.schedule
+    calls = {"n": 0}
+
+    def breaking(self: ProcessPool, *args, **kwargs):
+        future = real(self, *args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == 10:  # what pebble does on "All workers expired"
+            self._pool_manager.handle_broken_pool(BrokenProcessPool("All workers expired"))
+        return future
+
+    monkeypatch.setattr(ProcessPool, "schedule", breaking)
+    model = unary_chain_model().SerializeToString()
+    cases = [TestCase("fake", {"passes": [bug]}, {"kind": "bytes"}, model_bytes=model)
+             for bug in ("abort", "raise") * 15]
+    with Sandbox(jobs=2, timeout=5.0) as box:
+        verdicts = [f.result(timeout=120) for f in [box.submit(c) for c in cases]]
+        assert box.alive and box.restarts == 1
+    assert [v.findings[0].symptom for v in verdicts] == \
+        ["optimizer-abort", "optimizer-error"] * 15

@@ -21,11 +21,12 @@ def unary_model(path: Path, ops: list[str]) -> Path:
     return path
 
 
-def optfuzz(*args: str, fixed: str = "") -> subprocess.CompletedProcess[str]:
+def optfuzz(*args: str, fixed: str = "", timeout: float = 120) -> \
+        subprocess.CompletedProcess[str]:
     """Run the CLI in a child process; ``fixed`` sets OPTFUZZ_FAKE_FIXED."""
     env = dict(os.environ, OPTFUZZ_FAKE_FIXED=fixed)
     return subprocess.run([sys.executable, "-m", "fuzzer", *args], capture_output=True,
-                          text=True, env=env, timeout=120)
+                          text=True, env=env, timeout=timeout)
 
 
 def save_bundle(model: Path, passes: str, out: Path) -> None:

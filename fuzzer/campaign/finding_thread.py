@@ -15,6 +15,7 @@ stops the campaign.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
@@ -120,8 +121,8 @@ class FindingWorker:
                 continue
             case, result = item
             quick = self._quick.is_set()
-            policy = FindingPolicy(localize=self.policy.localize,
-                                   reduce_seconds=0 if quick else self.policy.reduce_seconds)
+            policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0) \
+                if quick else self.policy
             try:
                 if self._sandbox is None:
                     self._sandbox = self._factory()

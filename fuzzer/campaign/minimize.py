@@ -108,3 +108,45 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
         best.run, best.finding = final, again
     best.seconds = time.monotonic() - start
     return best
+
+
+def probe(sandbox: Any, minimal: Minimal, seconds: float) -> tuple[str | None, Minimal]:
+    """Trigger probes (:func:`fuzzer.reduce.probes.probe_triggers`) on the minimized model
+    with its minimal passes: the sentence that says what the bug needs, and ``minimal`` with
+    the neutral model (neutral tensor names, no value_info) in place of its model where the
+    bug survives it. Every run, check and opset conversion goes through ``sandbox``."""
+    import onnx
+
+    from fuzzer.reduce.predicate import Budget, OutOfTime, sandboxed_validator
+    from fuzzer.reduce.probes import convert_opset, probe_triggers
+    from fuzzer.reduce.reducer import NotReproducible
+    from fuzzer.reduce.signature_check import SignatureCheck
+    from fuzzer.targets import get_target
+
+    config = minimal.case.config if minimal.passes is None else \
+        get_target(minimal.case.target).with_passes(minimal.case.config, minimal.passes)
+    check = SignatureCheck(sandbox, minimal.case.with_config(config), minimal.finding.symptom,
+                           minimal.finding.message, Budget(seconds))
+
+    def convert(data: bytes, opset: int) -> bytes | None:
+        try:
+            return sandbox.call(convert_opset, data, opset)
+        except Exception:
+            return None
+
+    model = onnx.load_model_from_string(minimal.case.model_bytes)
+    try:
+        triggers = probe_triggers(model, dict(minimal.case.feeds or {}), check,
+                                  sandboxed_validator(sandbox), convert)
+    except (NotReproducible, OutOfTime):
+        return None, minimal
+    if triggers.neutral is None:
+        return triggers.sentence, minimal
+    neutral = minimal.case.with_model(triggers.neutral.model.SerializeToString(),
+                                      feeds=triggers.neutral.feeds)
+    run = _run_with(sandbox, neutral, minimal.passes)
+    found = _matching(run, minimal.finding)
+    if found is None:
+        return triggers.sentence, minimal
+    return triggers.sentence, Minimal(neutral, found, minimal.passes, run, True,
+                                      minimal.runs + check.runs + 1, minimal.seconds)

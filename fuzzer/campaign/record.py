@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzer.campaign.minimize import Minimal, minimize
+from fuzzer.campaign.minimize import Minimal, minimize, probe
 from fuzzer.campaign.verify import deterministic, reproduces
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
@@ -42,6 +42,7 @@ class FindingPolicy:
         reduce_seconds: time bound of the reduce <-> localize rounds of a new root cause
             (seconds; 0 turns reduction off).
         verify: run a new bundle's repro.py in a fresh process before it is written.
+        probe_seconds: time bound of the trigger probes of a new root cause (0: none).
         max_variants: other models of one root cause kept in its bundle's ``variants/``.
     """
 
@@ -49,6 +50,7 @@ class FindingPolicy:
     reduce_seconds: float = 120.0
     verify: bool = True
     max_variants: int = 3
+    probe_seconds: float = 30.0
 
 
 @dataclass
@@ -153,6 +155,9 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
                        relocalize=policy.localize)
+    trigger = None
+    if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
+        trigger, minimal = probe(sandbox, minimal, policy.probe_seconds)
     key, breaking, enabling = key_of(case, minimal.finding, minimal.passes, minimal.run)
     known = find_root_cause(store, finding.symptom, key)
     if known is not None:
@@ -164,7 +169,7 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
         return Handled("merged", known)
     bid = root_cause_id(finding.symptom, key)
     extra: dict[str, Any] = {"root_cause": key, "breaking_pass": breaking,
-                             "enabling_passes": enabling}
+                             "enabling_passes": enabling, "trigger": trigger}
     if where is not None:
         extra["localization"] = where.to_json()
     meta = build_meta(bid, finding_signature(minimal.case, minimal.run, minimal.finding,

@@ -8,8 +8,10 @@ optimizer never runs in the calling process.
 
 from __future__ import annotations
 
+import collections
 import multiprocessing
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -26,8 +28,10 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_LIMIT = 4 << 30
 _SLOTS_PER_JOB = 256
-#: rebuilds of a broken pebble pool a sandbox allows before it counts as dead.
-MAX_RESTARTS = 1000
+#: rebuilds of a broken pebble pool within :data:`RESTART_WINDOW` seconds past which the
+#: pool counts as dead (a broken pool that keeps breaking is not a crashing target).
+MAX_RESTARTS = 20
+RESTART_WINDOW = 60.0
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 
 
@@ -67,24 +71,39 @@ class Sandbox:
         self._pool = self._make_pool()
         self._pool_lock = threading.Lock()
         self.restarts = 0
+        self._recent: collections.deque[float] = collections.deque()
+        self._outstanding: set[Future] = set()
         self._closed = False
 
     @property
     def alive(self) -> bool:
         """Whether the pool can still run cases: not closed, and pebble's pool is running (its
         manager threads alive) or can be rebuilt. Futures of a dead pool never resolve."""
-        return not self._closed and (self._pool.active or self.restarts < MAX_RESTARTS)
+        if self._closed:
+            return False
+        return self._healthy_pool().active
+
+    def _may_restart(self) -> bool:
+        now = time.monotonic()
+        while self._recent and now - self._recent[0] > RESTART_WINDOW:
+            self._recent.popleft()
+        return len(self._recent) < MAX_RESTARTS
 
     def _healthy_pool(self) -> ProcessPool:
         """The pool to schedule on, rebuilt where pebble broke it. Pebble marks a pool broken
         when a worker dies before the pool registered the task it had taken (a target that
         crashes at once, many times over); the sandbox's own job is to survive crashes, so it
-        starts a new pool, at most :data:`MAX_RESTARTS` times."""
+        starts a new pool, at most :data:`MAX_RESTARTS` times a :data:`RESTART_WINDOW`."""
         with self._pool_lock:
             pool = self._pool
-            if pool.active or self._closed or self.restarts >= MAX_RESTARTS:
+            if pool.active or self._closed or not self._may_restart():
                 return pool
             self.restarts += 1
+            self._recent.append(time.monotonic())
+            with self._lock:
+                lost = list(self._outstanding)
+            for task in lost:  # their results can no longer come: run them again
+                task.cancel()
             # stopped beside the caller: the caller may be one of the old pool's own threads
             threading.Thread(target=pool.stop, name="sandbox-stop", daemon=True).start()
             self._pool = self._make_pool()
@@ -96,6 +115,9 @@ class Sandbox:
         Raises:
             SandboxError: the pool no longer runs (closed, or pebble's pool failed).
         """
+        return self._submit(case, retried=False)
+
+    def _submit(self, case: TestCase, retried: bool) -> Future[CaseResult]:
         self._available.acquire()
         with self._lock:
             slot = self._free.pop()
@@ -109,7 +131,9 @@ class Sandbox:
                 self._free.append(slot)
             self._available.release()
             raise SandboxError(f"the worker pool is not running: {exc}") from None
-        task.add_done_callback(lambda done: self._finish(done, case, slot, future))
+        with self._lock:
+            self._outstanding.add(task)
+        task.add_done_callback(lambda done: self._finish(done, case, slot, future, retried))
         return future
 
     def run(self, case: TestCase) -> CaseResult:
@@ -162,8 +186,10 @@ class Sandbox:
         stage = STAGES[self._stages[slot]]
         with self._lock:
             self._free.append(slot)
+            self._outstanding.discard(done)
         self._available.release()
-        if not retried and isinstance(done.exception(), BrokenProcessPool) and self.alive:
+        lost = done.cancelled() or isinstance(done.exception(), BrokenProcessPool)
+        if lost and not retried and not self._closed:
             # the pool broke under the case: run it once more, off pebble's own thread
             threading.Thread(target=self._retry, args=(case, future), name="sandbox-retry",
                              daemon=True).start()
@@ -185,7 +211,7 @@ class Sandbox:
     def _retry(self, case: TestCase, future: Future) -> None:
         """Run ``case`` again on a rebuilt pool and resolve ``future`` with that run."""
         try:
-            again = self.submit(case)
+            again = self._submit(case, retried=True)
         except SandboxError as exc:
             future.set_result(CaseResult([], f"internal: {exc}", "materialize",
                                          dict(case.source)))

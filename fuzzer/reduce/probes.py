@@ -27,6 +27,7 @@ the answer reads as one sentence for the bundle's ``trigger`` field.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,23 +134,41 @@ def default_opset(model: Any) -> int | None:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
 
 
+def convert_opset(data: bytes, opset: int) -> bytes | None:
+    """``onnx.version_converter`` of a serialized model to default-domain ``opset``, its IR
+    version raised where the new opset needs it (capped at what onnxruntime reads); None
+    where the converter refuses. Picklable, so a campaign runs it in a sandbox worker (the
+    converter is C++ and may abort on an odd model)."""
+    import onnx
+    from onnx import version_converter
+
+    try:
+        model = version_converter.convert_version(onnx.load_model_from_string(data), opset)
+        needed = onnx.helper.find_min_ir_version_for(list(model.opset_import), True)
+    except Exception:
+        return None
+    model.ir_version = min(max(model.ir_version, needed), MAX_IR_VERSION)
+    return model.SerializeToString()
+
+
+#: how the opset probes convert a model: ``(serialized model, opset) -> bytes or None``;
+#: :func:`probe_triggers` sets it for the probes it runs.
+_CONVERT: ContextVar[Callable[[bytes, int], bytes | None]] = ContextVar(
+    "convert", default=convert_opset)
+
+
 def _opset_shift(step: int) -> Transform:
-    """The model converted to its default-domain opset plus ``step``, its IR version raised
-    where the new opset needs it (capped at what onnxruntime reads)."""
+    """The model converted to its default-domain opset plus ``step``."""
     def transform(built: Built) -> Built | None:
         import onnx
-        from onnx import version_converter
 
         opset = default_opset(built.model)
         if opset is None or not 1 <= opset + step <= onnx.defs.onnx_opset_version():
             return None
-        try:
-            model = version_converter.convert_version(built.model, opset + step)
-            needed = onnx.helper.find_min_ir_version_for(list(model.opset_import), True)
-        except Exception:
+        data = _CONVERT.get()(built.model.SerializeToString(), opset + step)
+        if data is None:
             return None
-        model.ir_version = min(max(model.ir_version, needed), MAX_IR_VERSION)
-        return Built(model, dict(built.feeds))
+        return Built(onnx.load_model_from_string(data), dict(built.feeds))
     return transform
 
 
@@ -296,7 +315,8 @@ def sentence(model: Any, survived: Survived) -> str:
 
 def probe_triggers(model: Any, feeds: dict[str, np.ndarray],
                    still_fails: Callable[[Built], bool],
-                   validate: Callable[[Any], bool] = is_valid) -> Triggers:
+                   validate: Callable[[Any], bool] = is_valid,
+                   convert: Callable[[bytes, int], bytes | None] = convert_opset) -> Triggers:
     """Run every probe of :data:`PROBES` on ``model``, each on its own.
 
     Args:
@@ -309,6 +329,8 @@ def probe_triggers(model: Any, feeds: dict[str, np.ndarray],
             by default; a campaign passes
             :func:`fuzzer.reduce.predicate.sandboxed_validator`); a rejected one counts as
             a probe that does not apply.
+        convert: the opset converter of the opset probes (:func:`convert_opset` in this
+            process by default; a campaign passes one that runs it in a sandbox worker).
 
     Returns:
         :class:`Triggers`; with ``complete`` False when ``still_fails`` raised
@@ -322,6 +344,7 @@ def probe_triggers(model: Any, feeds: dict[str, np.ndarray],
     if not still_fails(start):
         raise NotReproducible("the model does not fail under the check")
     triggers = Triggers(survived=dict.fromkeys(PROBES))
+    token = _CONVERT.set(convert)
     try:
         for name, probe in PROBES.items():
             candidate = probe.transform(start)
@@ -331,6 +354,8 @@ def probe_triggers(model: Any, feeds: dict[str, np.ndarray],
             triggers.neutral = _neutral(start, still_fails, validate)
     except OutOfTime:
         triggers.complete = False
+    finally:
+        _CONVERT.reset(token)
     triggers.sentence = sentence(model, triggers.survived)
     return triggers
 

@@ -312,9 +312,9 @@ class BundleStore:
             meta.add_hits(1, when)
             if len(meta.variants) >= limit:
                 return
-            number = len(meta.variants) + 1
             folder = self.path(bundle_id) / VARIANTS
             folder.mkdir(exist_ok=True)
+            number = next_variant_number(folder, meta.variants)
             for suffix, data in files.items():
                 write_atomic(folder / f"{number}{suffix}", data)
             meta.variants.append(f"{VARIANTS}/{number}{next(iter(files))}")
@@ -333,6 +333,15 @@ class BundleStore:
             for name in remove:
                 with contextlib.suppress(FileNotFoundError):
                     (folder / name).unlink()
+
+
+def next_variant_number(folder: Path, listed: list[str]) -> int:
+    """The number of a new variant in a bundle's ``variants/`` ``folder``: one more than any
+    number a file there (``<n>.onnx``, ``<n>.npz``, ...) or a ``listed`` variant uses, so no
+    file is overwritten, not even one an interrupted write left unlisted."""
+    names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
+    heads = (Path(name).name.split(".", 1)[0] for name in names + list(listed))
+    return max((int(h) for h in heads if h.isdigit()), default=0) + 1
 
 
 def _blame(exc: BaseException, path: Path) -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,3 +152,26 @@ def first_line(text: str | None, limit: int = 300) -> str:
         if line.strip():
             return line.strip()[:limit]
     return ""
+
+
+def subgraphs(node: Any) -> list[Any]:
+    """GraphProtos held by ``node``'s attributes (If branches, Loop and Scan bodies)."""
+    found = []
+    for attr in node.attribute:
+        if attr.HasField("g"):
+            found.append(attr.g)
+        found.extend(attr.graphs)
+    return found
+
+
+def iter_graphs(graph: Any) -> Iterator[Any]:
+    """Yield ``graph`` (a GraphProto) and every graph nested in it, depth first."""
+    yield graph
+    for node in graph.node:
+        for sub in subgraphs(node):
+            yield from iter_graphs(sub)
+
+
+def count_nodes(graph: Any) -> int:
+    """Nodes of ``graph`` (a GraphProto) including every subgraph's nodes."""
+    return sum(len(g.node) for g in iter_graphs(graph))

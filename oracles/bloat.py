@@ -12,19 +12,23 @@ dead nodes removed and constant-only work treated as folded. A pass that merely 
 nodes or foldable constant work for the target's own dead-end elimination shows growth that
 is gone after that cleanup; the finding says so in ``detail["survives_cleanup"]`` and in its
 message, and the target decides whether that is behaviour it documents. Where the
-configuration ran the target's cleanup pass (``Outcome.extra["cleanup_ran"]``, absent: False),
-the target promised a clean model, so any growth survives.
+configuration ran the target's dead-node cleanup after every pass that may leave dead nodes
+(``Outcome.extra["cleanup_ran"]``, absent: False), the target promised a model without dead
+nodes, so dead nodes count too; constant-only work still counts only where the configuration
+folds constants (``Outcome.extra["constants_folded"]``, absent: False), since a rewrite may
+leave foldable work (a fused weight computed by nodes) for whatever folds constants later.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import onnx
 
-from oracles.base import Finding, Outcome, Symptom, register
+from oracles.base import Finding, Outcome, Symptom, count_nodes, iter_graphs, register, subgraphs
 
 #: Ops whose outputs are not a function of their inputs: never treated as foldable.
 NONDETERMINISTIC = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike",
@@ -32,30 +36,6 @@ NONDETERMINISTIC = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike
 #: Bytes of one value of a Constant node's scalar and list attributes (``value_float`` ...).
 _ATTRIBUTE_ITEM_BYTES = {onnx.AttributeProto.FLOAT: 4, onnx.AttributeProto.INT: 8,
                          onnx.AttributeProto.FLOATS: 4, onnx.AttributeProto.INTS: 8}
-
-
-def subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
-    """The graphs held by ``node``'s attributes (If branches, Loop and Scan bodies)."""
-    found = []
-    for attr in node.attribute:
-        if attr.HasField("g"):
-            found.append(attr.g)
-        found.extend(attr.graphs)
-    return found
-
-
-def iter_graphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
-    """``graph`` and every graph nested in it, depth first."""
-    found = [graph]
-    for node in graph.node:
-        for sub in subgraphs(node):
-            found.extend(iter_graphs(sub))
-    return found
-
-
-def count_nodes(graph: onnx.GraphProto) -> int:
-    """Nodes of ``graph`` including every subgraph's nodes."""
-    return sum(len(g.node) for g in iter_graphs(graph))
 
 
 def _used_names(graph: onnx.GraphProto, used: set[str]) -> set[str]:
@@ -185,10 +165,13 @@ class CleanSize:
             outputs read, each tensor once: an initializer's or a Constant node's bytes, a
             folded tensor's size where shape inference knows it, else the bytes of the
             initializers and Constant values it is computed from.
+        dead_nodes: nodes, subgraphs included, that reach no graph output (a dead node's
+            subgraphs count with it).
     """
 
     nodes: int
     constant_bytes: int
+    dead_nodes: int = 0
 
 
 class _Cleanup:
@@ -204,6 +187,8 @@ class _Cleanup:
         self.folded_from: dict[str, list[str]] = {}
         #: constant tensors that live, non-foldable work or a graph output reads.
         self.read: set[str] = set()
+        #: live nodes, foldable or not, subgraphs included.
+        self.live = 0
 
     def graph(self, graph: onnx.GraphProto, outer_constants: set[str]) -> tuple[int, set[str]]:
         """Count the live, non-foldable nodes of ``graph`` (subgraphs included) and return
@@ -229,6 +214,7 @@ class _Cleanup:
             if index is None or index in live:
                 continue
             live.add(index)
+            self.live += 1
             node = graph.node[index]
             inputs = [n for n in node.input if n]
             if index not in folded:
@@ -285,28 +271,42 @@ def cleaned_size(model: onnx.ModelProto) -> CleanSize:
     (see :class:`CleanSize` for what is counted)."""
     cleanup = _Cleanup(model)
     nodes, _ = cleanup.graph(model.graph, set())
-    return CleanSize(nodes, cleanup.constant_bytes())
+    return CleanSize(nodes, cleanup.constant_bytes(), count_nodes(model.graph) - cleanup.live)
 
 
 def size_detail(original: onnx.ModelProto, optimized: onnx.ModelProto) -> dict[str, Any]:
     """Sizes of both models before and after cleanup: ``nodes_*`` (every node, subgraphs
     included), ``constant_bytes_*`` (all stored constant data), and ``cleaned_nodes_*`` and
-    ``cleaned_constant_bytes_*`` (:class:`CleanSize`); ``*_before`` is the original."""
+    ``cleaned_constant_bytes_*`` and ``dead_nodes_*`` (:class:`CleanSize`); ``*_before`` is
+    the original."""
     detail: dict[str, Any] = {}
     for side, model in (("before", original), ("after", optimized)):
         clean = cleaned_size(model)
         detail.update({f"nodes_{side}": count_nodes(model.graph),
                        f"constant_bytes_{side}": raw_constant_bytes(model.graph),
                        f"cleaned_nodes_{side}": clean.nodes,
-                       f"cleaned_constant_bytes_{side}": clean.constant_bytes})
+                       f"cleaned_constant_bytes_{side}": clean.constant_bytes,
+                       f"dead_nodes_{side}": clean.dead_nodes})
     return detail
+
+
+def op_changes(original: onnx.ModelProto, optimized: onnx.ModelProto) -> dict[str, dict]:
+    """``{"ops_added": {op type: n}, "ops_removed": {op type: n}}``: how many more (fewer)
+    nodes of each op type ``optimized`` has than ``original``, subgraphs included."""
+    def count(model: onnx.ModelProto) -> Counter[str]:
+        return Counter(n.op_type for g in iter_graphs(model.graph) for n in g.node)
+
+    before, after = count(original), count(optimized)
+    return {"ops_added": dict(sorted((after - before).items())),
+            "ops_removed": dict(sorted((before - after).items()))}
 
 
 def bloat(outcome: Outcome) -> list[Finding]:
     """More nodes than before, or unused initializers left behind (where they count).
 
-    Node growth that survives the cleanup (more non-foldable live nodes, or any growth where
-    ``extra["cleanup_ran"]``) is reported first; then leftover initializers, where the
+    Node growth that survives the cleanup (more non-foldable live nodes, counting dead nodes
+    too where ``extra["cleanup_ran"]`` and live foldable ones where
+    ``extra["constants_folded"]``) is reported first; then leftover initializers, where the
     configuration promises their removal (that promise makes them survive); then node
     growth that is gone after the cleanup, with ``detail["survives_cleanup"]`` False.
     """
@@ -317,14 +317,22 @@ def bloat(outcome: Outcome) -> list[Finding]:
     if after <= before and not left:
         return []
     cleanup_ran = bool(outcome.extra.get("cleanup_ran", False))
+    folded = bool(outcome.extra.get("constants_folded", False))
     detail = {**size_detail(outcome.original, outcome.optimized), "cleanup_ran": cleanup_ran}
+
+    def kept(side: str) -> int:
+        """Nodes that the configuration's own cleanup should have left (see docstring)."""
+        live_work, dead = detail[f"cleaned_nodes_{side}"], detail[f"dead_nodes_{side}"]
+        foldable = detail[f"nodes_{side}"] - live_work - dead
+        return live_work + cleanup_ran * dead + folded * foldable
+
     growth = f"node count grew from {before} to {after}"
-    survives = after > before and (
-        cleanup_ran or detail["cleaned_nodes_after"] > detail["cleaned_nodes_before"])
+    survives = after > before and kept("after") > kept("before")
     if not survives and left:
         growth, survives = f"{len(left)} unused initializer(s) left behind", True
         detail["unused_initializers"] = left[:20]
     detail["survives_cleanup"] = survives
+    detail.update(op_changes(outcome.original, outcome.optimized))
     if not survives:
         growth += " (only dead or constant-foldable nodes; none after cleanup)"
     return [Finding("bloat", "compare", growth, detail)]

@@ -169,3 +169,49 @@ def test_onnxoptimizer_says_when_its_dead_end_cleanup_ran():
     skipped = target.oracle_context({"passes": ["fuse_bn_into_conv"]})
     assert ran["cleanup_ran"] is True and skipped["cleanup_ran"] is False
     assert {"unused_initializers_are_bloat", "interface_may_change"} <= skipped.keys()
+
+
+def _with_foldable_weight_work() -> onnx.ModelProto:
+    """The original with its weight computed by two constant-only nodes (as a fusion that
+    builds its fused weight from nodes leaves it)."""
+    model = _original()
+    model.graph.node.insert(0, helper.make_node("Neg", ["w"], ["nw"]))
+    model.graph.node.insert(1, helper.make_node("Neg", ["nw"], ["w2"]))
+    model.graph.node[2].input[1] = "w2"
+    return model
+
+
+def test_constant_only_work_is_no_bloat_even_after_the_dead_end_cleanup():
+    """The dead-end pass removes dead nodes, not foldable ones: a configuration that ran it
+    promises no dead node, not folded constants."""
+    found = _judge(_with_foldable_weight_work(), cleanup_ran=True)
+    assert found["survives_cleanup"] is False
+    assert found["ops_added"] == {"Neg": 2} and found["ops_removed"] == {}
+    assert _judge(_with_foldable_weight_work(), cleanup_ran=True,
+                  constants_folded=True)["survives_cleanup"] is True
+
+
+def test_onnxoptimizer_dead_end_cleanup_counts_only_after_the_last_fusion():
+    from fuzzer.targets import get_target
+
+    context = get_target("onnxoptimizer").oracle_context
+    assert context({"passes": ["fuse_qkv", "eliminate_deadend",
+                               "eliminate_unused_initializer"]})["cleanup_ran"] is True
+    assert context({"passes": ["eliminate_deadend", "fuse_qkv"]})["cleanup_ran"] is False
+
+
+def test_onnxoptimizer_documents_the_einsum_expansion():
+    """replace_einsum_with_matmul documents Einsum -> Transpose + MatMul; growth by other ops,
+    or without that pass, is no documented behaviour."""
+    from fuzzer.targets import get_target
+    from oracles.base import Finding
+
+    target = get_target("onnxoptimizer")
+    detail = {"survives_cleanup": True, "ops_added": {"Transpose": 1, "MatMul": 1},
+              "ops_removed": {"Einsum": 1}}
+    finding = Finding("bloat", "compare", "node count grew from 1 to 2", detail)
+    einsum = {"passes": ["replace_einsum_with_matmul"]}
+    assert target.documented(finding, einsum).name == "documented-expansion"
+    assert target.documented(finding, {"passes": ["fuse_qkv"]}) is None
+    other = Finding("bloat", "compare", "", {**detail, "ops_added": {"Transpose": 1, "Neg": 1}})
+    assert target.documented(other, einsum) is None

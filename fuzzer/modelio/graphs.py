@@ -6,26 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from oracles.base import count_nodes, iter_graphs, subgraphs
 
-def subgraphs(node: Any) -> list[Any]:
-    """GraphProtos held by ``node``'s attributes (If branches, Loop/Scan bodies)."""
-    found = []
-    for attr in node.attribute:
-        if attr.HasField("g"):
-            found.append(attr.g)
-        found.extend(attr.graphs)
-    return found
-
-
-def iter_graphs(graph: Any) -> Iterator[Any]:
-    """Yield ``graph`` and every subgraph (If/Loop/Scan bodies), depth first."""
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                yield from iter_graphs(attr.g)
-            for sub in attr.graphs:
-                yield from iter_graphs(sub)
+__all__ = ["count_nodes", "iter_graphs", "iter_tensors", "node_count", "op_types",
+           "subgraphs"]
 
 
 def iter_tensors(graph: Any) -> Iterator[Any]:
@@ -40,18 +24,13 @@ def iter_tensors(graph: Any) -> Iterator[Any]:
                 yield from attr.tensors
 
 
-def count_all_nodes(graph: Any) -> int:
-    """Nodes of ``graph`` (a GraphProto) including every subgraph's nodes."""
-    return sum(1 + sum(count_all_nodes(g) for g in subgraphs(n)) for n in graph.node)
-
-
 def node_count(model_bytes: bytes) -> int:
-    """Nodes of a serialized model, subgraphs included (:func:`count_all_nodes`)."""
+    """Nodes of a serialized model, subgraphs included (:func:`count_nodes`)."""
     import onnx
 
     model = onnx.ModelProto()
     model.ParseFromString(model_bytes)
-    return count_all_nodes(model.graph)
+    return count_nodes(model.graph)
 
 
 def op_types(model: Any) -> set[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.reduce.candidate import Built
-from fuzzer.reduce.graph import count_all_nodes
+from fuzzer.reduce.graph import count_nodes
 from fuzzer.reduce.predicate import Budget, Predicate, is_valid
 
 
@@ -71,7 +71,7 @@ class CommandCheck(Predicate):
             folder = self.artifacts / ("bad" if failed else "good")
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{self.runs:04d}.onnx").write_bytes(path.read_bytes())
-        if not failed and (self.min_good is None or count_all_nodes(built.model.graph)
-                           < count_all_nodes(self.min_good.model.graph)):
+        if not failed and (self.min_good is None or count_nodes(built.model.graph)
+                           < count_nodes(self.min_good.model.graph)):
             self.min_good = built
         return failed

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fuzzer.modelio.graphs import count_all_nodes, subgraphs
+from fuzzer.modelio.graphs import count_nodes, subgraphs
 
-__all__ = ["ancestors", "count_all_nodes", "outer_references", "produced_names", "producers",
+__all__ = ["ancestors", "count_nodes", "outer_references", "produced_names", "producers",
            "reads", "subgraphs", "writes"]
 
 

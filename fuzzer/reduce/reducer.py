@@ -19,7 +19,7 @@ import numpy as np
 from fuzzer.reduce.candidate import MAX_IR_VERSION, Builder, Built
 from fuzzer.reduce.cut import bisect_inputs, bisect_outputs, linear_outputs, subset_outputs
 from fuzzer.reduce.delete import delete_nodes
-from fuzzer.reduce.graph import count_all_nodes
+from fuzzer.reduce.graph import count_nodes
 from fuzzer.reduce.predicate import OutOfTime, Predicate
 from fuzzer.reduce.simplify import simplify, tensor_names
 from fuzzer.reduce.state import Context, State
@@ -108,7 +108,7 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
             for name, step in STEPS.items():
                 state = step(state, ctx)
                 trace[name if round_ == 1 else f"{name}/{round_}"] = \
-                    count_all_nodes(state.built.model.graph)
+                    count_nodes(state.built.model.graph)
             state = ctx.best or state
             if round_ == MAX_ROUNDS or set(tensor_names(state.built.model)) <= names:
                 break  # no tensor renamed: the node steps are at their fixed point
@@ -120,5 +120,5 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
     except OutOfTime:
         complete = False
     best = ctx.best or state
-    return Reduction(best.built, (count_all_nodes(graph), count_all_nodes(best.built.model.graph)),
+    return Reduction(best.built, (count_nodes(graph), count_nodes(best.built.model.graph)),
                      predicate.runs, predicate.budget.elapsed(), complete, trace)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.reduce.candidate import Builder, Built
-from fuzzer.reduce.graph import count_all_nodes
+from fuzzer.reduce.graph import count_nodes
 from fuzzer.reduce.predicate import Predicate
 
 
@@ -29,7 +29,7 @@ def size(state: State) -> tuple[int, int, int]:
     """Order of candidates: nodes (subgraphs included), then graph inputs plus initializers,
     then serialized bytes."""
     graph = state.built.model.graph
-    return (count_all_nodes(graph), len(graph.input) + len(graph.initializer),
+    return (count_nodes(graph), len(graph.input) + len(graph.initializer),
             state.built.model.ByteSize())
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from fuzzer.modelio.graphs import count_all_nodes
+from fuzzer.modelio.graphs import count_nodes
 from fuzzer.report.attachment import write_attachment
 from fuzzer.report.expected_actual import Observation
 from fuzzer.report.issue_draft import render_issue_draft
@@ -63,7 +63,7 @@ def file_node_count(path: Path) -> int | None:
         model = load_model(path)
     except (OSError, ValueError):
         return None
-    return None if model is None else count_all_nodes(model.graph)
+    return None if model is None else count_nodes(model.graph)
 
 
 def observe(bundle: Path, meta: BundleMeta, sandbox: Any) -> Observation:
@@ -108,9 +108,9 @@ def _picture(model: Any, optimized: Any, meta: BundleMeta, versions: str,
         shown += f" +{len(passes) - MAX_PASSES_IN_PICTURE}"
     right = f"optimized by {versions}"
     if optimized is not None:
-        right += f" ({count_all_nodes(optimized.graph)} nodes)"
+        right += f" ({count_nodes(optimized.graph)} nodes)"
     return render_side_by_side(
-        model, optimized, out, f"model.onnx ({count_all_nodes(model.graph)} nodes)",
+        model, optimized, out, f"model.onnx ({count_nodes(model.graph)} nodes)",
         f"{right}\npasses: {shown or 'default'}",
         missing_reason=f"no optimized model ({meta.symptom}): {meta.message}")
 
@@ -157,7 +157,7 @@ def write_report(bundle: Path, meta: BundleMeta, out: Path, sandbox: Any,
     attachment = write_attachment(bundle, repro, out / f"{meta.id}.zip")
     original = file_node_count(bundle / "original.onnx")
     nodes = (meta.nodes.original if original is None else original,
-             count_all_nodes(model.graph))
+             count_nodes(model.graph))
     text = render_issue_draft(meta, repro, folder=bundle, picture=picture.name,
                               attachment=attachment.name, observed=observed, model=model,
                               nodes=nodes)

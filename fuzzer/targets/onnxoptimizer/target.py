@@ -24,6 +24,23 @@ NON_ORPHANING = frozenset({CLEANUP_PASS, "eliminate_duplicate_initializer", "rew
                            "nop"})
 
 
+#: The pass that removes dead nodes.
+DEADEND_PASS = "eliminate_deadend"
+#: Passes that never leave a dead node: they may run after the dead-end pass.
+NO_DEAD_NODES = frozenset({DEADEND_PASS, CLEANUP_PASS, "eliminate_duplicate_initializer",
+                           "nop"})
+
+
+def deadend_ran_last(passes: list[str]) -> bool:
+    """Whether dead nodes left by a run of ``passes`` count as bloat: the dead-end pass ran
+    and only passes in :data:`NO_DEAD_NODES` followed it (a fusion after it leaves what it
+    disconnects, as every fusion does, for a later dead-end pass)."""
+    if DEADEND_PASS not in passes:
+        return False
+    last = len(passes) - 1 - passes[::-1].index(DEADEND_PASS)
+    return all(p in NO_DEAD_NODES for p in passes[last:])
+
+
 def cleanup_ran_last(passes: list[str]) -> bool:
     """Whether unused initializers left by a run of ``passes`` count as bloat: the clean-up
     pass ran, followed only by passes in :data:`NON_ORPHANING`. Other passes routinely leave
@@ -43,6 +60,31 @@ def _dead_ends_left(finding: Any, config: dict[str, Any]) -> bool:
     return finding.symptom == "bloat" and finding.detail.get("survives_cleanup") is False
 
 
+#: Passes whose header documents that they replace one op by several: pass -> (the op it
+#: replaces, the op types it may add in its place).
+EXPANSIONS: dict[str, tuple[str, frozenset[str]]] = {
+    # replace_einsum_with_matmul.h: "Z = einsum(X,Y)" becomes "Y1 = transpose(Y),
+    # Z = matmul(X,Y1)" for a transposed-matmul equation.
+    "replace_einsum_with_matmul": ("Einsum", frozenset({"Transpose", "MatMul"})),
+}
+
+
+def _documented_expansion(finding: Any, config: dict[str, Any]) -> bool:
+    """Node growth made only of the ops that the configuration's expanding passes document
+    adding in place of an op they removed."""
+    if finding.symptom != "bloat" or "ops_added" not in finding.detail:
+        return False
+    removed = finding.detail.get("ops_removed", {})
+    allowed: set[str] = set()
+    for name in config.get("passes") or ():
+        replaced, adds = EXPANSIONS.get(name, ("", frozenset()))
+        if replaced in removed:
+            allowed |= adds
+    added = set(finding.detail["ops_added"])
+    return bool(added) and added <= allowed and \
+        not finding.detail.get("unused_initializers")
+
+
 #: what onnxoptimizer documents about its own behaviour.
 DOCUMENTED = (
     DocumentedBehaviour(
@@ -56,6 +98,11 @@ DOCUMENTED = (
         "eliminate_deadend pass (in the default list); other passes leave what they "
         "disconnect, and the growth is gone after dead-end elimination and constant folding",
         _dead_ends_left),
+    DocumentedBehaviour(
+        "documented-expansion",
+        "onnxoptimizer/passes/replace_einsum_with_matmul.h (Before/After comment): an Einsum "
+        "of a transposed-matmul equation becomes Transpose + MatMul, one node more",
+        _documented_expansion),
 )
 
 
@@ -122,7 +169,7 @@ class OnnxOptimizerTarget(Target):
         passes = self.passes_of(config)
         return {"unused_initializers_are_bloat": cleanup_ran_last(passes),
                 "interface_may_change": bool(INTERFACE_PASSES.intersection(passes)),
-                "cleanup_ran": "eliminate_deadend" in passes}
+                "cleanup_ran": deadend_ran_last(passes)}
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
         return (

@@ -53,7 +53,9 @@ def _matching(result: CaseResult, finding: Finding) -> Finding | None:
     return next((f for f in result.findings if same_finding(f, finding.symptom, wanted)), None)
 
 
-def _run_with(sandbox: Any, case: TestCase, passes: list[str] | None) -> CaseResult:
+def run_with_passes(sandbox: Any, case: TestCase, passes: list[str] | None) -> CaseResult:
+    """Run ``case`` (its ``model_bytes`` set) through ``sandbox`` with only ``passes``
+    (None: its own configuration), artifacts kept."""
     from fuzzer.targets import get_target
 
     config = case.config if passes is None else \
@@ -101,7 +103,7 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
         best = Minimal(smaller, found, new_passes, run, True, best.runs)
         if not changed:
             break
-    final = _run_with(sandbox, best.case, best.passes)
+    final = run_with_passes(sandbox, best.case, best.passes)
     best.runs += 1
     again = _matching(final, best.finding)
     if again is not None:
@@ -144,7 +146,7 @@ def probe(sandbox: Any, minimal: Minimal, seconds: float) -> tuple[str | None, M
         return triggers.sentence, minimal
     neutral = minimal.case.with_model(triggers.neutral.model.SerializeToString(),
                                       feeds=triggers.neutral.feeds)
-    run = _run_with(sandbox, neutral, minimal.passes)
+    run = run_with_passes(sandbox, neutral, minimal.passes)
     found = _matching(run, minimal.finding)
     if found is None:
         return triggers.sentence, minimal

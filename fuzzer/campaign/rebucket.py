@@ -233,7 +233,7 @@ def root_cause_of(sandbox: Any, meta: BundleMeta, case: TestCase, result: CaseRe
     the campaign's minimized one)."""
     where = localize(sandbox, case, result, finding)
     minimal = minimize(sandbox, case, result, finding, where.passes, 0.0, relocalize=False)
-    key, breaking, enabling = key_of(case, minimal.finding, minimal.passes, minimal.run)
+    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run)
     try:
         nodes = node_count(case.model_bytes or b"")
     except Exception:  # an unparsable model ran as unusable before; keep the meta's count

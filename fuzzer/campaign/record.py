@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzer.campaign.minimize import Minimal, minimize, probe
+from fuzzer.campaign.minimize import Minimal, minimize, probe, run_with_passes
 from fuzzer.campaign.verify import deterministic, reproduces
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
@@ -22,6 +22,7 @@ from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.localize.search import localize
 from fuzzer.modelio.graphs import node_count
 from fuzzer.reduce.minimized import Minimized
+from fuzzer.report.expected_actual import Observation
 from fuzzer.report.issue_draft import render_issue_draft
 from fuzzer.report.repro import render_repro, repro_context
 from fuzzer.store.folder import BundleStore, dump_json
@@ -66,11 +67,15 @@ class Handled:
             reproduce in a fresh process).
         bundle_id: the bundle it counts on, where one exists.
         name: the documented behaviour's name, or why it was not confirmed.
+        signature: the finding's first-wave signature (:func:`finding_signature` on the
+            found model with the passes localized on it), where it was localized; campaigns
+            count the distinct ones to show how many buckets that key would have made.
     """
 
     status: str
     bundle_id: str | None = None
     name: str = ""
+    signature: str = ""
 
 
 class RootCauseMemo:
@@ -101,14 +106,36 @@ def primary_finding(result: CaseResult) -> Finding | None:
     return result.findings[0] if result.findings else None
 
 
-def key_of(case: TestCase, finding: Finding, passes: list[str] | None,
+def breaking_footprint(sandbox: Sandbox, case: TestCase, passes: list[str] | None,
+                       run: CaseResult) -> str | None:
+    """The op footprint (:func:`fuzzer.findings.rootcause.op_footprint`) of the breaking
+    pass alone: the optimized model of ``run`` (the run with only the minimal ``passes``)
+    against the output of the enabling passes alone on the same model (one more run where
+    there are enablers; the model itself where there are none or they fail). None where
+    ``run`` kept no models."""
+    arts = run.artifacts
+    if arts is None:
+        return None
+    _, enabling = breaking_and_enabling(passes)
+    before = arts.model
+    if enabling:
+        prepared = run_with_passes(sandbox, case.with_model(arts.model, feeds=arts.feeds,
+                                                            input_shapes=None), enabling)
+        if prepared.artifacts is not None and prepared.artifacts.optimized is not None:
+            before = prepared.artifacts.optimized
+    return footprint_of(before, arts.optimized)
+
+
+def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] | None,
            run: CaseResult) -> tuple[str, str, list[str]]:
     """``(root-cause key, breaking pass, enabling passes)`` of ``finding`` whose minimal
-    passes are ``passes`` and whose run with only those passes is ``run``."""
+    passes are ``passes`` and whose run with only those passes is ``run``; the footprint,
+    where the symptom's key has one, is the breaking pass's alone
+    (:func:`breaking_footprint`, runs through ``sandbox``)."""
     target = get_target(case.target)
     breaking, enabling = breaking_and_enabling(passes)
-    arts = run.artifacts
-    footprint = footprint_of(arts.model, arts.optimized) if arts is not None else None
+    footprint = breaking_footprint(sandbox, case, passes, run) \
+        if symptom(finding.symptom).footprint else None
     key = root_cause_key(case.target, breaking, finding, footprint,
                          target.anchors().get(breaking, ()))
     return key, breaking, enabling
@@ -144,21 +171,22 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                  else localize(sandbox, case, result, finding))
     passes = where.passes if where is not None else None
     run = where.result if where is not None and where.result is not None else result
-    prelim, _, _ = key_of(case, finding, passes, run)
+    prelim, _, _ = key_of(sandbox, case, finding, passes, run)
+    first_wave = finding_signature(case, result, finding, passes, run)
     known = roots.get(prelim) or find_root_cause(store, finding.symptom, prelim)
     if known is not None and store.exists(known):
         store.add_hit(known)
         roots.remember(prelim, known)
-        return Handled("hit", known)
+        return Handled("hit", known, signature=first_wave)
     if not deterministic(sandbox, case, result):
-        return Handled("nondeterministic")
+        return Handled("nondeterministic", signature=first_wave)
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
                        relocalize=policy.localize)
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds)
-    key, breaking, enabling = key_of(case, minimal.finding, minimal.passes, minimal.run)
+    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run)
     known = find_root_cause(store, finding.symptom, key)
     if known is not None:
         arts = minimal.run.artifacts
@@ -166,7 +194,7 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
             if arts is not None else {".onnx": minimal.case.model_bytes}
         store.add_variant(known, files, policy.max_variants, utc_now())
         roots.remember(prelim, known)
-        return Handled("merged", known)
+        return Handled("merged", known, signature=first_wave)
     bid = root_cause_id(finding.symptom, key)
     extra: dict[str, Any] = {"root_cause": key, "breaking_pass": breaking,
                              "enabling_passes": enabling, "trigger": trigger}
@@ -177,17 +205,20 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                       result.source, target_version, minimal.passes,
                       node_count(result.artifacts.model), node_count(minimal.case.model_bytes),
                       extra)
-    files = bundle_files(meta, result.artifacts, _minimized(minimal), sandbox.timeout)
+    observed = Observation.of_result(minimal.run, f"{case.target} {target_version}")
+    files = bundle_files(meta, result.artifacts, _minimized(minimal), sandbox.timeout,
+                         observed)
     if policy.verify:
         ok, tail = reproduces(sandbox, files, sandbox.timeout)
         if not ok:
-            return Handled("unconfirmed", name=f"repro.py did not reproduce: {tail}")
+            return Handled("unconfirmed", name=f"repro.py did not reproduce: {tail}",
+                           signature=first_wave)
         meta.verified = {"repro": "reproduces in a fresh process", "deterministic": True,
                          "documented": None}
         files["meta.json"] = dump_json(meta.to_json())
     created = store.create(bid, files, on_exists=hit)
     roots.remember(prelim, bid)
-    return Handled("new" if created else "hit", bid)
+    return Handled("new" if created else "hit", bid, signature=first_wave)
 
 
 def _minimized(minimal: Minimal) -> Minimized | None:
@@ -230,9 +261,11 @@ def build_meta(bid: str, signature: str, finding: Finding, case: TestCase, sourc
 
 
 def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | None,
-                 timeout: float) -> dict[str, bytes]:
+                 timeout: float, observed: Observation | None = None) -> dict[str, bytes]:
     """Every file of a bundle: model/original/optimized .onnx, .npz feeds and outputs,
-    repro.py, report.md and meta.json."""
+    repro.py, report.md (with model.onnx inline as ONNX text, and "Actual" worded from
+    ``observed``, the run of model.onnx with the minimal passes, where given) and
+    meta.json."""
     use = minimized or Minimized(original.model, original.feeds, original.optimized,
                                  original.expected, original.actual)
     repro = render_repro(timeout=timeout, **repro_context(meta))
@@ -241,7 +274,8 @@ def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | N
         "original.onnx": original.model,
         "inputs.npz": npz_bytes(use.feeds),
         "repro.py": repro.encode(),
-        "report.md": render_issue_draft(meta, repro).encode(),
+        "report.md": render_issue_draft(meta, repro, observed=observed,
+                                        model=use.model).encode(),
     }
     if use.optimized is not None:
         files["optimized.onnx"] = use.optimized

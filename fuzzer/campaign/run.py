@@ -272,7 +272,8 @@ class _Campaign:
 
     def _report(self, handled: Handled, message: str) -> None:
         with self._lock:
-            self.stats.handled(handled.status, handled.bundle_id, handled.name, message)
+            self.stats.handled(handled.status, handled.bundle_id, handled.name, message,
+                               handled.signature)
 
     def _panel(self) -> Any:
         return render(self.stats, self.settings.seconds, self.run_cases,

@@ -3,6 +3,7 @@ and per motif, and a timeline; saved as campaign.json for resume and reports."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -35,7 +36,10 @@ class CampaignStats:
 
     ``last_run`` holds the cases of the latest run and the seconds its case loop took
     (without finishing queued findings and writing summary.html): its throughput.
-    ``settings`` is the campaign's settings record
+    ``signatures`` holds a short hash of each distinct first-wave signature of the findings
+    that were localized (:attr:`fuzzer.campaign.record.Handled.signature`): how many
+    buckets the first-wave key would have made of the same findings, beside the root causes
+    (``bundles_new``). ``settings`` is the campaign's settings record
     (:meth:`fuzzer.campaign.settings.CampaignSettings.record`); None in a campaign.json
     written before it held one.
     """
@@ -59,6 +63,7 @@ class CampaignStats:
     merged: int = 0
     documented: Counter = field(default_factory=Counter)
     dropped: Counter = field(default_factory=Counter)
+    signatures: set[str] = field(default_factory=set)
     newest: str = ""
     timeline: list[dict[str, Any]] = field(default_factory=list)
     last_run: dict[str, Any] = field(default_factory=dict)
@@ -87,8 +92,12 @@ class CampaignStats:
             self.findings[result.findings[0].symptom] += 1
             self.findings_per_pass.update(passes)
 
-    def handled(self, status: str, bundle_id: str | None, name: str, message: str) -> None:
-        """Count what became of a finding (:class:`fuzzer.campaign.record.Handled`)."""
+    def handled(self, status: str, bundle_id: str | None, name: str, message: str,
+                signature: str = "") -> None:
+        """Count what became of a finding (:class:`fuzzer.campaign.record.Handled`);
+        ``signature`` is its first-wave signature ("" where it was not localized)."""
+        if signature:
+            self.signatures.add(hashlib.sha256(signature.encode()).hexdigest()[:12])
         if status == "new":
             self.bundles_new += 1
             self.newest = f"{bundle_id}: {message[:80]}"
@@ -107,7 +116,8 @@ class CampaignStats:
             self._last_point = now
             self.timeline.append({"t": round(now, 1), "cases": self.cases,
                                   "findings": sum(self.findings.values()),
-                                  "bundles": self.bundles_new})
+                                  "bundles": self.bundles_new,
+                                  "signatures": len(self.signatures)})
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able state (campaign.json)."""
@@ -119,7 +129,8 @@ class CampaignStats:
             "unusable_models": self.unusable_models, "findings": dict(self.findings),
             "bundles_new": self.bundles_new, "hits": self.hits, "merged": self.merged,
             "documented": dict(self.documented), "dropped": dict(self.dropped),
-            "per_pass": dict(self.per_pass), "per_motif": dict(self.per_motif),
+            "signatures": sorted(self.signatures), "per_pass": dict(self.per_pass),
+            "per_motif": dict(self.per_motif),
             "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
             "last_run": self.last_run, **({"settings": self.settings} if self.settings else {}),
         }
@@ -167,6 +178,7 @@ class CampaignStats:
                     merged=data.get("merged", 0))
         stats.documented.update(data.get("documented", {}))
         stats.dropped.update(data.get("dropped", {}))
+        stats.signatures.update(str(s) for s in data.get("signatures", []))
         stats.unusable_reasons.update(data.get("unusable_reasons", {}))
         stats.unusable_models.update(data.get("unusable_models", {}))
         stats.findings.update(data.get("findings", {}))

@@ -46,6 +46,8 @@ def totals_rows(stats: dict[str, Any]) -> list[list[Any]]:
         ["usable cases", stats.get("usable", 0)], ["unusable seeds", stats.get("unusable", 0)],
         ["findings", sum(stats.get("findings", {}).values())],
         ["root causes (new bundles)", stats.get("bundles_new", 0)],
+        ["distinct first-wave signatures of the same findings",
+         len(stats.get("signatures") or [])],
         ["hits on known bundles", stats.get("hits", 0)],
         ["documented behaviour (not bundled)", sum((stats.get("documented") or {}).values())],
     ]
@@ -54,13 +56,18 @@ def totals_rows(stats: dict[str, Any]) -> list[list[Any]]:
 def timeline_charts(timeline: list[dict[str, Any]]) -> list[str]:
     """Findings, root causes and throughput over time, three SVGs (each count on its own
     axis), from campaign.json's timeline (points ``{"t": s, "cases": n, "findings": n,
-    "bundles": n}``, ``bundles`` being the new bundles: root causes); none for < 2 points."""
+    "bundles": n, "signatures": n}``, ``bundles`` being the new bundles: root causes, drawn
+    beside the distinct first-wave signatures where the points have them); none for < 2
+    points."""
     if len(timeline) < 2:
         return []
     minutes = [p["t"] / 60 for p in timeline]
     found = line_chart(minutes, {"findings": [p["findings"] for p in timeline]},
                        "campaign time (min)", "findings", "Findings over time")
-    roots = line_chart(minutes, {"root causes": [p.get("bundles", 0) for p in timeline]},
+    series = {"root causes": [p.get("bundles", 0) for p in timeline]}
+    if any("signatures" in p for p in timeline):
+        series["first-wave signatures"] = [p.get("signatures", 0) for p in timeline]
+    roots = line_chart(minutes, series,
                        "campaign time (min)", "root causes (bundles)",
                        "Root causes over time")
     rates = [0.0] + [

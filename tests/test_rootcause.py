@@ -65,3 +65,54 @@ def test_crash_keys_ignore_the_footprint():
     crash = Finding("optimizer-error", "optimize", "RuntimeError: shape mismatch at node 'n1'")
     again = Finding("optimizer-error", "optimize", "RuntimeError: shape mismatch at node 'n9'")
     assert root_cause_key("t", "p", crash, "-A") == root_cause_key("t", "p", again, "+B")
+
+
+def test_invalid_models_key_on_the_rule_broken_not_the_node_that_tripped():
+    """The same broken Reshape rewrite fails shape inference at whichever node follows it;
+    a different rule (SSA) is a different class."""
+    from oracles.validity import error_class
+
+    relu = ("InferenceError: [ShapeInferenceError] Inference error(s): (op_type:Relu, node "
+            "name: n15): [ShapeInferenceError] Inferred shape and existing shape differ in "
+            "dimension 0: (2) vs (1)")
+    floor = ("InferenceError: [ShapeInferenceError] Inference error(s): (op_type:Floor): "
+             "[ShapeInferenceError] Inferred shape and existing shape differ in rank: (0) vs (1)")
+    ssa = ("ValidationError: Graph must be in single static assignment (SSA) form, however "
+           "'19' has been used as output names multiple times.")
+    assert error_class(relu) == error_class(floor) == "InferenceError: ShapeInferenceError"
+    assert error_class(ssa) == \
+        "ValidationError: Graph must be in single static assignment (SSA) form"
+    keys = {root_cause_key("t", "p", Finding("invalid-model", "validate", m,
+                                             {"error_class": error_class(m)}), "-Reshape")
+            for m in (relu, floor)}
+    assert len(keys) == 1
+
+
+def test_a_dropped_control_flow_node_is_the_footprint_not_its_branch_contents():
+    def if_model(branch_ops: list[str]):
+        branch = _model(branch_ops).graph
+        branch.ClearField("input")
+        cond = helper.make_node("Constant", [], ["c"], value=helper.make_tensor(
+            "v", TensorProto.BOOL, [], [True]))
+        node = helper.make_node("If", ["c"], [branch.output[0].name], then_branch=branch,
+                                else_branch=branch)
+        graph = helper.make_graph([cond, node], "g", [helper.make_tensor_value_info(
+            "x", TensorProto.FLOAT, [2])], [branch.output[0]])
+        return helper.make_model(graph)
+
+    inlined = _model(["Relu"])
+    assert op_footprint(if_model(["Relu"]), inlined) == "-If"
+    assert op_footprint(if_model(["Sigmoid", "Tanh"]), _model(["Sigmoid", "Tanh"])) == "-If"
+
+
+def test_onnxruntime_node_context_is_not_part_of_the_site():
+    def message(op: str, types: str) -> str:
+        return (f'InvalidGraph: [ONNXRuntimeError] : 10 : INVALID_GRAPH : This is an invalid '
+                f'model. In Node, ("", {op}, "", -1) : ({types}) -> ("t13": tensor(float),) '
+                ", Error Graph must be in single static assignment (SSA) form, however '18' "
+                "has been used as output names multiple times.")
+
+    loop = message("Loop", '"2": tensor(int64),"t8": tensor(bool),')
+    branch = message("If", '"t9": tensor(bool),')
+    assert message_core(loop) == message_core(branch)
+    assert "single static assignment" in message_core(loop)

@@ -48,11 +48,18 @@ def _op_types() -> frozenset[str]:
     return frozenset(s.name for s in onnx.defs.get_all_schemas_with_history())
 
 
+#: Where a message names the node it failed at (onnxruntime's ``In Node, ("", If, "", -1)
+#: : ("t9": tensor(bool),) -> ("t13": tensor(float),) , Error ...``): the node is the model's,
+#: the error after it is the site.
+_NODE_CONTEXT = re.compile(r"In Node, \(.*?\) : \(.*?\) -> \(.*?\) ,\s*")
+
+
 def message_core(message: str, keep_ops: Iterable[str] = ()) -> str:
-    """The crash site of ``message``: :func:`normalize_message`, then every op type name
-    other than ``keep_ops`` (the breaking pass's anchors) replaced by ``<op>``."""
+    """The crash site of ``message``: the node context onnxruntime prints removed
+    (:data:`_NODE_CONTEXT`), :func:`normalize_message`, then every op type name other than
+    ``keep_ops`` (the breaking pass's anchors) replaced by ``<op>``."""
     keep = set(keep_ops)
-    text = normalize_message(message)
+    text = normalize_message(_NODE_CONTEXT.sub("In Node <node>: ", message))
 
     def op(match: re.Match[str]) -> str:
         word = match.group(0)
@@ -64,8 +71,11 @@ def message_core(message: str, keep_ops: Iterable[str] = ()) -> str:
 def op_footprint(original: Any, optimized: Any) -> str:
     """``-A-B+C``: op types (main graph and subgraphs) of which ``optimized`` has fewer
     (``-``) or more (``+``) nodes than ``original``, sorted; ``""`` when the multisets agree.
+    Where a node that holds subgraphs (If, Loop, Scan) went away, only such op types are
+    kept: the ops of the branch it inlined or dropped belong to the model, not to the
+    rewrite (an If on a constant condition is one rewrite whatever its branches hold).
     Arguments are ``onnx.ModelProto``."""
-    from fuzzer.modelio.graphs import iter_graphs
+    from fuzzer.modelio.graphs import iter_graphs, subgraphs
 
     def count(model: Any) -> Counter[str]:
         return Counter(n.op_type for g in iter_graphs(model.graph) for n in g.node)
@@ -73,6 +83,10 @@ def op_footprint(original: Any, optimized: Any) -> str:
     before, after = count(original), count(optimized)
     removed = sorted(t for t in before if before[t] > after[t])
     added = sorted(t for t in after if after[t] > before[t])
+    holders = {n.op_type for g in iter_graphs(original.graph) for n in g.node if subgraphs(n)}
+    if holders.intersection(removed):
+        removed = [t for t in removed if t in holders]
+        added = [t for t in added if t in holders]
     return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.findings.signature import normalize_message, same_finding
+from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.search import localize
 from fuzzer.reduce import reduce_finding
 from fuzzer.reduce.minimized import Minimized
@@ -49,8 +49,8 @@ class Minimal:
 
 
 def _matching(result: CaseResult, finding: Finding) -> Finding | None:
-    wanted = normalize_message(finding.message)
-    return next((f for f in result.findings if same_finding(f, finding.symptom, wanted)), None)
+    wanted = FindingCore.of(finding)
+    return next((f for f in result.findings if wanted.matches(f)), None)
 
 
 def run_with_passes(sandbox: Any, case: TestCase, passes: list[str] | None) -> CaseResult:
@@ -128,7 +128,7 @@ def probe(sandbox: Any, minimal: Minimal, seconds: float) -> tuple[str | None, M
     config = minimal.case.config if minimal.passes is None else \
         get_target(minimal.case.target).with_passes(minimal.case.config, minimal.passes)
     check = SignatureCheck(sandbox, minimal.case.with_config(config), minimal.finding.symptom,
-                           minimal.finding.message, Budget(seconds))
+                           minimal.finding.message, Budget(seconds), minimal.finding.detail)
 
     def convert(data: bytes, opset: int) -> bytes | None:
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from oracles.base import Finding
 
@@ -74,6 +75,52 @@ def signature_core(signature: str) -> str:
 def same_finding(finding: Finding, symptom: str, normalized: str) -> bool:
     """Whether ``finding`` has ``symptom`` and a message that normalizes to ``normalized``."""
     return finding.symptom == symptom and normalize_message(finding.message) == normalized
+
+
+@dataclass(frozen=True)
+class FindingCore:
+    """What localization and reduction keep fixed while they change the pass list or the
+    model: the symptom and, where the symptom's record names a key detail
+    (``Symptom.key_detail``: the rule an invalid model breaks, the kind of output mismatch)
+    and the finding has it, that detail; else the normalized message. It is the part of
+    the root-cause key that a run can show, so a reduction stays inside its bucket
+    (Igor, CCS'21: a reducer must keep the bucket key, or it drifts to another bug) while
+    free to change what the message merely names (the node that shape inference tripped
+    over).
+
+    Attributes:
+        symptom: the symptom name.
+        core: the key detail's value, or the normalized message.
+        detail: the key detail's field name, or None where ``core`` is the message.
+    """
+
+    symptom: str
+    core: str
+    detail: str | None = None
+
+    @classmethod
+    def of(cls, finding: Finding) -> FindingCore:
+        """The core of ``finding``."""
+        return cls.of_parts(finding.symptom, finding.message, finding.detail)
+
+    @classmethod
+    def of_parts(cls, symptom_name: str, message: str,
+                 detail: dict | None = None) -> FindingCore:
+        """The core of a finding given by its parts (``detail`` None: by its message)."""
+        from oracles import symptom
+
+        field = symptom(symptom_name).key_detail
+        if field is not None and detail and field in detail:
+            return cls(symptom_name, str(detail[field]), field)
+        return cls(symptom_name, normalize_message(message))
+
+    def matches(self, finding: Finding) -> bool:
+        """Whether ``finding`` has this symptom and core."""
+        if finding.symptom != self.symptom:
+            return False
+        if self.detail is not None:
+            return str(finding.detail.get(self.detail)) == self.core
+        return normalize_message(finding.message) == self.core
 
 
 def bundle_id(symptom: str, signature: str) -> str:

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.findings.signature import normalize_message
+from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.search import Localization, Prober, localize
 from oracles.base import Finding
 
 
 class LocalizationMemo:
     """Localizations already made in a campaign, keyed by what a finding looks like before
-    localization: target, configured pass list, fixed_point, symptom, normalized message.
+    localization: target, configured pass list, fixed_point, and the finding's core
+    (:class:`fuzzer.findings.signature.FindingCore`).
 
     A finding seen again with the same key costs one confirming run (the remembered
     responsible passes alone, which also gives the run the signature's graph hash is taken
@@ -27,8 +28,7 @@ class LocalizationMemo:
     def key(case: TestCase, finding: Finding) -> tuple:
         """The memo key of ``finding`` in ``case``."""
         return (case.target, tuple(case.config.get("passes") or ()),
-                bool(case.config.get("fixed_point", False)), finding.symptom,
-                normalize_message(finding.message))
+                bool(case.config.get("fixed_point", False)), FindingCore.of(finding))
 
     def localize(self, sandbox: Any, case: TestCase, result: CaseResult,
                  finding: Finding) -> Localization:

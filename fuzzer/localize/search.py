@@ -1,9 +1,9 @@
 """Localization: the minimal pass subsequence of a configuration that still shows a finding.
 
 "Shows the finding" means: a run of the case with that pass list (same model, feeds,
-target and ``fixed_point`` setting) has a finding with the same symptom and the same
-normalized message (:func:`fuzzer.findings.signature.same_finding`). Every optimizer run
-goes through
+target and ``fixed_point`` setting) has a finding with the same symptom and core
+(:class:`fuzzer.findings.signature.FindingCore`: the symptom's key detail, such as the rule
+an invalid model breaks, else the normalized message). Every optimizer run goes through
 the sandbox's workers and is counted in :attr:`Localization.runs`; results are cached, so no
 pass list is run twice.
 
@@ -38,7 +38,7 @@ from typing import Any
 
 from fuzzer.delta.ddmin import bisect_single, ddmin
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.findings.signature import normalize_message, same_finding
+from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.hints import Anchors, changed_anchor_passes, mentioned, plausible
 from fuzzer.modelio.graphs import op_types
 from oracles.base import Finding
@@ -97,7 +97,7 @@ class Prober:
 
         self.sandbox, self.case, self.fixed_point = sandbox, case, fixed_point
         self.target = get_target(case.target)
-        self.symptom, self.normalized = finding.symptom, normalize_message(finding.message)
+        self.wanted = FindingCore.of(finding)
         self.cache: dict[tuple[tuple[str, ...], bool], CaseResult] = {}
         self.runs, self.max_runs = 0, max_runs
         self.best: tuple[str, ...] | None = None
@@ -109,8 +109,9 @@ class Prober:
         return self.case.with_config(config)
 
     def reproduces(self, result: CaseResult) -> bool:
-        """Whether ``result`` has a finding with the wanted symptom and normalized message."""
-        return any(same_finding(f, self.symptom, self.normalized) for f in result.findings)
+        """Whether ``result`` has a finding with the wanted symptom and core
+        (:class:`fuzzer.findings.signature.FindingCore`)."""
+        return any(self.wanted.matches(f) for f in result.findings)
 
     def test_many(self, lists: Sequence[tuple[str, ...]],
                   fixed_point: bool | None = None) -> list[bool]:

@@ -60,7 +60,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     configs = [c for c in (restricted_config(case, passes), case.config) if c is not None]
     for config in configs:
         check = SignatureCheck(sandbox, case.with_config(config), finding.symptom,
-                               finding.message, budget)
+                               finding.message, budget, finding.detail)
         try:
             reduction = reduce_model(model, arts.feeds, check, recorded,
                                      partial(record_sandboxed, sandbox))
@@ -92,6 +92,7 @@ def _reproduces(sandbox: Any, case: TestCase, finding: Finding, budget: Any,
     from fuzzer.reduce.signature_check import SignatureCheck
 
     try:
-        return SignatureCheck(sandbox, case, finding.symptom, finding.message, budget)(built)
+        return SignatureCheck(sandbox, case, finding.symptom, finding.message, budget,
+                              finding.detail)(built)
     except OutOfTime:
         return False

@@ -1,13 +1,14 @@
 """The predicate of campaigns and of ``optfuzz reduce MODEL|BUNDLE``: the candidate, run
 through optfuzz's sandbox with the finding's target configuration, still shows the primary
-finding's symptom with the same normalized message (so its signature is the same)."""
+finding's symptom with the same core (:class:`fuzzer.findings.signature.FindingCore`: the
+key detail where the symptom has one, else the normalized message)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.findings.signature import normalize_message
+from fuzzer.findings.signature import FindingCore
 from fuzzer.reduce.candidate import Built
 from fuzzer.reduce.predicate import Budget, Predicate, assume_valid
 
@@ -20,8 +21,11 @@ class SignatureCheck(Predicate):
             workers).
         case: the failing TestCase (its target and config are reused).
         symptom: the primary finding's symptom.
-        message: the primary finding's message (compared after normalize_message).
+        message: the primary finding's message.
         budget: the reduction's time budget.
+        detail: the primary finding's detail; with it, the finding's core
+            (:class:`fuzzer.findings.signature.FindingCore`) is compared, else the
+            normalized message.
 
     Attributes:
         results: ``{fingerprint: CaseResult}`` of every candidate that reproduced, for the
@@ -29,21 +33,18 @@ class SignatureCheck(Predicate):
     """
 
     def __init__(self, sandbox: Any, case: TestCase, symptom: str, message: str,
-                 budget: Budget) -> None:
+                 budget: Budget, detail: dict | None = None) -> None:
         super().__init__(budget, assume_valid)  # candidates run with require_valid=True
         self.sandbox = sandbox
         self.case = case
-        self.symptom = symptom
-        self.message = normalize_message(message)
+        self.wanted = FindingCore.of_parts(symptom, message, detail)
         self.results: dict[str, CaseResult] = {}
 
     def matches(self, result: CaseResult) -> bool:
-        """Whether ``result``'s primary finding has the wanted symptom and message."""
+        """Whether ``result``'s primary finding has the wanted symptom and core."""
         if result.unusable or not result.findings:
             return False
-        first = result.findings[0]
-        return first.symptom == self.symptom and normalize_message(first.message) == \
-            self.message
+        return self.wanted.matches(result.findings[0])
 
     def run(self, built: Built, key: str) -> bool:
         candidate = self.case.with_model(built.model.SerializeToString(), feeds=built.feeds,

@@ -116,3 +116,29 @@ def test_onnxruntime_node_context_is_not_part_of_the_site():
     branch = message("If", '"t9": tensor(bool),')
     assert message_core(loop) == message_core(branch)
     assert "single static assignment" in message_core(loop)
+
+
+def test_localization_and_reduction_keep_the_finding_core_not_the_message():
+    """An invalid model that fails inference at another node is the same finding; one that
+    breaks another rule is not; symptoms without a key detail compare messages."""
+    from fuzzer.findings.signature import FindingCore
+    from oracles.validity import error_class
+
+    def invalid(message: str) -> Finding:
+        return Finding("invalid-model", "validate", message,
+                       {"error_class": error_class(message)})
+
+    relu = invalid("InferenceError: [ShapeInferenceError] (op_type:Relu): [ShapeInferenceError]"
+                   " Inferred shape and existing shape differ in rank: (0) vs (3)")
+    floor = invalid("InferenceError: [ShapeInferenceError] (op_type:Floor, node name: n2): "
+                    "[ShapeInferenceError] Inferred shape and existing shape differ in "
+                    "dimension 0: (2) vs (1)")
+    ssa = invalid("ValidationError: Graph must be in single static assignment (SSA) form, "
+                  "however '19' has been used as output names multiple times.")
+    core = FindingCore.of(relu)
+    assert core.matches(floor) and not core.matches(ssa)
+    crash = Finding("optimizer-error", "optimize", "RuntimeError: pass.h:250: failed for 'a'")
+    assert FindingCore.of(crash).matches(
+        Finding("optimizer-error", "optimize", "RuntimeError: pass.h:250: failed for 'b'"))
+    assert not FindingCore.of(crash).matches(
+        Finding("optimizer-error", "optimize", "RuntimeError: pass.h:260: failed for 'a'"))

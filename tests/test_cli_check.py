@@ -123,3 +123,21 @@ def test_every_command_accepts_the_same_pass_names(chain_file, tmp_path):
         .returncode == 0
     assert_one_line_error(optfuzz("fuzz", "--target", "fake", "--passes", "nop-3,bogus",
                                   "--max-cases", "1", "--out", str(tmp_path / "c")))
+
+
+def test_the_pass_that_first_damaged_the_model_is_the_breaking_pass(chain_file, tmp_path):
+    """``twin`` leaves an invalid model, ``expose-twin`` then crashes on it: the crash needs
+    both, and the bundle blames ``twin``, with ``expose-twin`` enabling (after it)."""
+    import json
+
+    out = tmp_path / "crashes"
+    proc = optfuzz("check", str(chain_file), "--target", "fake", "--passes",
+                   "twin,expose-twin", "--save", str(out))
+    assert proc.returncode == 1, proc.stderr
+    (bundle,) = [p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["symptom"] == "optimizer-error"
+    assert meta["responsible_passes"] == ["twin", "expose-twin"]
+    assert (meta["breaking_pass"], meta["enabling_passes"]) == ("twin", ["expose-twin"])
+    assert "|twin|optimizer-error|" in meta["root_cause"]
+    assert "run after it" in (bundle / "report.md").read_text()

@@ -106,38 +106,54 @@ def primary_finding(result: CaseResult) -> Finding | None:
     return result.findings[0] if result.findings else None
 
 
-def breaking_footprint(sandbox: Sandbox, case: TestCase, passes: list[str] | None,
-                       run: CaseResult) -> str | None:
-    """The op footprint (:func:`fuzzer.findings.rootcause.op_footprint`) of the breaking
-    pass alone: the optimized model of ``run`` (the run with only the minimal ``passes``)
-    against the output of the enabling passes alone on the same model (one more run where
-    there are enablers; the model itself where there are none or they fail). None where
-    ``run`` kept no models."""
+def blame(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] | None,
+          run: CaseResult) -> tuple[str, list[str], str | None]:
+    """``(breaking pass, enabling passes, footprint)`` of ``finding``, whose minimal pass
+    subsequence is ``passes`` and whose run with only those passes is ``run``.
+
+    The breaking pass is the one that first damaged the model: every proper prefix of
+    ``passes`` runs (shortest first) on the model of ``run``, and the first whose run shows
+    a finding that is not documented behaviour ends with the breaking pass; the passes after
+    it only turned one damage into another (a pass that trips over the duplicate names an
+    earlier fusion left). Where no prefix shows damage, the last pass breaks (the others
+    prepared the graph for it). The enabling passes are the rest of ``passes``. The
+    footprint (where the symptom's key has one; else None) is the breaking pass's alone:
+    the model after the prefix ending with it against the model after the prefix before it
+    (:func:`fuzzer.findings.rootcause.op_footprint`). Prefixes run only for symptoms whose
+    candidates may run (not for hangs); each costs one sandbox run.
+    """
+    breaking, enabling = breaking_and_enabling(passes)
+    record = symptom(finding.symptom)
     arts = run.artifacts
     if arts is None:
-        return None
-    _, enabling = breaking_and_enabling(passes)
-    before = arts.model
-    if enabling:
-        prepared = run_with_passes(sandbox, case.with_model(arts.model, feeds=arts.feeds,
-                                                            input_shapes=None), enabling)
-        if prepared.artifacts is not None and prepared.artifacts.optimized is not None:
-            before = prepared.artifacts.optimized
-    return footprint_of(before, arts.optimized)
+        return breaking, enabling, None
+    if not passes or len(passes) == 1 or not record.reducible:
+        footprint = footprint_of(arts.model, arts.optimized) if record.footprint else None
+        return breaking, enabling, footprint
+    target = get_target(case.target)
+    base = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
+    after = [arts.model]  # the model after each prefix, the empty one first
+    for length in range(1, len(passes)):
+        prefix = passes[:length]
+        prepared = run_with_passes(sandbox, base, prefix)
+        made = prepared.artifacts.optimized if prepared.artifacts is not None else None
+        after.append(made if made is not None else after[-1])
+        config = target.with_passes(case.config, prefix)
+        if any(target.documented(f, config) is None for f in prepared.findings):
+            footprint = footprint_of(after[-2], after[-1]) if record.footprint else None
+            return passes[length - 1], passes[:length - 1] + passes[length:], footprint
+    footprint = footprint_of(after[-1], arts.optimized) if record.footprint else None
+    return breaking, enabling, footprint
 
 
 def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] | None,
            run: CaseResult) -> tuple[str, str, list[str]]:
     """``(root-cause key, breaking pass, enabling passes)`` of ``finding`` whose minimal
-    passes are ``passes`` and whose run with only those passes is ``run``; the footprint,
-    where the symptom's key has one, is the breaking pass's alone
-    (:func:`breaking_footprint`, runs through ``sandbox``)."""
-    target = get_target(case.target)
-    breaking, enabling = breaking_and_enabling(passes)
-    footprint = breaking_footprint(sandbox, case, passes, run) \
-        if symptom(finding.symptom).footprint else None
+    passes are ``passes`` and whose run with only those passes is ``run``; the breaking
+    pass and its footprint come from :func:`blame` (runs through ``sandbox``)."""
+    breaking, enabling, footprint = blame(sandbox, case, finding, passes, run)
     key = root_cause_key(case.target, breaking, finding, footprint,
-                         target.anchors().get(breaking, ()))
+                         get_target(case.target).anchors().get(breaking, ()))
     return key, breaking, enabling
 
 
@@ -183,6 +199,11 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
                        relocalize=policy.localize)
+    target = get_target(case.target)
+    documented = target.documented(minimal.finding, case.config if minimal.passes is None
+                                   else target.with_passes(case.config, minimal.passes))
+    if documented is not None:  # only the documented part of the growth survived reduction
+        return Handled("documented", name=documented.name, signature=first_wave)
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds)

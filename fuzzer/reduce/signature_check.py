@@ -11,6 +11,7 @@ from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.signature import FindingCore
 from fuzzer.reduce.candidate import Built
 from fuzzer.reduce.predicate import Budget, Predicate, assume_valid
+from fuzzer.targets import get_target
 
 
 class SignatureCheck(Predicate):
@@ -38,13 +39,18 @@ class SignatureCheck(Predicate):
         self.sandbox = sandbox
         self.case = case
         self.wanted = FindingCore.of_parts(symptom, message, detail)
+        self.target = get_target(case.target)
         self.results: dict[str, CaseResult] = {}
 
     def matches(self, result: CaseResult) -> bool:
-        """Whether ``result``'s primary finding has the wanted symptom and core."""
+        """Whether ``result``'s primary finding has the wanted symptom and core and is no
+        behaviour the target documents (a reduction must not drift from a bug to, say, a
+        documented expansion that shows the same symptom)."""
         if result.unusable or not result.findings:
             return False
-        return self.wanted.matches(result.findings[0])
+        first = result.findings[0]
+        return self.wanted.matches(first) and \
+            self.target.documented(first, self.case.config) is None
 
     def run(self, built: Built, key: str) -> bool:
         candidate = self.case.with_model(built.model.SerializeToString(), feeds=built.feeds,

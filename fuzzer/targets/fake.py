@@ -33,6 +33,11 @@ pass               effect on the model
                    elimination: documented behaviour ``fake-dead-ends``)
 ``bump-ir``        raises the IR version by one below 10 (``metadata-change``: documented
                    behaviour ``fake-ir-upgrade``)
+``twin``           gives the first node a second output named like the last node's output
+                   (``invalid-model``: two producers of one tensor)
+``expose-twin``    raises ``fake/expose.cc:12`` where a tensor has two producers: alone it
+                   never fails, after ``twin`` it turns twin's damage into a crash (the
+                   breaking pass is ``twin``, ``expose-twin`` only exposes it)
 =================  ==========================================================================
 
 Campaigns draw one to three passes of the pool in random order, so localization has lists
@@ -181,6 +186,17 @@ def _hog(graph: Any) -> None:
 
 
 #: pass name -> what it does to the graph (in place); ``clean`` and ``nop-*`` do nothing.
+def _twin(graph: Any) -> None:
+    if len(graph.node) >= 2 and graph.node[-1].output:
+        graph.node[0].output.append(graph.node[-1].output[0])
+
+
+def _expose_twin(graph: Any) -> None:
+    produced = [out for node in graph.node for out in node.output if out]
+    if len(produced) != len(set(produced)):
+        raise RuntimeError("fake/expose.cc:12: tensor produced twice")
+
+
 PASSES: dict[str, Callable[[Any], None]] = {
     "clean": lambda graph: None,
     "raise": _raise,
@@ -203,6 +219,8 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "bad-neg": _bad_neg,
     "leave-dead": _leave_dead,
     "bump-ir": lambda graph: None,  # a model-level change: see FakeTarget.optimize
+    "twin": _twin,
+    "expose-twin": _expose_twin,
 }
 BUGS = tuple(name for name in PASSES if name != "clean")
 

@@ -109,3 +109,28 @@ def test_reduce_bundle_replaces_model_and_keeps_original(tmp_path: Path,
     repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
                            text=True, timeout=120)
     assert repro.returncode == 1, repro.stdout + repro.stderr
+
+
+def test_a_name_collision_with_the_value_counter_shrinks_to_one_node(tmp_path: Path) -> None:
+    """``counter-clash`` fails where a tensor is named like the graph's value count (as an
+    optimizer numbering its temporaries from onnx IR's counter does). Each deleted node moves
+    the count, so the reducer must move the name with it to get below the found size."""
+    from tests.conftest import unary_chain_model
+
+    model = unary_chain_model(("Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu"))
+    count = 1 + len(model.graph.node)  # the input and one output per node
+    model.graph.node[4].output[0] = str(count)
+    model.graph.node[5].input[0] = str(count)
+    path = tmp_path / "clash.onnx"
+    onnx.save(model, path)
+    crashes = tmp_path / "crashes"
+    proc = optfuzz("check", str(path), "--target", "fake", "--passes", "counter-clash",
+                   "--save", str(crashes))
+    assert proc.returncode == 1, proc.stderr
+    (bundle,) = [p for p in crashes.iterdir() if (p / "meta.json").is_file()]
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["symptom"] == "optimizer-error"
+    assert meta["nodes"] == {"original": 8, "minimized": 1}
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
+                           text=True, timeout=120)
+    assert repro.returncode == 1, repro.stdout + repro.stderr

@@ -54,7 +54,11 @@ class Context:
     def try_cut(self, nodes: list[Any], outputs: list[str]) -> State | None:
         """The state for ``(nodes, outputs)`` if it builds and still fails, else None."""
         built = self.builder.build(nodes, outputs)
-        if built is None or not self.predicate(built):
+        return None if built is None else self.try_built(built)
+
+    def try_built(self, built: Built) -> State | None:
+        """The state of candidate ``built`` if it still fails, else None."""
+        if not self.predicate(built):
             return None
         graph = built.model.graph
         state = State(list(graph.node), [o.name for o in graph.output], built)

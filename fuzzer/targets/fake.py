@@ -35,6 +35,9 @@ pass               effect on the model
                    behaviour ``fake-ir-upgrade``)
 ``twin``           gives the first node a second output named like the last node's output
                    (``invalid-model``: two producers of one tensor)
+``counter-clash``  raises ``fake/counter.cc:7`` where a tensor is named like the number of
+                   the graph's values (inputs, initializers, node outputs): the name an
+                   optimizer numbering its temporaries from onnx IR's value counter makes
 ``expose-twin``    raises ``fake/expose.cc:12`` where a tensor has two producers: alone it
                    never fails, after ``twin`` it turns twin's damage into a crash (the
                    breaking pass is ``twin``, ``expose-twin`` only exposes it)
@@ -191,6 +194,16 @@ def _twin(graph: Any) -> None:
         graph.node[0].output.append(graph.node[-1].output[0])
 
 
+def _counter_clash(graph: Any) -> None:
+    inputs = {i.name for i in graph.input}
+    count = len(inputs) + sum(t.name not in inputs for t in graph.initializer) + \
+        sum(len(node.output) for node in graph.node)
+    names = inputs | {t.name for t in graph.initializer} | \
+        {out for node in graph.node for out in node.output}
+    if str(count) in names:
+        raise RuntimeError(f"fake/counter.cc:7: generated name '{count}' is taken")
+
+
 def _expose_twin(graph: Any) -> None:
     produced = [out for node in graph.node for out in node.output if out]
     if len(produced) != len(set(produced)):
@@ -220,6 +233,7 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "leave-dead": _leave_dead,
     "bump-ir": lambda graph: None,  # a model-level change: see FakeTarget.optimize
     "twin": _twin,
+    "counter-clash": _counter_clash,
     "expose-twin": _expose_twin,
 }
 BUGS = tuple(name for name in PASSES if name != "clean")

@@ -101,14 +101,21 @@ def test_smaller_numbers_are_zero_one_then_halves() -> None:
     assert smaller_numbers(0) == []
 
 
-def test_numeric_name_failure_shrinks_only_with_the_name_edits(
+def test_numeric_name_failure_shrinks_only_with_the_name_edits_or_renumbered_deletions(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    import fuzzer.reduce.delete as delete
+
     model = exported_chain()
     with monkeypatch.context() as patch:
         patch.delitem(EDITS, "tensor_names")
+        patch.setattr(delete, "renumbered", lambda built, removed: None)
         without = reduce_model(model, FEEDS, CounterCollision())
     assert len(without.built.model.graph.node) >= 8
     assert "7" in _names(without.built.model)
+    with monkeypatch.context() as patch:
+        patch.delitem(EDITS, "tensor_names")
+        renumbered_only = reduce_model(model, FEEDS, CounterCollision())
+    assert len(renumbered_only.built.model.graph.node) <= 2
 
     reduction = reduce_model(model, FEEDS, CounterCollision())
     reduced = reduction.built

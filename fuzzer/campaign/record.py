@@ -167,8 +167,9 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     localization on the found model (``memo`` reuses earlier answers) and the preliminary
     root-cause key, which sends a known root cause to its bundle as a hit; for a new one,
     the original must run deterministically, then reduce <-> localize to a fixed point
-    (:func:`fuzzer.campaign.minimize.minimize`), the final key on the minimized model (a
-    known root cause becomes a variant of its bundle), and verification of the bundle's own
+    (:func:`fuzzer.campaign.minimize.minimize`), documented behaviour checked again on the
+    minimized model, the final key on the minimized model (a known root cause becomes a
+    variant of its bundle), and verification of the bundle's own
     repro.py in a fresh process before the bundle is written. Returns None when ``result``
     has no finding with artifacts.
     """

@@ -2,9 +2,11 @@
 
 key = target | breaking pass | symptom | core [| footprint]
 
-* **Breaking pass**: the last pass of the minimal pass subsequence localized on the
-  *minimized* model (the others of that subsequence are its enablers); ``(framework)`` where
-  the bug shows with no pass at all, ``(unlocalized)`` where localization found nothing.
+* **Breaking pass**: of the minimal pass subsequence localized on the *minimized* model,
+  the pass whose prefix first damages the model, else the last pass (the others of that
+  subsequence are its enablers; :func:`fuzzer.campaign.record.blame` decides, with runs);
+  ``(framework)`` where the bug shows with no pass at all, ``(unlocalized)`` where
+  localization found nothing.
 * **Core** of the message, the *crash site* as bucketing by crash state does it (ClusterFuzz
   groups crashes by the top frames of their stack; OATest and GenCoG by the normalized last
   error line): the exception class and the source location the optimizer prints

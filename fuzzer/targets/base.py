@@ -27,6 +27,7 @@ from fuzzer.errors import InputError
 TARGETS: dict[str, str] = {
     "onnxoptimizer": "fuzzer.targets.onnxoptimizer.target:OnnxOptimizerTarget",
     "fake": "fuzzer.targets.fake:FakeTarget",
+    "onnxruntime": "fuzzer.targets.onnxruntime.target:OnnxRuntimeTarget",
 }
 
 #: the target a command uses when none is named.

@@ -1,0 +1,1 @@
+"""Target adapter for onnxruntime's graph optimizer (see :mod:`.target`)."""

@@ -112,3 +112,15 @@ def test_the_installed_build_is_asked_which_transformers_run_at_each_level():
     accepted, rejected = accepted_names(["ConstantFolding", "EliminateIdentity", "NoSuch"],
                                         {"basic": ["EliminateIdentity"]})
     assert (accepted, rejected) == (["ConstantFolding", "EliminateIdentity"], ["NoSuch"])
+
+
+def test_coverage_counts_a_transformers_work_not_onnxruntimes_own_save():
+    """BiasDropoutFusion acts only on nodes of the CUDA and ROCm EPs: on the CPU EP it never
+    changes a graph, although the model onnxruntime saves differs from the input (it drops
+    what it does not need) whatever runs."""
+    from fuzzer.commands.coverage import pass_coverage
+
+    report = pass_coverage(["BiasDropoutFusion", "EliminateIdentity"], 6,
+                           target="onnxruntime", jobs=2)
+    assert report["BiasDropoutFusion"]["changed"] == 0
+    assert report["EliminateIdentity"]["changed"] >= 1

@@ -1,5 +1,7 @@
 """``optfuzz coverage``: for each pass of a target, the share of cases generated for it
-(motif choice biased to the pass) whose single-pass run changed the graph.
+(motif choice biased to the pass) whose single-pass run changed the graph, against the same
+model run through the target with no pass (so the target's own load and save are not
+counted as the pass's work).
 
 Cases run in :class:`fuzzer.execution.sandbox.Sandbox` workers; the optimizer never runs in this
 process. A pass below the reach threshold is named with a reason: a known one from
@@ -24,16 +26,23 @@ from fuzzer.targets import DEFAULT_TARGET
 REACH_THRESHOLD = 0.05
 
 
-def graph_changed(result: Any) -> bool:
-    """Whether the target changed the main graph (nodes, initializers, inputs, outputs,
-    value_info) — model-level rewrites such as the IR version do not count. Needs the case's
-    artifacts (``keep=True``); falls back to ``result.changed`` without them."""
+def graph_changed(result: Any, baseline: Any = None) -> bool:
+    """Whether the pass changed the main graph (nodes, initializers, inputs, outputs,
+    value_info) — model-level rewrites such as the IR version do not count. The graph is
+    compared with the ``baseline`` run's optimized graph (the same model through the
+    target with no pass: what the target's own load and save do, such as onnxruntime
+    dropping unused initializers, is not the pass's work) where that run has one, else
+    with the input graph. Needs the cases' artifacts (``keep=True``); falls back to
+    ``result.changed`` without them."""
     import onnx
 
     arts = result.artifacts
     if not result.changed or arts is None or arts.optimized is None:
         return bool(result.changed)
-    before = onnx.load_model_from_string(arts.model).graph.SerializeToString()
+    base = baseline.artifacts if baseline is not None else None
+    reference = base.optimized if base is not None and base.optimized is not None \
+        else arts.model
+    before = onnx.load_model_from_string(reference).graph.SerializeToString()
     after = onnx.load_model_from_string(arts.optimized).graph.SerializeToString()
     return before != after
 
@@ -59,22 +68,25 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
     report: dict[str, dict[str, Any]] = {}
     with Sandbox(jobs=jobs, timeout=timeout) as sb:
         for name in passes:
-            futures = [sb.submit(TestCase(
-                target=target, config=adapter.with_passes(adapter.default_config(), [name]),
-                source={"kind": "generated", "seed": seed + i, "generator": generator,
-                        "passes": [name]}, input_seed=seed + i, keep=True))
-                for i in range(cases)]
+            def case(i: int, run: list[str], hint: str = name) -> TestCase:
+                return TestCase(
+                    target=target, config=adapter.with_passes(adapter.default_config(), run),
+                    source={"kind": "generated", "seed": seed + i, "generator": generator,
+                            "passes": [hint]}, input_seed=seed + i, keep=True)
+
+            futures = [(sb.submit(case(i, [name])), sb.submit(case(i, [])))
+                       for i in range(cases)]
             changed = unusable = 0
             symptoms: Counter[str] = Counter()
             messages: Counter[str] = Counter()
             unusable_why: Counter[str] = Counter()
-            for fut in futures:
+            for fut, base in futures:
                 res = fut.result()
                 if res.unusable:
                     unusable += 1
                     unusable_why[res.unusable.splitlines()[0][:120]] += 1
                     continue
-                changed += graph_changed(res)
+                changed += graph_changed(res, base.result())
                 for f in res.findings:
                     symptoms[f.symptom] += 1
                     messages[f"{f.symptom}: {f.message.splitlines()[0][:120]}"] += 1

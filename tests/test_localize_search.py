@@ -56,3 +56,21 @@ def test_ddmin_result_is_one_minimal_for_an_or_predicate() -> None:
     found = ddmin(ITEMS, test)
     assert test(found)
     assert all(not test(tuple(x for x in found if x != drop)) for drop in found)
+
+
+def test_a_time_budget_cuts_localization_short_and_keeps_its_best_answer(sandbox):
+    """A localization past its time budget stops before its next run ("budget"), keeping the
+    smallest list it saw reproduce; with no time at all it runs nothing."""
+    from fuzzer.execution.case import TestCase
+    from fuzzer.localize.search import localize
+    from tests.conftest import unary_chain_model
+
+    model = unary_chain_model(("Neg", "Exp", "Sigmoid")).SerializeToString()
+    passes = [f"nop-{i}" for i in range(20)] + ["drop-node"]
+    case = TestCase("fake", {"passes": passes, "fixed_point": False}, {"kind": "bytes"},
+                    model_bytes=model)
+    result = sandbox.run(case)
+    cut = localize(sandbox, case, result, result.findings[0], max_seconds=0.0)
+    assert (cut.method, cut.runs, cut.passes) == ("budget", 0, None)
+    full = localize(sandbox, case, result, result.findings[0])
+    assert full.passes == ["drop-node"] and full.method != "budget"

@@ -32,6 +32,7 @@ QUEUE_SIZE = 64
 FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
 POLL_SECONDS = 0.5  # while the queue is full: how often to check that the thread still runs
 ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
+QUICK_LOCALIZE_SECONDS = 10.0  # a localization's bound once the grace period is over
 
 #: called with ``(Handled, message of the finding)`` after each finding.
 Report = Callable[[Handled, str], None]
@@ -121,7 +122,8 @@ class FindingWorker:
                 continue
             case, result = item
             quick = self._quick.is_set()
-            policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0) \
+            policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
+                                         localize_seconds=QUICK_LOCALIZE_SECONDS) \
                 if quick else self.policy
             try:
                 if self._sandbox is None:
@@ -143,10 +145,11 @@ class FindingWorker:
 
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Handle what is queued and stop: fully for ``grace`` seconds, then (or at once with
-        ``quick``) without reduction. With ``abandon`` (the campaign is failing) the queued
-        findings are dropped (counted in :attr:`abandoned`) and the finding at hand gets
-        :data:`ABANDON_SECONDS`. A dead thread is not waited for. Never raises; see
-        :meth:`check`."""
+        ``quick``) without reduction and with each localization cut at
+        :data:`QUICK_LOCALIZE_SECONDS` (its best answer so far kept). With ``abandon`` (the
+        campaign is failing) the queued findings are dropped (counted in :attr:`abandoned`)
+        and the finding at hand gets :data:`ABANDON_SECONDS`. A dead thread is not waited
+        for. Never raises; see :meth:`check`."""
         self._finishing = True
         self._abandoning = self._abandoning or abandon
         if quick or abandon:

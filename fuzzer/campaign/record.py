@@ -45,6 +45,8 @@ class FindingPolicy:
         verify: run a new bundle's repro.py in a fresh process before it is written.
         probe_seconds: time bound of the trigger probes of a new root cause (0: none).
         max_variants: other models of one root cause kept in its bundle's ``variants/``.
+        localize_seconds: time bound of one localization (seconds; None: only the run
+            budget bounds it); a campaign that is ending sets it.
     """
 
     localize: bool = True
@@ -52,6 +54,7 @@ class FindingPolicy:
     verify: bool = True
     max_variants: int = 3
     probe_seconds: float = 30.0
+    localize_seconds: float | None = None
 
 
 @dataclass
@@ -184,8 +187,9 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     roots = roots if roots is not None else RootCauseMemo()
     where = None
     if policy.localize:
-        where = (memo.localize(sandbox, case, result, finding) if memo is not None
-                 else localize(sandbox, case, result, finding))
+        where = (memo.localize(sandbox, case, result, finding, policy.localize_seconds)
+                 if memo is not None else
+                 localize(sandbox, case, result, finding, max_seconds=policy.localize_seconds))
     passes = where.passes if where is not None else None
     run = where.result if where is not None and where.result is not None else result
     prelim, _, _ = key_of(sandbox, case, finding, passes, run)

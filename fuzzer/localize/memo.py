@@ -31,8 +31,9 @@ class LocalizationMemo:
                 bool(case.config.get("fixed_point", False)), FindingCore.of(finding))
 
     def localize(self, sandbox: Any, case: TestCase, result: CaseResult,
-                 finding: Finding) -> Localization:
-        """Like :func:`fuzzer.localize.search.localize`, reusing earlier answers."""
+                 finding: Finding, max_seconds: float | None = None) -> Localization:
+        """Like :func:`fuzzer.localize.search.localize`, reusing earlier answers; a search
+        cut short by ``max_seconds`` is not remembered."""
         key = self.key(case, finding)
         if key in self._known:
             passes = self._known[key]
@@ -44,6 +45,7 @@ class LocalizationMemo:
                 self.saved_searches += 1
                 return Localization(list(passes), probe.runs, "memo", None,
                                     probe.result(tuple(passes)))
-        where = localize(sandbox, case, result, finding)
-        self._known[key] = where.passes
+        where = localize(sandbox, case, result, finding, max_seconds=max_seconds)
+        if where.method != "budget":
+            self._known[key] = where.passes
         return where

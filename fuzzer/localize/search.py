@@ -32,6 +32,7 @@ reproducing list seen so far is returned.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,10 +90,12 @@ class Prober:
         finding: the finding to reproduce.
         fixed_point: the ``fixed_point`` setting of every run.
         max_runs: run budget; past it :meth:`test` raises ``_Budget``.
+        max_seconds: time budget in seconds (None: none); past it :meth:`test` raises
+            ``_Budget`` too.
     """
 
     def __init__(self, sandbox: Any, case: TestCase, finding: Finding, fixed_point: bool,
-                 max_runs: int = MAX_RUNS) -> None:
+                 max_runs: int = MAX_RUNS, max_seconds: float | None = None) -> None:
         from fuzzer.targets import get_target
 
         self.sandbox, self.case, self.fixed_point = sandbox, case, fixed_point
@@ -100,6 +103,7 @@ class Prober:
         self.wanted = FindingCore.of(finding)
         self.cache: dict[tuple[tuple[str, ...], bool], CaseResult] = {}
         self.runs, self.max_runs = 0, max_runs
+        self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
         self.best: tuple[str, ...] | None = None
 
     def _case(self, passes: tuple[str, ...], fixed_point: bool) -> TestCase:
@@ -118,7 +122,8 @@ class Prober:
         """Run the uncached ``lists`` in parallel; return whether each reproduces."""
         fp = self.fixed_point if fixed_point is None else fixed_point
         todo = list(dict.fromkeys(p for p in lists if (p, fp) not in self.cache))
-        if self.runs + len(todo) > self.max_runs:
+        if self.runs + len(todo) > self.max_runs or (
+                todo and self.deadline is not None and time.monotonic() > self.deadline):
             raise _Budget
         futures = [(p, self.sandbox.submit(self._case(p, fp))) for p in todo]
         self.runs += len(futures)
@@ -205,7 +210,7 @@ def _search(probe: Prober, anchors: Anchors, passes: tuple[str, ...], result: Ca
 
 
 def localize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
-             max_runs: int = MAX_RUNS) -> Localization:
+             max_runs: int = MAX_RUNS, max_seconds: float | None = None) -> Localization:
     """The responsible passes of ``finding`` (see the module docstring for the algorithm).
 
     Args:
@@ -215,6 +220,7 @@ def localize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
         result: the case's result (its artifacts give the evidence for screening).
         finding: the finding to reproduce.
         max_runs: run budget.
+        max_seconds: time budget in seconds (None: none); a run already started finishes.
 
     Returns:
         A :class:`Localization`; ``passes`` is None when the configuration has no pass list
@@ -225,13 +231,13 @@ def localize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
     target = get_target(case.target)
     passes = target.passes_of(case.config)
     fixed_point = "fixed_point" in target.relaxations(case.config)
-    probe = Prober(sandbox, case, finding, fixed_point, max_runs)
+    probe = Prober(sandbox, case, finding, fixed_point, max_runs, max_seconds)
     try:
         found, method = _search(probe, target.anchors(), tuple(passes), result, finding)
     except _Budget:
         found, method = probe.best, "budget"
     if found is None:
-        return Localization(None, probe.runs, "none")
+        return Localization(None, probe.runs, "budget" if method == "budget" else "none")
     where = Localization(list(found), probe.runs, method, None, probe.result(found))
     if fixed_point and method != "budget":
         try:

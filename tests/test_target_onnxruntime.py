@@ -124,3 +124,15 @@ def test_coverage_counts_a_transformers_work_not_onnxruntimes_own_save():
                            target="onnxruntime", jobs=2)
     assert report["BiasDropoutFusion"]["changed"] == 0
     assert report["EliminateIdentity"]["changed"] >= 1
+
+
+def test_pattern_donors_steer_the_generator_to_what_a_transformer_rewrites(target):
+    """ConvBNFusion has no motif of its own name: the generator is hinted with onnxoptimizer's
+    fuse_bn_into_conv, whose Conv -> BatchNormalization motif it then rewrites."""
+    from fuzzer.commands.coverage import pass_coverage
+
+    config = target.with_passes(target.default_config(), ["ConvBNFusion"])
+    assert target.motif_hints(config) == ["fuse_bn_into_conv"]
+    report = pass_coverage(["ConvBNFusion"], 6, target="onnxruntime", jobs=2)
+    assert report["ConvBNFusion"]["changed"] >= 1
+    assert "conv-bn" in report["ConvBNFusion"]["motifs"]

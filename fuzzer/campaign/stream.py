@@ -125,6 +125,6 @@ class CaseStream:
         config = self._fixed_config() if self.config.fixed_passes else \
             self.target.configurations(self._rng, self.config.passes)
         source = {"kind": "generated", "seed": seed, "generator": self.config.generator,
-                  "passes": list(config.get("passes") or [])}
+                  "passes": self.target.motif_hints(config)}
         return TestCase(self.config.target_name, config, source, input_seed=seed,
                         input_shapes=self.config.input_shapes)

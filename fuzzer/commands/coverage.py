@@ -68,11 +68,13 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
     report: dict[str, dict[str, Any]] = {}
     with Sandbox(jobs=jobs, timeout=timeout) as sb:
         for name in passes:
-            def case(i: int, run: list[str], hint: str = name) -> TestCase:
+            hints = adapter.motif_hints(adapter.with_passes(adapter.default_config(), [name]))
+
+            def case(i: int, run: list[str], hints: list[str] = hints) -> TestCase:
                 return TestCase(
                     target=target, config=adapter.with_passes(adapter.default_config(), run),
                     source={"kind": "generated", "seed": seed + i, "generator": generator,
-                            "passes": [hint]}, input_seed=seed + i, keep=True)
+                            "passes": hints}, input_seed=seed + i, keep=True)
 
             futures = [(sb.submit(case(i, [name])), sb.submit(case(i, [])))
                        for i in range(cases)]
@@ -94,7 +96,7 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
             share = changed / usable if usable else 0.0
             reached = share >= REACH_THRESHOLD
             reason = None
-            motifs = [m.name for m in motifs_for_pass(name)]
+            motifs = [m.name for hint in hints for m in motifs_for_pass(hint)]
             if not reached:
                 if name in UNREACHABLE:
                     reason = UNREACHABLE[name]

@@ -91,6 +91,12 @@ class Target:
         using only the target's own package (for repro.py and report.md)."""
         raise NotImplementedError
 
+    def motif_hints(self, config: dict[str, Any]) -> list[str]:
+        """Pass names that bias the generator's motif choice for a case of ``config``
+        (:func:`generators.generate.generate`'s ``passes``): the configuration's own pass
+        list; a target whose rewrites have no motifs of their own names analogous ones."""
+        return list(config.get("passes") or [])
+
     def accepts_pass(self, name: str) -> bool:
         """Whether the installed target has a pass called ``name``."""
         return name in self.available_passes()

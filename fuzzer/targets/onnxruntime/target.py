@@ -201,6 +201,15 @@ class OnnxRuntimeTarget(Target):
             return {"level": level, "passes": [n for n in names if n in keep]}
         return {"level": level, "passes": None}
 
+    def motif_hints(self, config: dict[str, Any]) -> list[str]:
+        """The onnxoptimizer passes whose motifs build what the enabled transformers rewrite
+        (``donors`` in ``transformers.json``: pattern donors across tools, as MirrorFuzz,
+        arXiv 2510.15690, replays a trigger against analogous passes)."""
+        donors = transformer_data().get("donors", {})
+        hints = [p for name in self.passes_of(config) for p in donors.get(name, ())
+                 if not name.startswith("_")]
+        return list(dict.fromkeys(hints))
+
     def anchors(self) -> Mapping[str, frozenset[str]]:
         return {name: frozenset(note["anchors"]) for name, note in self._notes.items()
                 if note.get("anchors")}

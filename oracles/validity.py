@@ -20,6 +20,9 @@ _CATEGORY = re.compile(r"\[(\w+(?:Error|Exception))\]")
 _RULE_END = re.compile(r",\s*however|:|\(op_type|\bfor\b|\bof node\b")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 _NUMBER = re.compile(r"(?<![A-Za-z_])\d+")
+#: checker rules whose message starts with the offending tensor's name, unquoted.
+_NAME_FIRST = re.compile(r"^\S+ (?=in initializer but not in graph input|initializer name is "
+                         r"not unique)")
 
 
 def error_class(message: str) -> str:
@@ -29,7 +32,7 @@ def error_class(message: str) -> str:
     categories = _CATEGORY.findall(text)
     if categories:
         return f"{kind}: {categories[-1]}"
-    rule = _RULE_END.split(text, maxsplit=1)[0]
+    rule = _RULE_END.split(_NAME_FIRST.sub("<name> ", text), maxsplit=1)[0]
     rule = _NUMBER.sub("<n>", _QUOTED.sub("<name>", rule))
     return f"{kind}: {' '.join(rule.split())[:100]}"
 

@@ -136,3 +136,20 @@ def test_pattern_donors_steer_the_generator_to_what_a_transformer_rewrites(targe
     report = pass_coverage(["ConvBNFusion"], 6, target="onnxruntime", jobs=2)
     assert report["ConvBNFusion"]["changed"] >= 1
     assert "conv-bn" in report["ConvBNFusion"]["motifs"]
+
+
+def test_the_saved_ir3_initializer_rule_is_one_cause_whatever_transformer_shows_it(target):
+    from fuzzer.findings.rootcause import root_cause_key
+    from oracles.base import Finding
+    from oracles.validity import error_class
+
+    message = "ValidationError: t12 in initializer but not in graph input"
+    finding = Finding("invalid-model", "validate", message, {"error_class": error_class(message)})
+    assert target.shared_cause(finding) == "saved-ir3-initializers"
+    assert error_class("ValidationError: reorder_token_1 in initializer but not in graph "
+                       "input") == finding.detail["error_class"]
+    other = Finding("invalid-model", "validate", "ValidationError: Graph must be in single "
+                    "static assignment (SSA) form, however 't' has been used twice")
+    assert target.shared_cause(other) is None
+    key = root_cause_key("onnxruntime", "(saved-ir3-initializers)", finding)
+    assert "(saved-ir3-initializers)|invalid-model|" in key

@@ -153,10 +153,17 @@ def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str]
            run: CaseResult) -> tuple[str, str, list[str]]:
     """``(root-cause key, breaking pass, enabling passes)`` of ``finding`` whose minimal
     passes are ``passes`` and whose run with only those passes is ``run``; the breaking
-    pass and its footprint come from :func:`blame` (runs through ``sandbox``)."""
+    pass and its footprint come from :func:`blame` (runs through ``sandbox``), except for
+    a finding the target explains by a cause outside any pass
+    (:meth:`fuzzer.targets.base.Target.shared_cause`), keyed by that cause instead."""
+    target = get_target(case.target)
+    cause = target.shared_cause(finding)
+    if cause is not None:  # one cause whatever pass shows it: no blame runs, no footprint
+        breaking, enabling = breaking_and_enabling(passes)
+        return root_cause_key(case.target, f"({cause})", finding), breaking, enabling
     breaking, enabling, footprint = blame(sandbox, case, finding, passes, run)
     key = root_cause_key(case.target, breaking, finding, footprint,
-                         get_target(case.target).anchors().get(breaking, ()))
+                         target.anchors().get(breaking, ()))
     return key, breaking, enabling
 
 

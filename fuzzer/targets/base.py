@@ -91,6 +91,13 @@ class Target:
         using only the target's own package (for repro.py and report.md)."""
         raise NotImplementedError
 
+    def shared_cause(self, finding: Any) -> str | None:
+        """The name of a cause outside any one pass that explains ``finding`` (an
+        ``oracles.base.Finding``), e.g. a rule the target's serializer breaks whichever
+        rewrite touched the model: such findings share one root cause whatever pass
+        localization names. None (the default): the breaking pass is the cause."""
+        return None
+
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
         """Pass names that bias the generator's motif choice for a case of ``config``
         (:func:`generators.generate.generate`'s ``passes``): the configuration's own pass

@@ -201,6 +201,17 @@ class OnnxRuntimeTarget(Target):
             return {"level": level, "passes": [n for n in names if n in keep]}
         return {"level": level, "passes": None}
 
+    def shared_cause(self, finding: Any) -> str | None:
+        """``saved-ir3-initializers`` for the checker's IR <= 3 rule that every initializer
+        be a graph input: the model onnxruntime saves keeps the input's IR version 3 but
+        stores the initializers its transformers create (folded constants, fused weights)
+        without listing them as inputs, so every transformer that creates one shows the
+        same invalid model (seen with 1.32 on every such bundle: all had an IR 3 input)."""
+        if finding.symptom == "invalid-model" and \
+                "in initializer but not in graph input" in finding.message:
+            return "saved-ir3-initializers"
+        return None
+
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
         """The onnxoptimizer passes whose motifs build what the enabled transformers rewrite
         (``donors`` in ``transformers.json``: pattern donors across tools, as MirrorFuzz,

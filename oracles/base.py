@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,3 +176,8 @@ def iter_graphs(graph: Any) -> Iterator[Any]:
 def count_nodes(graph: Any) -> int:
     """Nodes of ``graph`` (a GraphProto) including every subgraph's nodes."""
     return sum(len(g.node) for g in iter_graphs(graph))
+
+
+def op_counts(graph: Any) -> Counter[str]:
+    """How many nodes of each op type ``graph`` (a GraphProto) holds, subgraphs included."""
+    return Counter(n.op_type for g in iter_graphs(graph) for n in g.node)

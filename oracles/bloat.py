@@ -22,13 +22,21 @@ leave foldable work (a fused weight computed by nodes) for whatever folds consta
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import onnx
 
-from oracles.base import Finding, Outcome, Symptom, count_nodes, iter_graphs, register, subgraphs
+from oracles.base import (
+    Finding,
+    Outcome,
+    Symptom,
+    count_nodes,
+    iter_graphs,
+    op_counts,
+    register,
+    subgraphs,
+)
 
 #: Ops whose outputs are not a function of their inputs: never treated as foldable.
 NONDETERMINISTIC = frozenset({"RandomNormal", "RandomUniform", "RandomNormalLike",
@@ -293,10 +301,7 @@ def size_detail(original: onnx.ModelProto, optimized: onnx.ModelProto) -> dict[s
 def op_changes(original: onnx.ModelProto, optimized: onnx.ModelProto) -> dict[str, dict]:
     """``{"ops_added": {op type: n}, "ops_removed": {op type: n}}``: how many more (fewer)
     nodes of each op type ``optimized`` has than ``original``, subgraphs included."""
-    def count(model: onnx.ModelProto) -> Counter[str]:
-        return Counter(n.op_type for g in iter_graphs(model.graph) for n in g.node)
-
-    before, after = count(original), count(optimized)
+    before, after = op_counts(original.graph), op_counts(optimized.graph)
     return {"ops_added": dict(sorted((after - before).items())),
             "ops_removed": dict(sorted((before - after).items()))}
 

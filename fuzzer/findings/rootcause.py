@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
@@ -78,11 +77,9 @@ def op_footprint(original: Any, optimized: Any) -> str:
     rewrite (an If on a constant condition is one rewrite whatever its branches hold).
     Arguments are ``onnx.ModelProto``."""
     from fuzzer.modelio.graphs import iter_graphs, subgraphs
+    from oracles.base import op_counts
 
-    def count(model: Any) -> Counter[str]:
-        return Counter(n.op_type for g in iter_graphs(model.graph) for n in g.node)
-
-    before, after = count(original), count(optimized)
+    before, after = op_counts(original.graph), op_counts(optimized.graph)
     removed = sorted(t for t in before if before[t] > after[t])
     added = sorted(t for t in after if after[t] > before[t])
     holders = {n.op_type for g in iter_graphs(original.graph) for n in g.node if subgraphs(n)}

@@ -85,11 +85,13 @@ def delete_nodes(state: State, ctx: Context) -> State:
     base = value_count(ctx.builder.model)
 
     def cut(kept: list[Any], outputs: list[str]) -> State | None:
-        found = ctx.try_cut(kept, outputs)
+        built = ctx.builder.build(kept, outputs)
+        if built is None:
+            return None
+        found = ctx.try_built(built)
         if found is not None:
             return found
-        built = ctx.builder.build(kept, outputs)
-        shifted = renumbered(built, base - value_count(built.model)) if built else None
+        shifted = renumbered(built, base - value_count(built.model))
         return ctx.try_built(shifted) if shifted is not None else None
 
     def fails(keep: list[int]) -> bool:

@@ -44,7 +44,8 @@ DEFAULT_LEVEL = "all"
 
 @lru_cache(maxsize=1)
 def transformer_data() -> dict[str, Any]:
-    """The parsed ``transformers.json`` (levels, per-transformer notes, sources).
+    """The parsed ``transformers.json`` (rules per level, per-name notes, pattern donors,
+    sources).
 
     Raises:
         OSError, ValueError: the data file is missing or not JSON.
@@ -217,8 +218,7 @@ class OnnxRuntimeTarget(Target):
         (``donors`` in ``transformers.json``: pattern donors across tools, as MirrorFuzz,
         arXiv 2510.15690, replays a trigger against analogous passes)."""
         donors = transformer_data().get("donors", {})
-        hints = [p for name in self.passes_of(config) for p in donors.get(name, ())
-                 if not name.startswith("_")]
+        hints = [p for name in self.passes_of(config) for p in donors.get(name, ())]
         return list(dict.fromkeys(hints))
 
     def anchors(self) -> Mapping[str, frozenset[str]]:

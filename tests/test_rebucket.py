@@ -152,6 +152,15 @@ def test_one_bundle_per_root_cause_with_the_others_as_variants(rebucketed) -> No
         assert f"merged {bid} into {KEPT}" in proc.stdout
 
 
+def test_kept_bundle_report_and_repro_name_the_breaking_pass(rebucketed) -> None:
+    out, _, _, _ = rebucketed
+    repro = (out / KEPT / "repro.py").read_text()
+    assert "['fold']" in repro and "nop-a" not in repro and "'clean'" not in repro
+    report = (out / KEPT / "report.md").read_text()
+    assert report.splitlines()[0].startswith("# ") and "fold" in report.splitlines()[0]
+    assert (out / KEPT / f"{KEPT}.zip").is_file()
+
+
 def test_another_crash_site_of_the_same_pass_stays_apart(rebucketed) -> None:
     out, _, _, _ = rebucketed
     other = meta(out, OTHER)

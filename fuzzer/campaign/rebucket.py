@@ -178,7 +178,7 @@ def rebucket(store: BundleStore, sandbox: Any, echo: Echo) -> Summary:
         summary.documented += 1
         summary.changed += 1
     for group in _groups(keyed).values():
-        _settle(store, group, summary, echo)
+        _settle(store, group, summary, echo, sandbox)
     return summary
 
 
@@ -285,8 +285,10 @@ def choose_kept(group: list[Keyed]) -> Keyed:
     return min(group, key=rank)
 
 
-def _settle(store: BundleStore, group: list[Keyed], summary: Summary, echo: Echo) -> None:
-    """Merge one group into its kept bundle, then remove the merged folders."""
+def _settle(store: BundleStore, group: list[Keyed], summary: Summary, echo: Echo,
+            sandbox: Any) -> None:
+    """Merge one group into its kept bundle, remove the merged folders, then write the kept
+    bundle's report and repro.py again."""
     kept = choose_kept(group)
     others = [item for item in group if item is not kept]
     try:
@@ -306,6 +308,25 @@ def _settle(store: BundleStore, group: list[Keyed], summary: Summary, echo: Echo
             _discard(store, other.meta.id)
             echo(f"merged {other.meta.id} into {kept.meta.id} as {placed[other.meta.id]} "
                  f"({kept.breaking}, {kept.meta.symptom})")
+    if others or not kept.recorded():
+        problem = refresh_report(store, kept.meta.id, sandbox)
+        if problem:
+            echo(f"kept {kept.meta.id} without a new report: {problem}")
+
+
+def refresh_report(store: BundleStore, bundle_id: str, sandbox: Any) -> str | None:
+    """Write the kept bundle's report.md, repro.py (its minimal pass list), picture and
+    attachment again from its updated meta.json (:func:`fuzzer.report.build.write_report`),
+    so that what a maintainer forwards names the breaking pass. Returns why it could not
+    (None when written); the bundle's models are never touched."""
+    from fuzzer.report.build import write_report
+
+    folder = store.path(bundle_id)
+    try:
+        write_report(folder, store.meta(bundle_id), folder, sandbox)
+    except (OSError, ValueError, KeyError, DamagedBundleError) as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
 
 
 def merge(store: BundleStore, kept: Keyed, others: list[Keyed]) -> dict[str, str]:

@@ -1,11 +1,33 @@
 """onnxruntime oracles: it loads and runs the original, but fails on the optimized model while
 loading it (``load-failure``) or running it (``runtime-failure``): an exception, or a signal
-that killed the worker."""
+that killed the worker.
+
+A run-time failure's ``detail["error_class"]`` is the exception and onnxruntime's status code
+(``Fail: FAIL``, ``InvalidArgument: INVALID_ARGUMENT``) or the signal, without the kernel
+that failed: a wrong rewrite fails in whichever kernel happens to consume its output (a
+fused Squeeze with wrong axes fails in the Squeeze itself, or in a Reshape after it), so the
+root-cause key uses this class with the rewrite's footprint, as for invalid models. A load
+failure keeps its message: onnxruntime's check at session start names the rule the node
+breaks (``pool_attributes.h:88``).
+"""
 
 from __future__ import annotations
 
+import re
+
 from oracles.base import Finding, Oracle, Outcome, Symptom, register
 from oracles.crash import signal_name
+
+_STATUS = re.compile(r"\[ONNXRuntimeError\] : \d+ : (\w+)")
+
+
+def run_error_class(message: str) -> str:
+    """``"<exception>: <status code>"`` of an onnxruntime error ``message`` (as the
+    pipeline's ``error_text`` writes it: ``"Fail: [ONNXRuntimeError] : 1 : FAIL : ..."``);
+    the exception alone where no status code is printed."""
+    kind = message.partition(": ")[0]
+    status = _STATUS.search(message)
+    return f"{kind}: {status.group(1)}" if status else kind
 
 
 def stage_failure(symptom: str, stage: str, doing: str) -> Oracle:
@@ -15,11 +37,12 @@ def stage_failure(symptom: str, stage: str, doing: str) -> Oracle:
         if outcome.stage != stage:
             return []
         if outcome.status == "error":
-            return [Finding(symptom, stage, outcome.error or f"{doing} failed")]
+            message = outcome.error or f"{doing} failed"
+            return [Finding(symptom, stage, message, {"error_class": run_error_class(message)})]
         if outcome.status == "signal":
-            return [Finding(symptom, stage,
-                            f"onnxruntime killed by {signal_name(outcome.signal)} while {doing}",
-                            {"signal": outcome.signal})]
+            name = signal_name(outcome.signal)
+            return [Finding(symptom, stage, f"onnxruntime killed by {name} while {doing}",
+                            {"signal": outcome.signal, "error_class": name})]
         return []
 
     judge.__doc__ = f"onnxruntime fails while {doing} the optimized model."
@@ -33,4 +56,5 @@ register(Symptom(
 register(Symptom(
     "runtime-failure", 60, ("execute",), stage_failure("runtime-failure", "execute", "running"),
     "produces a model that fails at run time",
-    "onnxruntime runs the optimized model on the same inputs, as it runs the input model."))
+    "onnxruntime runs the optimized model on the same inputs, as it runs the input model.",
+    footprint=True, key_detail="error_class"))

@@ -88,6 +88,37 @@ def test_invalid_models_key_on_the_rule_broken_not_the_node_that_tripped():
     assert len(keys) == 1
 
 
+def test_run_time_failures_key_on_status_and_footprint_not_the_kernel_that_failed():
+    """fuse_consecutive_squeezes' wrong axes fail in the fused Squeeze or in a Reshape after
+    it (onnxoptimizer 0.4.2 on onnxruntime 1.32): one bug; another status or footprint is
+    another bucket."""
+    from oracles.base import Outcome
+    from oracles.onnxruntime_failure import stage_failure
+
+    judge = stage_failure("runtime-failure", "execute", "running")
+
+    def finding(message: str) -> Finding:
+        (found,) = judge(Outcome(stage="execute", status="error", error=message))
+        return found
+
+    site = ("Fail: [ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running "
+            "{} node. Name:'' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/"
+            "tensor/{}:{} {}")
+    squeeze = finding(site.format("Squeeze", "squeeze.h", 53, "Dimension of input 1 must be 1"))
+    reshape = finding(site.format("Reshape", "reshape_helper.h", 91, "The input tensor cannot "
+                                  "be reshaped to the requested shape"))
+    invalid = finding("InvalidArgument: [ONNXRuntimeError] : 2 : INVALID_ARGUMENT : "
+                      "Non-zero status code returned while running Gather node.")
+    assert squeeze.detail["error_class"] == "Fail: FAIL"
+    key = {root_cause_key("onnxoptimizer", "fuse_consecutive_squeezes", f, "-Squeeze")
+           for f in (squeeze, reshape)}
+    assert len(key) == 1
+    assert root_cause_key("onnxoptimizer", "fuse_consecutive_squeezes", invalid, "-Squeeze") \
+        not in key
+    assert root_cause_key("onnxoptimizer", "fuse_consecutive_squeezes", squeeze, "-Unsqueeze") \
+        not in key
+
+
 def test_a_dropped_control_flow_node_is_the_footprint_not_its_branch_contents():
     def if_model(branch_ops: list[str]):
         branch = _model(branch_ops).graph

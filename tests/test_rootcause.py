@@ -119,6 +119,33 @@ def test_run_time_failures_key_on_status_and_footprint_not_the_kernel_that_faile
         not in key
 
 
+def test_a_name_clash_is_one_root_cause_whatever_rule_it_breaks():
+    """fuse_bn_into_conv (onnxoptimizer 0.4.2) names its new initializers from onnx IR's
+    value counter: on a model with plain-number names the clash breaks initializer
+    uniqueness, SSA or topological order depending on which name it hits."""
+    from fuzzer.findings.rootcause import NAME_CLASH
+    from oracles.validity import error_class
+
+    messages = ("ValidationError: 16 initializer name is not unique",
+                "ValidationError: Graph must be in single static assignment (SSA) form, "
+                "however '12' has been used as output names multiple times.",
+                "ValidationError: Nodes in a graph must be topologically sorted, however "
+                "input '14' of node: name: OpType: Mul is not output of any previous nodes.")
+    findings = [Finding("invalid-model", "validate", m, {"error_class": error_class(m)})
+                for m in messages]
+    fp = "-BatchNormalization+Add+Cast+Div+Mul+Sqrt+Sub+Unsqueeze"
+    clash = f"needs {NAME_CLASH} and its weights as initializers"
+    assert len({root_cause_key("o", "fuse_bn_into_conv", f, fp, trigger=clash)
+                for f in findings}) == 1
+    assert len({root_cause_key("o", "fuse_bn_into_conv", f, fp) for f in findings}) == 3
+    survives = "survives neutral names, other opsets and both weight forms"
+    assert len({root_cause_key("o", "fuse_bn_into_conv", f, fp, trigger=survives)
+                for f in findings}) == 3
+    crash = Finding("optimizer-error", "optimize", "RuntimeError: ir.h:1351: eraseOutput: "
+                    "Assertion `outputs_[i]->uses().empty()` failed.")
+    assert "eraseOutput" in root_cause_key("o", "p", crash, trigger=clash)
+
+
 def test_a_dropped_control_flow_node_is_the_footprint_not_its_branch_contents():
     def if_model(branch_ops: list[str]):
         branch = _model(branch_ops).graph

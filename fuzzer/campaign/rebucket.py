@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fuzzer.campaign.minimize import minimize
+from fuzzer.campaign.minimize import minimize, probe
 from fuzzer.campaign.record import key_of
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.rootcause import root_cause_id
@@ -61,6 +61,7 @@ from fuzzer.store.versions import utc_now
 from fuzzer.targets import get_target
 from fuzzer.targets.base import DocumentedBehaviour
 from fuzzer.triage.replay import missing_passes, pass_available, replay_config
+from oracles import symptom as symptom_record
 from oracles.base import Finding
 
 #: subfolder that receives bundles of behaviour their target documents.
@@ -69,6 +70,8 @@ DOCUMENTED = "documented"
 REASON_FILE = "REASON.txt"
 #: suffix of the hidden name a merged folder takes just before it is removed.
 TRASH_SUFFIX = ".merged"
+#: time for the trigger probes of a bundle that records none (seconds).
+PROBE_SECONDS = 30.0
 #: bundle files a merged bundle leaves in the kept bundle's ``variants/`` (file -> suffix);
 #: the first is the one listed in meta ``variants``, as :meth:`BundleStore.add_variant` does.
 VARIANT_FILES = {"model.onnx": ".onnx", "inputs.npz": ".npz",
@@ -230,10 +233,16 @@ def root_cause_of(sandbox: Any, meta: BundleMeta, case: TestCase, result: CaseRe
                   finding: Finding) -> Keyed:
     """Localize ``finding`` on the bundle's model and key the run with the minimal passes,
     as a campaign keys a finding after reduction (here no further reduction: the model is
-    the campaign's minimized one)."""
+    the campaign's minimized one). A bundle without a recorded trigger (written before the
+    trigger probes) is probed for at most :data:`PROBE_SECONDS`, so that a name clash is keyed
+    as one root cause as a campaign keys it."""
     where = localize(sandbox, case, result, finding)
     minimal = minimize(sandbox, case, result, finding, where.passes, 0.0, relocalize=False)
-    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run)
+    trigger = meta.trigger
+    if trigger is None and symptom_record(finding.symptom).reducible:
+        trigger, _ = probe(sandbox, minimal, PROBE_SECONDS)  # the model stays as it is
+    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run,
+                                     trigger)
     try:
         nodes = node_count(case.model_bytes or b"")
     except Exception:  # an unparsable model ran as unusable before; keep the meta's count

@@ -150,12 +150,14 @@ def blame(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] 
 
 
 def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] | None,
-           run: CaseResult) -> tuple[str, str, list[str]]:
+           run: CaseResult, trigger: str | None = None) -> tuple[str, str, list[str]]:
     """``(root-cause key, breaking pass, enabling passes)`` of ``finding`` whose minimal
     passes are ``passes`` and whose run with only those passes is ``run``; the breaking
     pass and its footprint come from :func:`blame` (runs through ``sandbox``), except for
     a finding the target explains by a cause outside any pass
-    (:meth:`fuzzer.targets.base.Target.shared_cause`), keyed by that cause instead."""
+    (:meth:`fuzzer.targets.base.Target.shared_cause`), keyed by that cause instead;
+    ``trigger`` is the trigger probes' sentence where they ran
+    (:func:`fuzzer.findings.rootcause.root_cause_key`)."""
     target = get_target(case.target)
     cause = target.shared_cause(finding)
     if cause is not None:  # one cause whatever pass shows it: no blame runs, no footprint
@@ -163,7 +165,7 @@ def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str]
         return root_cause_key(case.target, f"({cause})", finding), breaking, enabling
     breaking, enabling, footprint = blame(sandbox, case, finding, passes, run)
     key = root_cause_key(case.target, breaking, finding, footprint,
-                         target.anchors().get(breaking, ()))
+                         target.anchors().get(breaking, ()), trigger)
     return key, breaking, enabling
 
 
@@ -219,7 +221,8 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds)
-    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run)
+    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run,
+                                     trigger)
     known = find_root_cause(store, finding.symptom, key)
     if known is not None:
         arts = minimal.run.artifacts

@@ -19,6 +19,13 @@ key = target | breaking pass | symptom | core [| footprint]
   types the breaking pass removed and added on the minimized model, from the op-type
   multisets of its input and output (``-BatchNormalization+Mul``), instead of a hash of the
   whole graph: the same rewrite in any surrounding model gives the same footprint.
+* **Name clash**: where the trigger probes (:mod:`fuzzer.reduce.probes`) show that a wrong
+  output, invalid model or run-time failure needs a tensor named like the optimizer's own
+  temporaries, that need is the core instead of the class of the damage: a rewrite that names
+  its new tensors from onnx IR's value counter breaks whichever rule the existing name
+  happens to hit (an initializer twice: "initializer name is not unique"; a node output:
+  SSA; a tensor read before it is made: topological order), one bug seen three ways
+  (onnxoptimizer 0.4.2's ``fuse_bn_into_conv``).
 
 Bucketing on the minimized model and a key fixed by the breaking pass follow Igor (CCS'21:
 shrink first, then cluster) and BugLens (arXiv 2506.23281: the minimal pass set as the primary
@@ -40,6 +47,9 @@ from oracles.base import Finding
 FRAMEWORK = "(framework)"
 UNLOCALIZED = "(unlocalized)"
 OP_PLACEHOLDER = "<op>"
+#: the trigger clause of a failure that needs a plain-number tensor name (the names an
+#: optimizer numbering its temporaries from onnx IR's value counter makes).
+NAME_CLASH = "a tensor named like the optimizer's own temporaries (a plain number)"
 
 
 @lru_cache(maxsize=1)
@@ -113,13 +123,24 @@ def breaking_and_enabling(passes: list[str] | None) -> tuple[str, list[str]]:
     return passes[-1], list(passes[:-1])
 
 
+def needs_name_clash(trigger: str | None) -> bool:
+    """Whether the trigger sentence ``trigger`` (a bundle's ``trigger``) says the failure
+    needs a tensor named like the optimizer's own temporaries."""
+    return bool(trigger) and trigger.startswith("needs ") and NAME_CLASH in trigger
+
+
 def root_cause_key(target: str, breaking: str, finding: Finding,
-                   footprint: str | None = None, keep_ops: Iterable[str] = ()) -> str:
+                   footprint: str | None = None, keep_ops: Iterable[str] = (),
+                   trigger: str | None = None) -> str:
     """The bucket key of ``finding`` (see the module docstring); ``footprint`` is used only
-    where the symptom's record asks for one, ``keep_ops`` are the breaking pass's anchors."""
+    where the symptom's record asks for one, ``keep_ops`` are the breaking pass's anchors,
+    ``trigger`` is the trigger probes' sentence where they ran (a name clash is the core of
+    a footprint-keyed symptom)."""
     record = symptom_record(finding.symptom)
     detail = finding.detail.get(record.key_detail) if record.key_detail else None
     core = str(detail) if detail is not None else message_core(finding.message, keep_ops)
+    if record.footprint and needs_name_clash(trigger):
+        core = "name clash"
     parts = [target, breaking, finding.symptom, core]
     if record.footprint:
         parts.append("fp:" + (footprint or ""))

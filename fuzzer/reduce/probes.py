@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from fuzzer.findings.rootcause import NAME_CLASH
 from fuzzer.modelio.graphs import iter_graphs
 from fuzzer.reduce.candidate import MAX_IR_VERSION, Built
 from fuzzer.reduce.predicate import OutOfTime, is_valid
@@ -253,7 +254,7 @@ def _join(parts: list[str]) -> str:
 
 def _names_needed(model: Any, survived: Survived) -> str:
     if any(is_number(name) for name in tensor_names(model)):
-        return "a tensor named like the optimizer's own temporaries (a plain number)"
+        return NAME_CLASH
     return "its own tensor names"
 
 

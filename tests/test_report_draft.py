@@ -96,3 +96,29 @@ def test_title_names_pass_list_when_not_localized(bundle: Path) -> None:
 def test_report_of_a_folder_without_meta_is_exit_2(tmp_path: Path) -> None:
     result = optfuzz("report", str(tmp_path))
     assert result.returncode == 2 and result.stderr.startswith("error: ")
+
+
+def test_first_sentence_names_the_level_and_the_ablation_in_the_targets_words() -> None:
+    """onnxruntime's report says the level and the disabled_optimizers ablation that named
+    the transformer; a pass-list optimizer's says the list without the pass."""
+    from fuzzer.store.meta import BundleMeta
+    from tests.bundle_files import meta_dict
+
+    def draft(target: dict, responsible: list[str]) -> str:
+        meta = BundleMeta.from_json(meta_dict(
+            "runtime-failure-0000abcd", schema=2, symptom="runtime-failure",
+            target=target, responsible_passes=responsible, breaking_pass=responsible[-1],
+            enabling_passes=responsible[:-1], root_cause="k", variants=[]))
+        return render_issue_draft(meta, "repro")
+
+    ort = draft({"name": "onnxruntime", "version": "1.32.0",
+                 "config": {"level": "extended", "passes": None}},
+                ["EliminateIdentity", "DivMulFusion"])
+    assert "of onnxruntime 1.32.0 at ORT_ENABLE_EXTENDED on the attached" in ort
+    assert ("With `DivMulFusion` also in `disabled_optimizers` (same level ORT_ENABLE_EXTENDED,"
+            " same session options) the model shows no runtime-failure.") in ort
+    fake = draft({"name": "fake", "version": "1.0",
+                  "config": {"passes": ["nop-a", "run-fail"], "fixed_point": False}},
+                 ["run-fail"])
+    assert "Without `run-fail` (the rest of the pass list kept) the model shows no " \
+           "runtime-failure." in fake

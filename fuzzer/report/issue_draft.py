@@ -191,11 +191,27 @@ def _intro(meta: BundleMeta, nodes: int, observed: Observation | None) -> list[s
     who = breaking or pass_phrase(meta)
     if breaking and passes and passes != [breaking]:
         who = ", ".join(passes)
-    sentence = (f"Running {who} of {target.name} {target.version} on the attached "
-                f"{nodes}-node model {symptom_record(meta.symptom).title}.")
+    adapter = _adapter(meta)
+    config = repro_context(meta)["config"]
+    where = adapter.config_phrase(config) if adapter is not None else ""
+    sentence = (f"Running {who} of {target.name} {target.version}{' ' + where if where else ''}"
+                f" on the attached {nodes}-node model {symptom_record(meta.symptom).title}.")
     enabling = enabling_sentence(meta)
-    parts.append(f"{sentence} {enabling}".rstrip() + "\n")
+    ablation = adapter.ablation_line(config, breaking, meta.symptom) \
+        if adapter is not None and breaking and breaking in (passes or ()) else ""
+    parts.append(" ".join(p for p in (sentence, enabling, ablation) if p) + "\n")
     return parts
+
+
+def _adapter(meta: BundleMeta) -> Any:
+    """The installed target adapter of ``meta`` (None where it cannot be loaded here: the
+    draft then words what meta.json says)."""
+    from fuzzer.targets import get_target
+
+    try:
+        return get_target(meta.target.name)
+    except (KeyError, ImportError, RuntimeError):
+        return None
 
 
 def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,

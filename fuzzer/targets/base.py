@@ -28,6 +28,8 @@ TARGETS: dict[str, str] = {
     "onnxoptimizer": "fuzzer.targets.onnxoptimizer.target:OnnxOptimizerTarget",
     "fake": "fuzzer.targets.fake:FakeTarget",
     "onnxruntime": "fuzzer.targets.onnxruntime.target:OnnxRuntimeTarget",
+    "onnxruntime-transformers":
+        "fuzzer.targets.onnxruntime_transformers.target:OnnxRuntimeTransformersTarget",
 }
 
 #: the target a command uses when none is named.
@@ -103,6 +105,19 @@ class Target:
         (:func:`generators.generate.generate`'s ``passes``): the configuration's own pass
         list; a target whose rewrites have no motifs of their own names analogous ones."""
         return list(config.get("passes") or [])
+
+    def config_phrase(self, config: dict[str, Any]) -> str:
+        """Words that place a run of ``config`` for a report's first sentence, after the
+        target's name and version (``"at ORT_ENABLE_EXTENDED"``); "" where the pass list
+        says it all (the default)."""
+        return ""
+
+    def ablation_line(self, config: dict[str, Any], breaking: str, symptom: str) -> str:
+        """One sentence, in the target's own vocabulary, of what localization ran to name
+        ``breaking`` as the breaking pass of a ``symptom`` finding of ``config``: the
+        minimal pass list without it no longer shows the symptom."""
+        return (f"Without `{breaking}` (the rest of the pass list kept) the model shows no "
+                f"{symptom}.")
 
     def accepts_pass(self, name: str) -> bool:
         """Whether the installed target has a pass called ``name``."""

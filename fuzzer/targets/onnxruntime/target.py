@@ -214,11 +214,13 @@ class OnnxRuntimeTarget(Target):
         return None
 
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
-        """The onnxoptimizer passes whose motifs build what the enabled transformers rewrite
+        """The enabled transformers' own names (the onnxruntime motif families name them in
+        ``Motif.passes``), then the onnxoptimizer passes whose motifs build what they rewrite
         (``donors`` in ``transformers.json``: pattern donors across tools, as MirrorFuzz,
-        arXiv 2510.15690, replays a trigger against analogous passes)."""
+        arXiv 2510.15690, replays a trigger against analogous passes); no name twice."""
         donors = transformer_data().get("donors", {})
-        hints = [p for name in self.passes_of(config) for p in donors.get(name, ())]
+        enabled = self.passes_of(config)
+        hints = [*enabled, *(p for name in enabled for p in donors.get(name, ()))]
         return list(dict.fromkeys(hints))
 
     def anchors(self) -> Mapping[str, frozenset[str]]:
@@ -237,6 +239,14 @@ class OnnxRuntimeTarget(Target):
         unknown)."""
         note = self._notes.get(name, {})
         return f"{note.get('what', '')} ({note.get('source', '')})".strip(" ()")
+
+    def config_phrase(self, config: dict[str, Any]) -> str:
+        return f"at {LEVEL_ENUM[config.get('level', DEFAULT_LEVEL)]}"
+
+    def ablation_line(self, config: dict[str, Any], breaking: str, symptom: str) -> str:
+        level = LEVEL_ENUM[config.get("level", DEFAULT_LEVEL)]
+        return (f"With `{breaking}` also in `disabled_optimizers` (same level {level}, same "
+                f"session options) the model shows no {symptom}.")
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
         level = LEVEL_ENUM[config.get("level", DEFAULT_LEVEL)]

@@ -55,6 +55,9 @@ def compare_arrays(expected: np.ndarray, actual: np.ndarray) -> Difference | Non
     inf_e, inf_a = np.isinf(e), np.isinf(a)
     if not np.array_equal(np.where(inf_e, e, 0), np.where(inf_a, a, 0)):
         bad = int(np.count_nonzero((inf_e | inf_a) & (e != a)))
+        if bad == int(np.count_nonzero(inf_e & np.isfinite(a))):
+            return Difference("values", f"the input model's output is infinite in {bad} "
+                              f"places where the optimized one is finite", bad)
         return Difference("values", f"infinities differ in {bad} places", bad)
     finite = np.isfinite(e) & np.isfinite(a)
     if not finite.any():

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.campaign.minimize import Minimal, minimize, probe, run_with_passes
-from fuzzer.campaign.verify import deterministic, reproduces
+from fuzzer.campaign.verify import deterministic, more_exact_than_original, reproduces
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
@@ -32,6 +32,9 @@ from fuzzer.store.versions import environment_versions, utc_now
 from fuzzer.targets import get_target
 from oracles import symptom
 from oracles.base import Finding
+
+#: symptoms whose finding is dropped where the optimized model is the float64 answer.
+EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
 
 
 @dataclass
@@ -67,7 +70,8 @@ class Handled:
             where room is left), ``documented`` (behaviour the target documents; ``name``
             says which), ``nondeterministic`` (the original's reference runs disagree),
             ``unconfirmed`` (a hang that did not recur, or a bundle whose repro.py did not
-            reproduce in a fresh process).
+            reproduce in a fresh process), ``more-exact`` (a wrong output where the optimized
+            model agrees with a float64 run and the original does not).
         bundle_id: the bundle it counts on, where one exists.
         name: the documented behaviour's name, or why it was not confirmed.
         signature: the finding's first-wave signature (:func:`finding_signature` on the
@@ -218,6 +222,10 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                                    else target.with_passes(case.config, minimal.passes))
     if documented is not None:  # only the documented part of the growth survived reduction
         return Handled("documented", name=documented.name, signature=first_wave)
+    if finding.symptom in EXACTNESS_SYMPTOMS and \
+            more_exact_than_original(sandbox, minimal.case.model_bytes, minimal.run):
+        return Handled("more-exact", name="the optimized model is the float64 answer",
+                       signature=first_wave)
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds)

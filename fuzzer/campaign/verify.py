@@ -4,6 +4,10 @@ maintainer, so it must hold up the way the maintainer will check it.
 * The original model runs deterministically: a second reference run (a fresh onnxruntime
   session in a fresh run of the case) gives bitwise the same outputs (NaN where NaN was);
   otherwise the seed is unusable, whatever the optimizer did.
+* A wrong output is the optimizer's doing, not the original's lost precision: where the
+  optimized model agrees with a float64 run of the minimized model and the original does
+  not (:mod:`fuzzer.execution.float64`), the rewrite computed the better answer and the
+  finding is dropped as ``more-exact``.
 * The bundle reproduces in a fresh process through its own repro.py. The script runs in a
   sandbox worker, which starts it as a subprocess: starting a subprocess from the campaign
   process itself could hang, as the pool forks replacement workers that would inherit the
@@ -54,6 +58,23 @@ def deterministic(sandbox: Any, case: TestCase, result: CaseResult) -> bool:
                                         keep=True, input_shapes=None))
     second = again.artifacts.expected if again.artifacts is not None else None
     return not again.unusable and same_outputs(first, second)
+
+
+def more_exact_than_original(sandbox: Any, model_bytes: bytes, result: CaseResult) -> bool:
+    """Whether the optimized outputs of ``result`` (a run of ``model_bytes`` whose artifacts
+    hold feeds, reference and optimized outputs) are the float64 answer rounded to float32
+    while the original's are not (:func:`fuzzer.execution.float64.more_exact`); the float64
+    run goes through ``sandbox``. False where there is no such run."""
+    from fuzzer.execution.float64 import double_outputs, more_exact
+
+    arts = result.artifacts
+    if arts is None or arts.expected is None or arts.actual is None:
+        return False
+    try:
+        exact = sandbox.call(double_outputs, model_bytes, dict(arts.feeds))
+    except Exception:  # the worker died or timed out on it: no float64 answer
+        return False
+    return more_exact(arts.expected, arts.actual, exact)
 
 
 def run_repro(files: dict[str, bytes], timeout: float) -> tuple[int, str]:

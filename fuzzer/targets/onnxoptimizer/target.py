@@ -85,6 +85,18 @@ def _documented_expansion(finding: Any, config: dict[str, Any]) -> bool:
         not finding.detail.get("unused_initializers")
 
 
+#: the output-mismatch message of :func:`oracles.tolerance.compare_arrays` where only the
+#: input model's output is infinite.
+ONLY_ORIGINAL_INFINITE = "where the optimized one is finite"
+
+
+def _log_softmax_finite(finding: Any, config: dict[str, Any]) -> bool:
+    """A wrong output of a configuration with ``fuse_consecutive_log_softmax`` that differs
+    only where the input model's output is infinite and the optimized one finite."""
+    return finding.symptom == "output-mismatch" and ONLY_ORIGINAL_INFINITE in finding.message \
+        and "fuse_consecutive_log_softmax" in (config.get("passes") or ())
+
+
 #: what onnxoptimizer documents about its own behaviour.
 DOCUMENTED = (
     DocumentedBehaviour(
@@ -103,6 +115,13 @@ DOCUMENTED = (
         "onnxoptimizer/passes/replace_einsum_with_matmul.h (Before/After comment): an Einsum "
         "of a transposed-matmul equation becomes Transpose + MatMul, one node more",
         _documented_expansion),
+    DocumentedBehaviour(
+        "log-softmax-finite-where-softmax-underflows",
+        "ONNX operator spec, LogSoftmax: \"LogSoftmax(input, axis) = Log(Softmax(input, "
+        "axis=axis))\"; onnxoptimizer/passes/fuse_consecutive_log_softmax.h puts the one in "
+        "place of the other with the same axis, so the model is finite where the input "
+        "model's Softmax rounds to 0 and its Log gives -inf (beyond float64's range too)",
+        _log_softmax_finite),
 )
 
 

@@ -127,12 +127,12 @@ def test_coverage_counts_a_transformers_work_not_onnxruntimes_own_save():
 
 
 def test_pattern_donors_steer_the_generator_to_what_a_transformer_rewrites(target):
-    """ConvBNFusion has no motif of its own name: the generator is hinted with onnxoptimizer's
-    fuse_bn_into_conv, whose Conv -> BatchNormalization motif it then rewrites."""
+    """ConvBNFusion's hints are its own name (the onnxruntime motifs) and then onnxoptimizer's
+    fuse_bn_into_conv, whose Conv -> BatchNormalization motif it also rewrites."""
     from fuzzer.commands.coverage import pass_coverage
 
     config = target.with_passes(target.default_config(), ["ConvBNFusion"])
-    assert target.motif_hints(config) == ["fuse_bn_into_conv"]
+    assert target.motif_hints(config) == ["ConvBNFusion", "fuse_bn_into_conv"]
     report = pass_coverage(["ConvBNFusion"], 6, target="onnxruntime", jobs=2)
     assert report["ConvBNFusion"]["changed"] >= 1
     assert "conv-bn" in report["ConvBNFusion"]["motifs"]

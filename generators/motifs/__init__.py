@@ -11,7 +11,8 @@ from generators.motifs.spec import Motif
 
 #: Family modules, each exporting ``MOTIFS``.
 FAMILIES: tuple[str, ...] = ("weights", "fusion", "elimination", "shape", "subgraph",
-                             "interface")
+                             "interface", "ort_fusion", "ort_matmul", "ort_transformer",
+                             "ort_shape", "ort_qdq")
 
 
 def _load() -> dict[str, Motif]:

@@ -20,7 +20,9 @@ class Motif:
 
     Attributes:
         name: registry name (kebab-case), recorded in a case's provenance.
-        passes: onnxoptimizer passes the motif targets.
+        passes: names of the passes the motif targets, in any target's naming (onnxoptimizer
+            passes, onnxruntime graph transformers and rewrite rules); a target's motif hints
+            select motifs by these names.
         emit: ``(builder, x) -> Value | None``; ``None`` (no side effects) when x does not fit.
         setup: ``(builder) -> None`` before generation, or ``None``.
         finish: ``(builder) -> None`` after generation, or ``None``.

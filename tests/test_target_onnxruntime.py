@@ -153,3 +153,19 @@ def test_the_saved_ir3_initializer_rule_is_one_cause_whatever_transformer_shows_
     assert target.shared_cause(other) is None
     key = root_cause_key("onnxruntime", "(saved-ir3-initializers)", finding)
     assert "(saved-ir3-initializers)|invalid-model|" in key
+
+
+def test_onnxruntime_own_onnx_domain_ops_are_documented_not_bundled(target):
+    """The layer-norm fusions save onnxruntime's own ONNX-domain LayerNormalization (before
+    opset 17) and SimplifiedLayerNormalization: acknowledged in onnxruntime's sources."""
+    from oracles.base import Finding
+
+    config = target.default_config()
+    for op in ("LayerNormalization", "SimplifiedLayerNormalization"):
+        found = Finding("invalid-model", "validate",
+                        f"ValidationError: No Op registered for {op} with domain_version of 13"
+                        f"\n\n==> Context: Bad node spec for node. Name:  OpType: {op}")
+        assert target.documented(found, config).name == "fused-op-in-onnx-domain"
+    other = Finding("invalid-model", "validate",
+                    "ValidationError: No Op registered for Gelu with domain_version of 13")
+    assert target.documented(other, config) is None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import tempfile
 import warnings
 from collections.abc import Mapping
@@ -57,6 +58,16 @@ def _not_a_size_optimizer(finding: Any, config: dict[str, Any]) -> bool:
     return finding.symptom == "bloat"
 
 
+#: ops onnxruntime registers in the ONNX domain itself, outside the ONNX spec's versions.
+OWN_ONNX_DOMAIN_OPS = ("LayerNormalization", "SimplifiedLayerNormalization")
+_OWN_OP = re.compile(rf"No Op registered for ({'|'.join(OWN_ONNX_DOMAIN_OPS)}) with "
+                     r"domain_version")
+
+
+def _own_onnx_domain_op(finding: Any, config: dict[str, Any]) -> bool:
+    return finding.symptom == "invalid-model" and bool(_OWN_OP.search(finding.message))
+
+
 #: what onnxruntime documents about its graph optimizer.
 DOCUMENTED = (
     DocumentedBehaviour(
@@ -65,6 +76,14 @@ DOCUMENTED = (
         "(fusions, layout transformations that insert reorder nodes) aim at execution speed "
         "on the execution provider; nothing there promises fewer nodes",
         _not_a_size_optimizer),
+    DocumentedBehaviour(
+        "fused-op-in-onnx-domain",
+        "onnxruntime/contrib_ops/cpu/layer_norm.cc: \"original LayerNormalization contrib op "
+        "(incorrectly using onnx domain though)\", registered for opsets 1-16 beside "
+        "SimplifiedLayerNormalization; the layer-norm fusions emit them, so the saved model "
+        "holds ONNX-domain ops that the ONNX spec lacks at its opset (onnx's checker: "
+        "\"No Op registered\") and that onnxruntime itself runs",
+        _own_onnx_domain_op),
 )
 
 

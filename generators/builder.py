@@ -275,5 +275,9 @@ class GraphBuilder:
         imp = m.opset_import.add()
         imp.domain = ""
         imp.version = self.opset
+        for domain in sorted({n.domain for n in self.nodes} - {"", "ai.onnx"}):
+            extra = m.opset_import.add()  # contrib ops (com.microsoft) exist in version 1
+            extra.domain = domain
+            extra.version = 1
         self.graph(into=m.graph)
         return m

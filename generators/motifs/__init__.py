@@ -12,7 +12,7 @@ from generators.motifs.spec import Motif
 #: Family modules, each exporting ``MOTIFS``.
 FAMILIES: tuple[str, ...] = ("weights", "fusion", "elimination", "shape", "subgraph",
                              "interface", "ort_fusion", "ort_matmul", "ort_transformer",
-                             "ort_shape", "ort_qdq")
+                             "ort_shape", "ort_qdq", "transformer_blocks")
 
 
 def _load() -> dict[str, Motif]:

@@ -64,7 +64,10 @@ _OWN_OP = re.compile(rf"No Op registered for ({'|'.join(OWN_ONNX_DOMAIN_OPS)}) w
                      r"domain_version")
 
 
-def _own_onnx_domain_op(finding: Any, config: dict[str, Any]) -> bool:
+def own_onnx_domain_op(finding: Any, config: dict[str, Any]) -> bool:
+    """Whether ``finding`` is an invalid model only for an op of
+    :data:`OWN_ONNX_DOMAIN_OPS` (onnx's checker: "No Op registered ..."); ``config`` is
+    not consulted (any level or fusion that emits them)."""
     return finding.symptom == "invalid-model" and bool(_OWN_OP.search(finding.message))
 
 
@@ -83,7 +86,7 @@ DOCUMENTED = (
         "SimplifiedLayerNormalization; the layer-norm fusions emit them, so the saved model "
         "holds ONNX-domain ops that the ONNX spec lacks at its opset (onnx's checker: "
         "\"No Op registered\") and that onnxruntime itself runs",
-        _own_onnx_domain_op),
+        own_onnx_domain_op),
 )
 
 

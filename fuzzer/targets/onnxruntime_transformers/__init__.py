@@ -1,0 +1,1 @@
+"""Target adapter for onnxruntime's Python transformer fusions (see :mod:`.target`)."""

@@ -4,7 +4,7 @@ dtype, or values beyond the tolerance of :mod:`oracles.tolerance`."""
 from __future__ import annotations
 
 from oracles.base import Finding, Outcome, Symptom, register
-from oracles.tolerance import compare_arrays
+from oracles.tolerance import compare_arrays, computed_in
 
 #: kind of difference -> the class a root cause is keyed by: wrong numbers (values, NaN or
 #: infinities in other places: one wrong rewrite shows either, depending on the data) or a
@@ -21,8 +21,9 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
         return [Finding("output-mismatch", "compare",
                         f"output count {len(expected)} became {len(actual)}",
                         {"expected": [n for n, _ in expected], "actual": [n for n, _ in actual]})]
+    precision = computed_in(outcome.original) if outcome.original is not None else None
     for index, ((name, e), (_, a)) in enumerate(zip(expected, actual, strict=True)):
-        diff = compare_arrays(e, a)
+        diff = compare_arrays(e, a, precision)
         if diff is not None:
             return [Finding("output-mismatch", "compare",
                             f"output {index} '{name}': {diff.summary}",

@@ -4,11 +4,17 @@ An element passes when ``|actual - expected| <= atol * scale + rtol * |expected|
 ``scale = max(1, max |expected|)`` over the finite values of that output. NaN in the same place
 on both sides is equal; infinities must match exactly. Integer, bool and string outputs must be
 equal.
+
+The tolerance is that of the least precise float type the model computes in
+(:func:`computed_in`), not only of the output's dtype: a float32 graph whose last node casts to
+float64 has float32 rounding in its double output (a fused kernel that rounds once where the
+original rounded twice differs by one float32 ulp, 1.2e-7, far beyond float64's tolerance).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,8 +38,41 @@ class Difference:
     tolerance: float = 0.0
 
 
-def compare_arrays(expected: np.ndarray, actual: np.ndarray) -> Difference | None:
-    """Return ``None`` when ``actual`` matches ``expected`` within tolerance, else why not."""
+#: ONNX float element types, least precise first (bfloat16, float16, float32, float64).
+_FLOAT_TYPES: tuple[tuple[int, np.dtype | None], ...] = (
+    (16, None), (10, np.dtype(np.float16)), (1, np.dtype(np.float32)),
+    (11, np.dtype(np.float64)))
+
+
+def computed_in(model: Any) -> np.dtype | None:
+    """The least precise float dtype ``model`` (``onnx.ModelProto``) holds anywhere, subgraphs
+    included: graph inputs, outputs, value_info, initializers, Cast targets and tensor
+    attributes. ``np.dtype(object)`` stands for bfloat16 (the default tolerance); None where
+    the model names no float type."""
+    from oracles.base import iter_graphs
+
+    seen: set[int] = set()
+    for graph in iter_graphs(model.graph):
+        for value in (*graph.input, *graph.output, *graph.value_info):
+            seen.add(value.type.tensor_type.elem_type)
+        seen.update(init.data_type for init in graph.initializer)
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.name == "to" and node.op_type in ("Cast", "CastLike"):
+                    seen.add(attr.i)
+                elif attr.HasField("t"):
+                    seen.add(attr.t.data_type)
+    for code, dtype in _FLOAT_TYPES:
+        if code in seen:
+            return dtype if dtype is not None else np.dtype(object)
+    return None
+
+
+def compare_arrays(expected: np.ndarray, actual: np.ndarray,
+                   precision: np.dtype | None = None) -> Difference | None:
+    """Return ``None`` when ``actual`` matches ``expected`` within tolerance, else why not.
+    ``precision``: the float dtype the model computes in (:func:`computed_in`); the tolerance
+    is the looser of its and the output dtype's."""
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.dtype != actual.dtype:
         return Difference("dtype", f"dtype {expected.dtype} became {actual.dtype}")
@@ -63,6 +102,9 @@ def compare_arrays(expected: np.ndarray, actual: np.ndarray) -> Difference | Non
     if not finite.any():
         return None
     rtol, atol = TOLERANCES.get(expected.dtype, DEFAULT_TOLERANCE)
+    if precision is not None:
+        looser = TOLERANCES.get(precision, DEFAULT_TOLERANCE)
+        rtol, atol = max(rtol, looser[0]), max(atol, looser[1])
     scale = max(1.0, float(np.max(np.abs(e[finite]))))
     err = np.abs(a[finite] - e[finite])
     allowed = atol * scale + rtol * np.abs(e[finite])

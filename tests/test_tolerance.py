@@ -40,3 +40,27 @@ def test_leftover_initializers_are_bloat_only_after_the_last_cleanup():
     assert cleanup_ran_last(["fuse_bn_into_conv", "eliminate_unused_initializer",
                              "eliminate_duplicate_initializer", "rewrite_where"])
     assert not cleanup_ran_last(["eliminate_unused_initializer", "eliminate_nop_pad"])
+
+
+def test_a_double_output_of_a_float32_graph_gets_float32_tolerance():
+    """onnxruntime's ConvBNFusion on ConvTranspose -> BatchNormalization -> Cast(double):
+    one float32 ulp apart in the double output is no wrong output; a real error still is."""
+    from onnx import TensorProto, helper
+
+    from oracles.tolerance import computed_in
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Cast", ["r"], ["y"],
+                                                                      to=TensorProto.DOUBLE)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])])
+    precision = computed_in(helper.make_model(graph))
+    assert precision == np.dtype(np.float32)
+    want = np.array([0.5, -0.25], dtype=np.float64)
+    ulp = want + 1.19e-7
+    assert compare_arrays(want, ulp) is not None  # float64's own tolerance
+    assert compare_arrays(want, ulp, precision) is None
+    assert compare_arrays(want, want + 0.01, precision) is not None
+    double = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                               [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])],
+                               [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])])
+    assert computed_in(helper.make_model(double)) == np.dtype(np.float64)

@@ -126,20 +126,28 @@ def blame(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] 
     prepared the graph for it). The enabling passes are the rest of ``passes``. The
     footprint (where the symptom's key has one; else None) is the breaking pass's alone:
     the model after the prefix ending with it against the model after the prefix before it
-    (:func:`fuzzer.findings.rootcause.op_footprint`). Prefixes run only for symptoms whose
-    candidates may run (not for hangs); each costs one sandbox run.
+    (:func:`fuzzer.findings.rootcause.op_footprint`); for a target whose output differs from
+    its input with no pass at all (:attr:`fuzzer.targets.base.Target.saves_its_own_form`)
+    the empty prefix is that run's model, one sandbox run more. Prefixes run only for
+    symptoms whose candidates may run (not for hangs); each costs one sandbox run.
     """
     breaking, enabling = breaking_and_enabling(passes)
     record = symptom(finding.symptom)
     arts = run.artifacts
     if arts is None:
         return breaking, enabling, None
-    if not passes or len(passes) == 1 or not record.reducible:
+    target = get_target(case.target)
+    if not passes or not record.reducible or \
+            (len(passes) == 1 and not target.saves_its_own_form):
         footprint = footprint_of(arts.model, arts.optimized) if record.footprint else None
         return breaking, enabling, footprint
-    target = get_target(case.target)
     base = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
-    after = [arts.model]  # the model after each prefix, the empty one first
+    start = arts.model
+    if target.saves_its_own_form and record.footprint:  # what no pass at all makes of it
+        empty = run_with_passes(sandbox, base, [])
+        if empty.artifacts is not None and empty.artifacts.optimized is not None:
+            start = empty.artifacts.optimized
+    after = [start]  # the model after each prefix, the empty one first
     for length in range(1, len(passes)):
         prefix = passes[:length]
         prepared = run_with_passes(sandbox, base, prefix)

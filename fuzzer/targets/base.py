@@ -64,9 +64,13 @@ class Target:
 
     Attributes:
         name: registry name, also the first field of every signature.
+        saves_its_own_form: see the class attribute's comment.
     """
 
     name: str = ""
+    #: whether the target's output differs from its input with no pass at all (onnxruntime
+    #: saves Constant nodes as initializers): footprints are then taken against that output.
+    saves_its_own_form: bool = False
 
     def version(self) -> str:
         """Installed version of the optimizer (e.g. ``"0.4.2"``)."""

@@ -99,6 +99,7 @@ class OnnxRuntimeTarget(Target):
     """
 
     name = "onnxruntime"
+    saves_its_own_form = True
 
     def __init__(self) -> None:
         import onnxruntime

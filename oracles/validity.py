@@ -32,8 +32,8 @@ def error_class(message: str) -> str:
     categories = _CATEGORY.findall(text)
     if categories:
         return f"{kind}: {categories[-1]}"
-    rule = _RULE_END.split(_NAME_FIRST.sub("<name> ", text), maxsplit=1)[0]
-    rule = _NUMBER.sub("<n>", _QUOTED.sub("<name>", rule))
+    named = _QUOTED.sub("<name>", _NAME_FIRST.sub("<name> ", text))  # before a ':' in a name
+    rule = _NUMBER.sub("<n>", _RULE_END.split(named, maxsplit=1)[0])
     return f"{kind}: {' '.join(rule.split())[:100]}"
 
 

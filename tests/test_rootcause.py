@@ -82,6 +82,11 @@ def test_invalid_models_key_on_the_rule_broken_not_the_node_that_tripped():
     assert error_class(relu) == error_class(floor) == "InferenceError: ShapeInferenceError"
     assert error_class(ssa) == \
         "ValidationError: Graph must be in single static assignment (SSA) form"
+    tf2onnx = "ValidationError: Graph output 'model/reshape_34/Reshape:0' is not an output of " \
+        "any node in graph."
+    assert error_class(tf2onnx) == error_class(tf2onnx.replace("model/reshape_34/Reshape:0",
+                                                               "t2")) == \
+        "ValidationError: Graph output <name> is not an output of any node in graph."
     keys = {root_cause_key("t", "p", Finding("invalid-model", "validate", m,
                                              {"error_class": error_class(m)}), "-Reshape")
             for m in (relu, floor)}

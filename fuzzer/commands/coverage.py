@@ -5,8 +5,9 @@ counted as the pass's work).
 
 Cases run in :class:`fuzzer.execution.sandbox.Sandbox` workers; the optimizer never runs in this
 process. A pass below the reach threshold is named with a reason: a known one from
-:data:`generators.motifs.reach.UNREACHABLE`, no motif targeting it, or what its cases ended in
-(most frequent finding or unusable-seed reason).
+:data:`generators.motifs.reach.UNREACHABLE` or the target's own
+(:meth:`fuzzer.targets.base.Target.unreachable`), no motif targeting it, or what its cases
+ended in (most frequent finding or unusable-seed reason).
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
             reason = None
             motifs = [m.name for hint in hints for m in motifs_for_pass(hint)]
             if not reached:
-                if name in UNREACHABLE:
-                    reason = UNREACHABLE[name]
+                known = {**UNREACHABLE, **adapter.unreachable()}
+                if name in known:
+                    reason = known[name]
                 elif not motifs:
                     reason = "no motif targets this pass"
                 elif messages:

@@ -152,6 +152,11 @@ class Target:
         for a pass that may act on any graph); passes missing here are always plausible."""
         return {}
 
+    def unreachable(self) -> Mapping[str, str]:
+        """Pass -> why no generated graph run through this target on this machine can make
+        it change (``optfuzz coverage`` names the reason); empty by default."""
+        return {}
+
     def documented_behaviours(self) -> tuple[DocumentedBehaviour, ...]:
         """What the target documents about its own behaviour (never bundled)."""
         return ()

@@ -250,6 +250,12 @@ class OnnxRuntimeTarget(Target):
         return {name: frozenset(note["anchors"]) for name, note in self._notes.items()
                 if note.get("anchors")}
 
+    def unreachable(self) -> Mapping[str, str]:
+        """``not_on_cpu`` of ``transformers.json``: transformers that the CPU execution
+        provider, the session options a campaign uses or a standard-ONNX input never let
+        change a graph, each with the reason read in onnxruntime's sources."""
+        return dict(transformer_data().get("not_on_cpu", {}))
+
     def documented_behaviours(self) -> tuple[DocumentedBehaviour, ...]:
         return DOCUMENTED
 

@@ -28,6 +28,7 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
             return [Finding("output-mismatch", "compare",
                             f"output {index} '{name}': {diff.summary}",
                             {"output": name, "index": index, "kind": diff.kind,
+                             "dtype": str(e.dtype),
                              "class": MISMATCH_CLASS.get(diff.kind, "values"),
                              "mismatched": diff.mismatched, "max_abs_error": diff.max_abs_error,
                              "tolerance": diff.tolerance})]

@@ -83,7 +83,9 @@ def compare_arrays(expected: np.ndarray, actual: np.ndarray,
     if expected.dtype.kind != "f":
         bad = int(np.count_nonzero(expected != actual))
         if bad:
-            return Difference("values", f"{bad} of {expected.size} values differ", bad)
+            gap = float(np.max(np.abs(expected.astype(np.float64) - actual.astype(np.float64)))) \
+                if expected.dtype.kind in "iub" else 0.0
+            return Difference("values", f"{bad} of {expected.size} values differ", bad, gap)
         return None
     e = expected.astype(np.float64)
     a = actual.astype(np.float64)

@@ -170,3 +170,21 @@ def test_onnxruntime_own_onnx_domain_ops_are_documented_not_bundled(target):
     other = Finding("invalid-model", "validate",
                     "ValidationError: No Op registered for Gelu with domain_version of 13")
     assert target.documented(other, config) is None
+
+
+def test_one_rounding_step_of_a_quantizing_transformer_is_documented(target):
+    """QDQSelectorActionTransformer's QLinear kernels round once where the QDQ form rounds
+    twice: an 8-bit output one step off is counted, two steps or a float output is not."""
+    from oracles.base import Finding
+
+    def mismatch(dtype: str, gap: float) -> Finding:
+        return Finding("output-mismatch", "compare", "output 0 't6': 1 of 90 values differ",
+                       {"kind": "values", "class": "values", "dtype": dtype,
+                        "max_abs_error": gap})
+
+    config = target.with_passes(target.default_config(), ["QDQSelectorActionTransformer"])
+    assert target.documented(mismatch("uint8", 1.0), config).name == "quantized-rounding"
+    assert target.documented(mismatch("uint8", 2.0), config) is None
+    assert target.documented(mismatch("float32", 0.5), config) is None
+    other = target.with_passes(target.default_config(), ["DivMulFusion"])
+    assert target.documented(mismatch("int8", 1.0), other) is None

@@ -71,6 +71,23 @@ def own_onnx_domain_op(finding: Any, config: dict[str, Any]) -> bool:
     return finding.symptom == "invalid-model" and bool(_OWN_OP.search(finding.message))
 
 
+#: transformers that replace QuantizeLinear/DequantizeLinear around an op by onnxruntime's
+#: integer kernels (QLinearConv, QLinearAdd ...) or quantize weights and biases.
+QUANTIZING = ("QDQSelectorActionTransformer", "WeightBiasQuantization")
+#: 8-bit integer output types of quantized graphs.
+QUANTIZED_TYPES = ("uint8", "int8")
+
+
+def quantized_rounding(finding: Any, config: dict[str, Any]) -> bool:
+    """A wrong 8-bit output off by at most one step, of a configuration that names a
+    quantizing transformer among its passes (a whole level names none: localization decides,
+    and the check runs again on the minimal pass list)."""
+    detail = finding.detail
+    return finding.symptom == "output-mismatch" and detail.get("kind") == "values" and \
+        detail.get("dtype") in QUANTIZED_TYPES and 0 < detail.get("max_abs_error", 2) <= 1 \
+        and any(name in QUANTIZING for name in config.get("passes") or ())
+
+
 #: what onnxruntime documents about its graph optimizer.
 DOCUMENTED = (
     DocumentedBehaviour(
@@ -87,6 +104,14 @@ DOCUMENTED = (
         "holds ONNX-domain ops that the ONNX spec lacks at its opset (onnx's checker: "
         "\"No Op registered\") and that onnxruntime itself runs",
         own_onnx_domain_op),
+    DocumentedBehaviour(
+        "quantized-rounding",
+        "onnxruntime/test/optimizer/qdq_transformer_test.cc: the QDQ selector-action tests "
+        "accept the fused integer kernels (QLinearConv, QLinearAdd, ...) within a per-sample "
+        "tolerance of the QDQ model they replace (TransformerTester(..., 0.01 "
+        "/*per_sample_tolerance*/, 0.01 /*relative_per_sample_tolerance*/)): a kernel that "
+        "requantizes once rounds where the QDQ form rounds twice, one step of an 8-bit output",
+        quantized_rounding),
 )
 
 

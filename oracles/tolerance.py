@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from oracles.base import iter_graphs
+
 #: dtype -> (rtol, atol) for floating outputs.
 TOLERANCES: dict[np.dtype, tuple[float, float]] = {
     np.dtype(np.float16): (1e-2, 1e-2),
@@ -49,8 +51,6 @@ def computed_in(model: Any) -> np.dtype | None:
     included: graph inputs, outputs, value_info, initializers, Cast targets and tensor
     attributes. ``np.dtype(object)`` stands for bfloat16 (the default tolerance); None where
     the model names no float type."""
-    from oracles.base import iter_graphs
-
     seen: set[int] = set()
     for graph in iter_graphs(model.graph):
         for value in (*graph.input, *graph.output, *graph.value_info):

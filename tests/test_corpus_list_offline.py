@@ -187,7 +187,8 @@ def test_verify_takes_a_target(tmp_path: Path) -> None:
                    "--target", "nope", env=env)
     assert bad.returncode == 2
     assert bad.stderr.splitlines() == [
-        "error: unknown target 'nope'; known: fake, onnxoptimizer, onnxruntime"]
+        "error: unknown target 'nope'; known: fake, onnxoptimizer, onnxruntime, "
+        "onnxruntime-transformers"]
     good = _optfuzz("corpus", "verify", "--source", "dir", "--corpus", str(folder),
                     "--target", "fake", "--jobs", "1", env=env)
     assert good.returncode == 0, good.stderr

@@ -7,8 +7,9 @@ Per readable bundle (damaged ones are counted and never touched):
 1. **Replay** model.onnx with inputs.npz and the recorded configuration
    (:func:`fuzzer.triage.replay.replay_config`) in the sandbox. Where the bundle's symptom no
    longer shows (fixed) or the original cannot run, the bundle stays as it is.
-2. **Documented behaviour** of the target (:meth:`fuzzer.targets.base.Target.documented`):
-   the whole folder moves to ``documented/<id>/`` with a ``REASON.txt``.
+2. **Documented behaviour** of the target (:meth:`fuzzer.targets.base.Target.documented`),
+   with the recorded configuration or with the minimal passes of step 3: the whole folder
+   moves to ``documented/<id>/`` with a ``REASON.txt``.
 3. **Key**: localization on the bundle's model (already minimized by the campaign that wrote
    it; Igor, CCS'21, clusters only shrunk inputs), then the root-cause key of the run with
    the minimal passes (:func:`fuzzer.campaign.record.key_of`: target, breaking pass, symptom,
@@ -168,10 +169,16 @@ def rebucket(store: BundleStore, sandbox: Any, echo: Echo) -> Summary:
             echo(f"left {meta.id}: fixed (now {_now_shows(outcome)})")
             summary.fixed += 1
             continue
-        behaviour = get_target(case.target).documented(finding, case.config)
-        if behaviour is None:
-            keyed.append(root_cause_of(sandbox, meta, case, outcome, finding))
-            continue
+        target = get_target(case.target)
+        behaviour = target.documented(finding, case.config)
+        if behaviour is None:  # again with the minimal passes, as a campaign checks it
+            item = root_cause_of(sandbox, meta, case, outcome, finding)
+            if item.passes is not None:
+                behaviour = target.documented(finding,
+                                              target.with_passes(case.config, item.passes))
+            if behaviour is None:
+                keyed.append(item)
+                continue
         problem = move_documented(store, meta, behaviour, finding)
         if problem:
             echo(f"left {meta.id}: {problem}")

@@ -312,3 +312,31 @@ def test_a_folder_a_campaign_is_running_in_is_refused_untouched(tmp_path: Path) 
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error:") and "a campaign is running in it" in proc.stderr
     assert tree(out) == before
+
+
+def test_documented_with_the_minimal_passes_moves_too(tmp_path: Path, monkeypatch) -> None:
+    """A bundle recorded with a longer pass list is checked again with the passes that
+    localization keeps: documented behaviour that only that list shows still moves out."""
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.targets.base import DocumentedBehaviour
+    from fuzzer.targets.fake import FakeTarget
+
+    alone = DocumentedBehaviour(
+        "bad-neg-alone", "a test's own claim",
+        lambda finding, config: config.get("passes") == ["bad-neg"])
+    monkeypatch.setattr(FakeTarget, "documented_behaviours", lambda self: (alone,))
+    bid = "output-mismatch-000000aa"
+    folder = tmp_path / "crashes" / bid
+    folder.mkdir(parents=True)
+    meta = meta_dict(bid, target={"name": "fake", "version": "1.0",
+                                  "config": {"passes": ["nop-a", "bad-neg", "clean"],
+                                             "fixed_point": False}})
+    (folder / "meta.json").write_text(json.dumps(meta))
+    onnx.save(chain([("Neg", "n1"), ("Exp", "e")]), folder / "model.onnx")
+    (folder / "inputs.npz").write_bytes(npz_bytes(FEEDS))
+    lines: list[str] = []
+    with Sandbox(jobs=1, timeout=20) as sandbox:
+        summary = rebucket(BundleStore(tmp_path / "crashes"), sandbox, lines.append)
+    assert summary.documented == 1, lines
+    assert (tmp_path / "crashes" / "documented" / bid / "model.onnx").is_file()
+    assert f"moved {bid} to documented/{bid} (bad-neg-alone)" in lines

@@ -53,3 +53,23 @@ def test_detected_and_localized_to_its_transformer(name: str, sandbox: Sandbox) 
     assert key.split("|")[2] == planted["symptom"]
     if "footprint" in planted:  # taken against what onnxruntime saves with no transformer
         assert key.endswith("|fp:" + planted["footprint"])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_repro_py_exits_1_with_the_minimal_transformers(name: str, sandbox: Sandbox) -> None:
+    """The bundle's own repro.py (minimal transformers enabled, the rest disabled) exits 1,
+    also for a wrong output behind a documented invalid model."""
+    from fuzzer.campaign.verify import run_repro
+    from fuzzer.report.repro import render_repro
+
+    folder = DATA / name
+    planted = json.loads((folder / "case.json").read_text())
+    if onnxruntime.__version__ != planted["onnxruntime"]:
+        pytest.skip(f"found with onnxruntime {planted['onnxruntime']}")
+    config = {"level": planted["level"], "passes": planted["responsible_passes"]}
+    repro = render_repro(f"{planted['symptom']}-planted", planted["symptom"], "onnxruntime",
+                         config, planted["onnxruntime"], timeout=30)
+    files = {"repro.py": repro.encode(), "model.onnx": (folder / "model.onnx").read_bytes(),
+             "inputs.npz": (folder / "inputs.npz").read_bytes()}
+    code, tail = sandbox.call(run_repro, files, 120.0, timeout=180)
+    assert code == 1, tail

@@ -74,8 +74,10 @@ def observe():
 def compare(model, optimized, optimized_bytes, feeds, expected):
     stage("validate")
     invalid = validate(optimized)
-    if invalid and validate(model) is None:
+    if invalid and validate(model) is None and not LATER_SYMPTOM:
         return Outcome("error", "validate", error=invalid)
+    if invalid:  # as the campaign found it: past a documented invalid model
+        print(f"note: the optimized model fails onnx's checks too: {invalid}")
     stage("load")
     try:
         sess = session(optimized_bytes)
@@ -88,6 +90,9 @@ def compare(model, optimized, optimized_bytes, feeds, expected):
         return Outcome("error", "execute", error=error_text(exc), expected=expected)
     stage("compare")
     return Outcome("ok", "compare", expected=expected, actual=actual)
+
+
+LATER_SYMPTOM = not set(REGISTRY[SYMPTOM].stages) & {"optimize", "validate"}
 
 
 def judge(outcome):

@@ -27,6 +27,8 @@ TOLERANCES: dict[np.dtype, tuple[float, float]] = {
     np.dtype(np.float64): (1e-7, 1e-9),
 }
 DEFAULT_TOLERANCE = (1e-2, 1e-2)  # bfloat16 and other low-precision floats
+#: how a difference of infinities that only the input model has ends its summary.
+ONLY_INPUT_INFINITE = "where the optimized one is finite"
 
 
 @dataclass
@@ -98,7 +100,7 @@ def compare_arrays(expected: np.ndarray, actual: np.ndarray,
         bad = int(np.count_nonzero((inf_e | inf_a) & (e != a)))
         if bad == int(np.count_nonzero(inf_e & np.isfinite(a))):
             return Difference("values", f"the input model's output is infinite in {bad} "
-                              f"places where the optimized one is finite", bad)
+                              f"places {ONLY_INPUT_INFINITE}", bad)
         return Difference("values", f"infinities differ in {bad} places", bad)
     finite = np.isfinite(e) & np.isfinite(a)
     if not finite.any():

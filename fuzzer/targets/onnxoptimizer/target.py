@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
+from oracles.tolerance import ONLY_INPUT_INFINITE
 
 #: Passes that need a special model layout or change the model's interface on purpose;
 #: drawn by random subsets only when a user names them with --passes.
@@ -85,15 +86,10 @@ def _documented_expansion(finding: Any, config: dict[str, Any]) -> bool:
         not finding.detail.get("unused_initializers")
 
 
-#: the output-mismatch message of :func:`oracles.tolerance.compare_arrays` where only the
-#: input model's output is infinite.
-ONLY_ORIGINAL_INFINITE = "where the optimized one is finite"
-
-
 def _log_softmax_finite(finding: Any, config: dict[str, Any]) -> bool:
     """A wrong output of a configuration with ``fuse_consecutive_log_softmax`` that differs
     only where the input model's output is infinite and the optimized one finite."""
-    return finding.symptom == "output-mismatch" and ONLY_ORIGINAL_INFINITE in finding.message \
+    return finding.symptom == "output-mismatch" and ONLY_INPUT_INFINITE in finding.message \
         and "fuse_consecutive_log_softmax" in (config.get("passes") or ())
 
 

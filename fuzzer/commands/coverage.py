@@ -67,6 +67,7 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
 
     adapter = get_target(target)
     report: dict[str, dict[str, Any]] = {}
+    known = {**UNREACHABLE, **adapter.unreachable()}  # pass -> why nothing can reach it
     with Sandbox(jobs=jobs, timeout=timeout) as sb:
         for name in passes:
             hints = adapter.motif_hints(adapter.with_passes(adapter.default_config(), [name]))
@@ -99,7 +100,6 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
             reason = None
             motifs = [m.name for hint in hints for m in motifs_for_pass(hint)]
             if not reached:
-                known = {**UNREACHABLE, **adapter.unreachable()}
                 if name in known:
                     reason = known[name]
                 elif not motifs:

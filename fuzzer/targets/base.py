@@ -132,9 +132,15 @@ class Target:
         return {"passes": self.default_passes(), "fixed_point": False}
 
     def passes_of(self, config: dict[str, Any]) -> list[str]:
-        """The ordered pass list ``config`` runs (the default list where it names none)."""
+        """The ordered pass list ``config`` runs (:meth:`unnamed_passes` where it names
+        none)."""
         passes = config.get("passes")
-        return list(self.default_passes() if passes is None else passes)
+        return self.unnamed_passes(config) if passes is None else list(passes)
+
+    def unnamed_passes(self, config: dict[str, Any]) -> list[str]:
+        """The passes a configuration that names none runs: the default list here; a target
+        whose other settings choose them (a level, a model type) says which."""
+        return list(self.default_passes())
 
     def with_passes(self, config: dict[str, Any], passes: Sequence[str]) -> dict[str, Any]:
         """``config`` running exactly ``passes`` (in that order), everything else kept."""

@@ -43,6 +43,11 @@ LEVEL_ENUM = {"basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
 DEFAULT_LEVEL = "all"
 
 
+def level_enum(config: Mapping[str, Any]) -> str:
+    """The onnxruntime GraphOptimizationLevel member name of ``config``'s level."""
+    return LEVEL_ENUM[config.get("level", DEFAULT_LEVEL)]
+
+
 @lru_cache(maxsize=1)
 def transformer_data() -> dict[str, Any]:
     """The parsed ``transformers.json`` (rules per level, per-name notes, pattern donors,
@@ -198,10 +203,8 @@ class OnnxRuntimeTarget(Target):
     def default_config(self) -> dict[str, Any]:
         return {"level": DEFAULT_LEVEL, "passes": None}
 
-    def passes_of(self, config: dict[str, Any]) -> list[str]:
-        passes = config.get("passes")
-        level = config.get("level", DEFAULT_LEVEL)
-        return self.names_up_to(level) if passes is None else list(passes)
+    def unnamed_passes(self, config: dict[str, Any]) -> list[str]:
+        return self.names_up_to(config.get("level", DEFAULT_LEVEL))
 
     def relaxations(self, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {}
@@ -216,7 +219,7 @@ class OnnxRuntimeTarget(Target):
         """SessionOptions of an optimizing session for ``config`` (one thread, quiet)."""
         options = self._ort.SessionOptions()
         options.graph_optimization_level = getattr(
-            self._ort.GraphOptimizationLevel, LEVEL_ENUM[config.get("level", DEFAULT_LEVEL)])
+            self._ort.GraphOptimizationLevel, level_enum(config))
         options.log_severity_level = 4
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -295,15 +298,14 @@ class OnnxRuntimeTarget(Target):
         return f"{note.get('what', '')} ({note.get('source', '')})".strip(" ()")
 
     def config_phrase(self, config: dict[str, Any]) -> str:
-        return f"at {LEVEL_ENUM[config.get('level', DEFAULT_LEVEL)]}"
+        return f"at {level_enum(config)}"
 
     def ablation_line(self, config: dict[str, Any], breaking: str, symptom: str) -> str:
-        level = LEVEL_ENUM[config.get("level", DEFAULT_LEVEL)]
-        return (f"With `{breaking}` also in `disabled_optimizers` (same level {level}, same "
-                f"session options) the model shows no {symptom}.")
+        return (f"With `{breaking}` also in `disabled_optimizers` (same level "
+                f"{level_enum(config)}, same session options) the model shows no {symptom}.")
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
-        level = LEVEL_ENUM[config.get("level", DEFAULT_LEVEL)]
+        level = level_enum(config)
         return (
             "import tempfile\n"
             "import onnxruntime as ort\n"

@@ -209,11 +209,8 @@ class OnnxRuntimeTransformersTarget(Target):
     def default_config(self) -> dict[str, Any]:
         return {"model_type": DEFAULT_MODEL_TYPE, "passes": None}
 
-    def passes_of(self, config: dict[str, Any]) -> list[str]:
-        passes = config.get("passes")
-        if passes is None:
-            return self.defaults_for(config.get("model_type", DEFAULT_MODEL_TYPE))
-        return list(passes)
+    def unnamed_passes(self, config: dict[str, Any]) -> list[str]:
+        return self.defaults_for(config.get("model_type", DEFAULT_MODEL_TYPE))
 
     def relaxations(self, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {}

@@ -18,6 +18,7 @@ from fuzzer.errors import InputError
 #: subcommand modules under fuzzer.commands, in the order --help lists them.
 COMMANDS: tuple[str, ...] = (
     "fuzz", "check", "localize", "reduce", "triage", "replay", "report", "coverage", "corpus",
+    "targets", "target",
 )
 
 app = typer.Typer(

@@ -16,7 +16,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto
+from onnx import (
+    AttributeProto,
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    TensorProto,
+    ValueInfoProto,
+)
 
 from generators.names import Namer
 from generators.values import NP_DTYPE, Value
@@ -129,6 +137,8 @@ class GraphBuilder:
         self.outer: list[Value] = list(outer)
         self.consumed: set[str] = set()
         self.motifs: list[str] = []
+        #: model-local functions (FunctionProto) that nodes of the model call.
+        self.functions: list[FunctionProto] = []
 
     # -- nodes -------------------------------------------------------------------------------
     def node(self, op: str, inputs: Sequence[str], n_out: int = 1, domain: str = "",
@@ -262,7 +272,8 @@ class GraphBuilder:
 
     def model(self, producer: str = "optfuzz") -> ModelProto:
         """The ModelProto: default-domain ``opset``, matching IR version; for IR < 4 every
-        initializer is also listed as a graph input."""
+        initializer is also listed as a graph input; :attr:`functions` as its model-local
+        functions."""
         ir = ir_version_for(self.opset)
         if ir < 4:
             listed = {i.name for i in self.inputs}
@@ -280,4 +291,5 @@ class GraphBuilder:
             extra.domain = domain
             extra.version = 1
         self.graph(into=m.graph)
+        m.functions.extend(self.functions)
         return m

@@ -17,12 +17,18 @@ from typing import Any
 
 from generators import ops
 from generators.builder import GraphBuilder
-from generators.motifs import MOTIFS, Motif
+from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, Motif
 from generators.names import Namer
 from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
-from generators.versions import MAX_OPSET, MIN_OPSET, ir_version_for
+from generators.versions import (
+    MAX_OPSET,
+    MIN_OPSET,
+    hinted_opset,
+    hinted_steps,
+    ir_version_for,
+)
 
 _DTYPE = {"float": FLOAT, "float16": FLOAT16, "int64": INT64, "int32": INT32, "bool": BOOL}
 #: Largest tensor (elements) a step may consume; keeps tensors and run time small.
@@ -63,15 +69,19 @@ def _hint_key(generator: str, passes: tuple[str, ...]) -> int:
 
 
 @lru_cache(maxsize=1024)
-def _motif_pool(recipe: Recipe, passes: tuple[str, ...]) -> tuple[tuple[Motif, ...], bool]:
-    """Motifs to draw from, and whether they are a pass hint's (then used more often)."""
-    allowed = tuple(m for m in MOTIFS.values() if m.v1 or not recipe.motifs_v1_only)
+def _motif_pool(recipe: Recipe, passes: tuple[str, ...],
+                opset: int | None = None) -> tuple[tuple[Motif, ...], bool]:
+    """Motifs to draw from, and whether they are a pass hint's (then used more often).
+    Motifs of :data:`generators.motifs.HINTED_ONLY` families join only a hint's pool;
+    ``opset`` (an opset the hint pins) keeps the motifs that exist at it."""
+    allowed = tuple(m for m in MOTIFS.values() if (m.v1 or not recipe.motifs_v1_only)
+                    and (opset is None or m.since <= opset <= m.until))
     if passes:
         wanted = set(passes)
         hinted = tuple(m for m in allowed if wanted.intersection(m.passes))
         if hinted:
             return hinted, True
-    return allowed, False
+    return tuple(m for m in allowed if m.name not in HINTED_ONLY_MOTIFS), False
 
 
 def _first_input_shape(rng: random.Random) -> tuple[int, ...]:
@@ -161,7 +171,11 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     Args:
         seed: any int; with ``generator`` and ``passes`` it determines the model.
         generator: a key of :data:`generators.recipe.RECIPES`.
-        passes: target pass list; biases motif choice toward motifs of these passes.
+        passes: target pass list; biases motif choice toward motifs of these passes; an
+            ``opset=N`` hint (:func:`generators.versions.opset_hint`) declares opset N where
+            ``opset`` is None, drawing only motifs that exist at it; a ``steps=A..B`` hint
+            (:func:`generators.versions.steps_hint`) draws A to B random ops where
+            ``nodes`` is None.
         nodes: override the recipe's (min, max) number of steps.
         motifs: apply exactly these motifs (by name) instead of drawing them.
         opset: declare this default-domain opset (7..21) instead of drawing one; motifs that
@@ -180,7 +194,11 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     if opset is not None and not MIN_OPSET <= opset <= MAX_OPSET:
         raise ValueError(f"opset {opset} outside {MIN_OPSET}..{MAX_OPSET}")
     rng = random.Random((_hint_key(generator, tuple(passes or ())) << 64) ^ (seed % 2**64))
-    pool, hinted = _motif_pool(recipe, tuple(passes or ()))
+    pinned = hinted_opset(passes) if opset is None else None
+    if pinned is not None and not MIN_OPSET <= pinned <= MAX_OPSET:
+        raise ValueError(f"opset {pinned} outside {MIN_OPSET}..{MAX_OPSET}")
+    pool, hinted = _motif_pool(recipe, tuple(passes or ()), pinned)
+    opset = pinned if pinned is not None else opset
     if motifs is not None:
         chosen = [MOTIFS[m] for m in motifs]
     else:
@@ -203,7 +221,7 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
             b.motifs.append(m.name)
     shapes: dict[str, list[int]] = {}
     _graph_inputs(b, recipe, shapes)
-    lo_n, hi_n = nodes or recipe.nodes
+    lo_n, hi_n = nodes or hinted_steps(passes) or recipe.nodes
     steps = rng.randint(lo_n, hi_n)
     emitters = [m for m in chosen if m.emit is not None]
     slots = sorted(rng.sample(range(steps + len(emitters)), len(emitters)))

@@ -8,6 +8,10 @@ localization may switch off (:meth:`Target.relaxations`), the anchor op types of
 configuration (:meth:`Target.oracle_context`), and how repro.py calls it
 (:meth:`Target.repro_snippet`). No module outside ``fuzzer/targets`` names a target's passes.
 
+Built-in targets are listed in :data:`TARGETS`; an installed distribution adds one through
+the ``optfuzz.targets`` entry-point group (:data:`ENTRY_POINT_GROUP`, value "module:Class"),
+and its name joins the registry (:func:`registry`).
+
 Configurations are JSON-able dicts. Pass-list targets understand ``{"passes": [...],
 "fixed_point": bool}``; a target whose rewrites are not named passes overrides the pass
 methods.
@@ -15,8 +19,10 @@ methods.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import random
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +36,19 @@ TARGETS: dict[str, str] = {
     "onnxruntime": "fuzzer.targets.onnxruntime.target:OnnxRuntimeTarget",
     "onnxruntime-transformers":
         "fuzzer.targets.onnxruntime_transformers.target:OnnxRuntimeTransformersTarget",
+    "onnxscript": "fuzzer.targets.onnxscript.target:OnnxScriptTarget",
+    "version-converter": "fuzzer.targets.version_converter.target:VersionConverterTarget",
+    "onnxsim": "fuzzer.targets.onnxsim.target:OnnxSimTarget",
+    "onnxslim": "fuzzer.targets.onnxslim.target:OnnxSlimTarget",
 }
+
+#: target name -> the optfuzz extra (pyproject.toml) that installs its package.
+EXTRAS: dict[str, str] = {"onnxsim": "onnxsim", "onnxslim": "onnxslim",
+                          "onnxscript": "onnxscript"}
+
+#: entry-point group through which an installed distribution adds a target: each entry point
+#: is named like the target, its value is "module:Class" (the :data:`TARGETS` format).
+ENTRY_POINT_GROUP = "optfuzz.targets"
 
 #: the target a command uses when none is named.
 DEFAULT_TARGET = "onnxoptimizer"
@@ -71,6 +89,9 @@ class Target:
     #: whether the target's output differs from its input with no pass at all (onnxruntime
     #: saves Constant nodes as initializers): footprints are then taken against that output.
     saves_its_own_form: bool = False
+    #: whether the target reports its own branch edges (:mod:`fuzzer.edges.python_edges`),
+    #: so that code coverage and ``--guided`` need no instrumented build of it.
+    reports_edges: bool = False
 
     def version(self) -> str:
         """Installed version of the optimizer (e.g. ``"0.4.2"``)."""
@@ -131,6 +152,15 @@ class Target:
         """The configuration a user gets without options."""
         return {"passes": self.default_passes(), "fixed_point": False}
 
+    def configuration_space(self) -> str:
+        """One line saying what a configuration chooses (``optfuzz targets`` shows it): here
+        the settings of :meth:`default_config` with their defaults, and pass lists over
+        :meth:`available_passes`."""
+        settings = [f"{key}={value}" for key, value in self.default_config().items()
+                    if key != "passes"]
+        lists = f"pass lists over {len(self.available_passes())} passes"
+        return "; ".join([lists, *settings])
+
     def passes_of(self, config: dict[str, Any]) -> list[str]:
         """The ordered pass list ``config`` runs (:meth:`unnamed_passes` where it names
         none)."""
@@ -185,22 +215,103 @@ class Target:
 _cache: dict[str, Target] = {}
 
 
+class TargetUnavailable(ImportError):
+    """A registered target whose module cannot be imported here: its package is missing, or a
+    plugin's module fails on import. The message is one line."""
+
+
+def warn_line(text: str) -> None:
+    """Write ``warning: <text>`` as one line to stderr."""
+    print(f"warning: {text}", file=sys.stderr)
+
+
+@functools.lru_cache(maxsize=1)
+def plugin_targets() -> dict[str, str]:
+    """Targets that installed distributions add through :data:`ENTRY_POINT_GROUP`:
+    name -> "module:Class". An entry point named like a built-in target (built-ins win), or
+    whose value is not of that form, is left out with one warning line (once per process)."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, str] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        module, _, attr = point.value.partition(":")
+        if point.name in TARGETS:
+            warn_line(f"target plugin {point.name!r} ({point.value}) is left out: a built-in "
+                      "target has that name")
+        elif not module.strip() or not attr.strip():
+            warn_line(f"target plugin {point.name!r} is left out: its value {point.value!r} "
+                      "is not 'module:Class'")
+        else:
+            found.setdefault(point.name, f"{module.strip()}:{attr.strip()}")
+    return found
+
+
+def registry() -> dict[str, str]:
+    """Every target: the built-in :data:`TARGETS` and the plugins (name -> "module:Class")."""
+    return {**plugin_targets(), **TARGETS}
+
+
 def target_names() -> list[str]:
-    """Names of all registered targets."""
-    return sorted(TARGETS)
+    """Names of all registered targets, plugins included."""
+    return sorted(registry())
+
+
+def install_hint(name: str) -> str | None:
+    """The command that installs the package of built-in target ``name`` (None: it needs
+    nothing beyond optfuzz's own dependencies)."""
+    extra = EXTRAS.get(name)
+    return f"pip install 'optfuzz[{extra}]'" if extra else None
+
+
+def _unavailable(name: str, value: str, exc: BaseException) -> TargetUnavailable:
+    """The one-line :class:`TargetUnavailable` for target ``name`` (registered as ``value``)
+    whose import or construction raised ``exc``."""
+    hint = install_hint(name) if name in TARGETS else None
+    if hint and isinstance(exc, ImportError):
+        return TargetUnavailable(f"target {name} needs {exc.name or 'its package'}, which is "
+                                 f"not installed: {hint}")
+    return TargetUnavailable(f"target {name} ({value}) cannot be imported: "
+                             f"{type(exc).__name__}: {first_line(exc)}")
+
+
+def _make(name: str, value: str) -> Target:
+    """An instance of the class ``value`` ("module:Class") names.
+
+    Raises:
+        TargetUnavailable: the module or class cannot be imported, or the class cannot be
+            built here (a missing package; for a plugin, any error).
+    """
+    module, attr = value.split(":", 1)
+    plugin = name not in TARGETS
+    try:
+        return getattr(importlib.import_module(module), attr)()
+    except ImportError as exc:
+        raise _unavailable(name, value, exc) from None
+    except Exception as exc:
+        if not plugin:
+            raise
+        raise _unavailable(name, value, exc) from None
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message ("(no message)" when empty)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
 
 
 def get_target(name: str) -> Target:
-    """Return the (cached) target adapter called ``name``.
+    """Return the (cached) target adapter called ``name`` (built-in or plugin).
 
     Raises:
         KeyError: for an unknown name; the message lists the known ones.
+        TargetUnavailable: its module cannot be imported here (a missing package names the
+            install command).
     """
     if name not in _cache:
-        if name not in TARGETS:
-            raise KeyError(f"unknown target {name!r}; known: {', '.join(target_names())}")
-        module, attr = TARGETS[name].split(":")
-        _cache[name] = getattr(importlib.import_module(module), attr)()
+        known = registry()
+        if name not in known:
+            raise KeyError(f"unknown target {name!r}; known: {', '.join(sorted(known))}")
+        _cache[name] = _make(name, known[name])
     return _cache[name]
 
 
@@ -209,15 +320,15 @@ def cli_target(name: str | None) -> Target:
 
     Raises:
         InputError: an unknown name (the message lists the known ones), or a target whose
-            package is not installed.
+            package is not installed (the message names the install command, e.g.
+            ``pip install 'optfuzz[onnxscript]'``), or a plugin that fails to import.
     """
     try:
         return get_target(name or DEFAULT_TARGET)
     except KeyError as exc:
         raise InputError(exc.args[0]) from None
     except ImportError as exc:
-        raise InputError(f"target {name or DEFAULT_TARGET} cannot be used here: {exc}") \
-            from None
+        raise InputError(first_line(exc)) from None
 
 
 def offers_pass(target: Target) -> Callable[[str], bool]:

@@ -12,7 +12,19 @@ from generators.motifs.spec import Motif
 #: Family modules, each exporting ``MOTIFS``.
 FAMILIES: tuple[str, ...] = ("weights", "fusion", "elimination", "shape", "subgraph",
                              "interface", "ort_fusion", "ort_matmul", "ort_transformer",
-                             "ort_shape", "ort_qdq", "transformer_blocks")
+                             "ort_shape", "ort_qdq", "transformer_blocks", "functions",
+                             "onnxscript_rules", "opset_changes", "onnxslim_conv",
+                             "onnxslim_matmul",
+                             "onnxslim_shape", "onnxslim_cleanup",
+                             "onnxsim_fold", "onnxsim_fusion")
+
+
+#: Families whose motifs are drawn only for a pass hint that names one of their passes (the
+#: forms of one target: model-local functions, onnxscript's rewrite rules, the version
+#: converter's adapters); a model generated without such a hint is what it was without them.
+HINTED_ONLY: tuple[str, ...] = ("functions", "onnxscript_rules", "opset_changes")
+#: names of the motifs of :data:`HINTED_ONLY` families (filled by :func:`_load`).
+HINTED_ONLY_MOTIFS: set[str] = set()
 
 
 def _load() -> dict[str, Motif]:
@@ -28,6 +40,8 @@ def _load() -> dict[str, Motif]:
             if m.name in out:
                 raise ValueError(f"duplicate motif name {m.name!r}")
             out[m.name] = m
+            if fam in HINTED_ONLY:
+                HINTED_ONLY_MOTIFS.add(m.name)
     return out
 
 

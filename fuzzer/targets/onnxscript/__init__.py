@@ -1,0 +1,1 @@
+"""The onnxscript target: ``onnxscript.optimizer.optimize`` and the rewriter's rule sets."""

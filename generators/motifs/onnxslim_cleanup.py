@@ -1,0 +1,137 @@
+"""Motifs for onnxslim's clean-up steps (``core/optimization/dead_node_elimination.py``,
+``subexpression_elimination.py``, ``weight_tying.py``) and its shape inference
+(``core.shape_infer``: onnxruntime's symbolic shape inference with ``auto_merge``).
+
+Each builds what the step decides on from a node's inputs, attributes and inferred shapes:
+
+- a Dropout whose mask output is read (removing the node must keep the mask);
+- a Concat of an empty tensor and a constant that is empty along another axis than the
+  Concat axis (not an empty *piece*: dropping it changes the output's shape);
+- Clip with the same constant as ``min`` in one node and as ``max`` in another (two nodes
+  whose non-empty inputs are equal but sit in different input slots), and two Splits of one
+  tensor into different numbers of outputs (same op, attributes and inputs);
+- Mul by ones, Add of zeros, Div by ones, Sub of zeros whose constant broadcasts the other
+  operand to a larger shape, or spans a symbolic dim;
+- a graph input of a symbolic dim broadcast against a constant of size 2 or 3 there, which
+  symbolic shape inference must not merge into the input's dim.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from generators.builder import GraphBuilder
+from generators.motifs.onnxsim_common import shaped_motif
+from generators.motifs.ort_common import ints, slice_op, tap, weight
+from generators.values import BOOL, FLOAT, FLOAT16, NP_DTYPE, NUMERIC, Value, broadcast
+
+_FLOATS = frozenset({FLOAT, FLOAT16})
+
+
+def _dropout_mask(b: GraphBuilder, x: Value) -> Value:
+    """Dropout with its mask output read: the mask, cast to x's type, scales the output."""
+    if b.opset < 12:
+        y, mask = b.node("Dropout", [x.name], n_out=2, ratio=b.rng.choice([None, 0.5]))
+        mask_type = x.dtype if b.opset < 10 else BOOL
+    else:
+        inputs = [x.name]
+        if b.rng.random() < 0.5:
+            inputs.append(b.scalar(b.rng.choice([0.0, 0.5]), FLOAT, "Dropout").name)
+        y, mask = b.node("Dropout", inputs, n_out=2)
+        mask_type = BOOL
+    m = Value(mask, mask_type, x.shape)
+    if mask_type != x.dtype:
+        m = b.op("Cast", [m], x.dtype, x.shape, to=x.dtype)
+    return b.op("Mul", [Value(y, x.dtype, x.shape), m], x.dtype, x.shape, x.props)
+
+
+def _concat_empty(b: GraphBuilder, x: Value) -> Value:
+    """``Concat([x[0:0], c], axis=k)`` with a constant ``c`` that is empty along axis 0 but
+    not along k; the (empty) result is a graph output and ``x`` goes on."""
+    if x.rank < 2:
+        return None
+    empty = slice_op(b, x, [0], [0], [0])
+    k = b.rng.randrange(1, x.rank)
+    dims = list(empty.shape)
+    dims[k] = b.rng.randint(1, 3)
+    c = b.const(np.zeros(dims, dtype=NP_DTYPE[x.dtype]), "Concat")
+    out = list(empty.shape)
+    out[k] += dims[k]
+    parts = [empty, c] if b.rng.random() < 0.5 else [c, empty]
+    joined = b.node("Concat", [p.name for p in parts], axis=k)[0]  # not pooled: empty
+    b.graph_output(Value(joined, x.dtype, tuple(out)))
+    return b.op("Identity", [x], x.dtype, x.shape, x.props)
+
+
+def _clip_slots(b: GraphBuilder, x: Value) -> Value:
+    """``Clip(x, c, "") + Clip(x, "", c)`` with one constant ``c`` (opset >= 11)."""
+    c = b.const(np.asarray(b.rng.choice([0.0, 0.5, -0.5]), dtype=NP_DTYPE[x.dtype]), "Clip")
+    low = b.op("Clip", [x.name, c.name], x.dtype, x.shape)
+    high = b.op("Clip", [x.name, "", c.name], x.dtype, x.shape)
+    return b.op("Add", [low, high] if b.rng.random() < 0.5 else [high, low], x.dtype,
+                x.shape)
+
+
+def _split_counts(b: GraphBuilder, x: Value) -> Value:
+    """Two Splits of ``x`` along one even axis into equal parts: two outputs and one (the
+    count of outputs is all that tells them apart before opset 18)."""
+    even = [i for i, d in enumerate(x.shape) if d % 2 == 0]
+    if not even:
+        return None
+    k = b.rng.choice(even)
+    spell = k - x.rank if b.opset >= 11 and b.rng.random() < 0.3 else k
+    halves = b.node("Split", [x.name], n_out=2, axis=spell)
+    whole = b.node("Split", [x.name], n_out=1, axis=spell)[0]
+    half = list(x.shape)
+    half[k] //= 2
+    b.graph_output(Value(halves[b.rng.randrange(2)], x.dtype, tuple(half)))
+    return b.op("Neg", [Value(whole, x.dtype, x.shape)], x.dtype, x.shape)
+
+
+def _neutral_broadcast(b: GraphBuilder, x: Value) -> Value:
+    """``x * 1``, ``x + 0``, ``x - 0`` or ``x / 1`` with a constant that has a dim more or a
+    larger dim than ``x`` (the result is larger than ``x``), or a plain one."""
+    op, value = b.rng.choice([("Mul", 1), ("Add", 0), ("Sub", 0), ("Div", 1)])
+    r = b.rng.random()
+    if r < 0.4:
+        shape = (b.rng.randint(2, 3), *x.shape)
+    elif r < 0.7 and 1 in x.shape:
+        shape = tuple(b.rng.randint(2, 3) if d == 1 else d for d in x.shape)
+    else:
+        shape = b.rng.choice([(), x.shape[-1:], (1,)])
+    c = b.const(np.full(shape, value, dtype=NP_DTYPE[x.dtype]), op)
+    args = [x, c] if op in ("Sub", "Div") or b.rng.random() < 0.6 else [c, x]
+    return b.op(op, args, x.dtype, broadcast(x.shape, shape), x.props)
+
+
+def _symbolic_broadcast(b: GraphBuilder, x: Value) -> Value:
+    """A graph input whose first dim is symbolic (size 1 at run time), broadcast against a
+    constant of size 2 or 3 along that dim by Add, Mul or Expand."""
+    inputs = [v for v in b.pool if v.name in b.input_names and v.dtype in _FLOATS and
+              v.shape and v.shape[0] == 1]
+    x = b.rng.choice(inputs) if inputs else x
+    if not x.shape or x.shape[0] != 1:
+        return None
+    big = (b.rng.randint(2, 3), *x.shape[1:])
+    if b.opset >= 8 and b.rng.random() < 0.3:
+        return b.op("Expand", [x, ints(b, list(big), "Expand")], x.dtype, big, x.props)
+    op = b.rng.choice(["Add", "Mul"])
+    c = weight(b, big, x.dtype, op)
+    return tap(b, b.op(op, [x, c] if b.rng.random() < 0.7 else [c, x], x.dtype, big), 0.1)
+
+
+MOTIFS = (
+    shaped_motif("slim-dropout-mask", ("dead_node_elimination", "eliminate_nop_dropout"),
+                 _dropout_mask, dtypes=_FLOATS, ranks=(1, 4)),
+    shaped_motif("slim-concat-empty", ("dead_node_elimination", "eliminate_nop_concat"),
+                 _concat_empty, dtypes=frozenset(NUMERIC), ranks=(2, 4)),
+    shaped_motif("slim-clip-slots", ("subexpression_elimination", "eliminate_common_subexpression"),
+                 _clip_slots, dtypes=frozenset({FLOAT}), ranks=(1, 4), since=11),
+    shaped_motif("slim-split-counts", ("subexpression_elimination",
+                                       "eliminate_common_subexpression"),
+                 _split_counts, dtypes=frozenset(NUMERIC), ranks=(1, 4), until=17),
+    shaped_motif("slim-neutral-broadcast", ("dead_node_elimination", "eliminate_nop_with_unit"),
+                 _neutral_broadcast, dtypes=frozenset(NUMERIC), ranks=(1, 3)),
+    shaped_motif("slim-symbolic-broadcast", ("shape_infer", "shape_inference"),
+                 _symbolic_broadcast, dtypes=_FLOATS, ranks=(1, 4)),
+)

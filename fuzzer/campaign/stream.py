@@ -1,5 +1,6 @@
-"""The stream of test cases a campaign runs: generated graphs and corpus models, each with a
-target configuration, deterministic from the campaign seed and the case index."""
+"""The stream of test cases a campaign runs: generated graphs, corpus models and mutations of
+either, each with a target configuration, deterministic from the campaign seed and the case
+index."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ class StreamConfig:
         input_shapes: sizes for dynamic dims, applied to every case.
         fixed_passes: run exactly one configuration for every case: ``passes`` in order (the
             target's default list when None), without fixed_point; corpus models too.
+        mutated: draw mutated cases (:mod:`generators.mutate`): half of the drawn cases where
+            ``generated`` is also on, else all; a quarter of them mutate a corpus model.
+        parents: corpus models a mutated case may start from (None: ``corpus``, or the
+            models bundled in the onnx wheel where ``corpus`` is empty).
     """
 
     target_name: str
@@ -45,6 +50,12 @@ class StreamConfig:
     passes: list[str] | None = None
     input_shapes: dict[str, list[int]] | None = None
     fixed_passes: bool = False
+    mutated: bool = False
+    parents: list[Any] | None = None
+
+
+#: One mutated case in this many mutates a corpus model (where there are any).
+CORPUS_PARENT_ONE_IN = 4
 
 
 class CaseStream:
@@ -104,20 +115,21 @@ class CaseStream:
         return self.draw(corpus_ok=True)
 
     def draw(self, corpus_ok: bool) -> TestCase:
-        """The next case: a corpus case if ``corpus_ok`` (or no generated source) and the
-        corpus has one left, else a generated case.
+        """The next case: a corpus case if ``corpus_ok`` (or no generated or mutated source)
+        and the corpus has one left, else a generated or mutated case.
 
         Raises:
-            StopIteration: no generated source and the corpus is exhausted.
+            StopIteration: no generated or mutated source and the corpus is exhausted.
         """
-        if self._corpus_left and (corpus_ok or not self.config.generated):
+        if self._corpus_left and (corpus_ok or not (self.config.generated or
+                                                    self.config.mutated)):
             case = next(self._corpus, None)
             if case is not None:
                 self.index += 1
                 self.corpus_drawn += 1
                 return case
             self._corpus_left = False
-        if not self.config.generated:
+        if not self.config.generated and not self.config.mutated:
             raise StopIteration
         index = self.index
         self.index += 1
@@ -126,5 +138,30 @@ class CaseStream:
             self.target.configurations(self._rng, self.config.passes)
         source = {"kind": "generated", "seed": seed, "generator": self.config.generator,
                   "passes": self.target.motif_hints(config)}
+        task = None
+        if self.config.mutated and (not self.config.generated or seed % 2):
+            source, task = self._mutated(source, seed)
         return TestCase(self.config.target_name, config, source, input_seed=seed,
-                        input_shapes=self.config.input_shapes)
+                        input_shapes=self.config.input_shapes, task=task)
+
+    def _mutated(self, generated: dict[str, Any], seed: int) -> tuple[dict[str, Any],
+                                                                        str | None]:
+        """The source of a mutated case (and its parent's task): a mutation, seeded by
+        ``seed``, of the generated model ``generated`` or of a corpus model."""
+        if self.config.parents is None:
+            self.config.parents = self.config.corpus or _bundled()
+        parents = self.config.parents
+        if parents and (seed >> 8) % CORPUS_PARENT_ONE_IN == 0:
+            model = parents[(seed >> 16) % len(parents)]
+            return {"kind": "mutated", "seed": seed, "parent": model.source()}, model.task
+        return {"kind": "mutated", "seed": seed, "parent": generated}, None
+
+
+def _bundled() -> list[Any]:
+    """The models bundled in the onnx wheel (none where the corpus cannot be listed)."""
+    try:
+        from fuzzer.corpus import iter_models
+
+        return list(iter_models(["bundled"]))
+    except Exception:
+        return []

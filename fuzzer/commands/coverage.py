@@ -133,14 +133,30 @@ def register(app: typer.Typer) -> None:
         jobs: options.Jobs = 2,
         seed: options.Seed = 0,
         target: options.TargetName = None,
+        code: bool = typer.Option(False, "--code", help="Line and branch coverage of the "
+                                  "target's own pass sources (needs `optfuzz target build "
+                                  "TARGET --coverage`), per case source and together."),
+        source: str = typer.Option("generated,corpus,mutated", "--source",
+                                   help="With --code: comma list of generated, corpus, "
+                                   "mutated."),
+        out: Path = typer.Option(Path("coverage"), "--out",
+                                 help="With --code: folder for counter files, the plot "
+                                 "(coverage.png) and the JSON table."),
     ) -> None:
-        """Share of generated cases per pass of a target where the pass changed the graph."""
+        """Share of generated cases per pass of a target where the pass changed the graph;
+        with --code, the target's own line and branch coverage."""
         from rich.console import Console
         from rich.table import Table
 
         from fuzzer.targets import cli_target
         from generators import GENERATORS
 
+        if code:
+            from fuzzer.commands.coverage_code import run_code_coverage
+
+            run_code_coverage(cli_target(target), options.parse_list(source) or [], cases,
+                              out, jobs=jobs, seed=seed)
+            return
         if generator not in GENERATORS:
             raise InputError(f"unknown generator {generator!r}; known: {', '.join(GENERATORS)}")
         adapter = cli_target(target)

@@ -1,0 +1,37 @@
+"""Instrumented builds of a target: coverage (gcov) and sanitizers (ASan + UBSan).
+
+In: a target name and a build kind. Out: a :class:`~fuzzer.builds.record.Build` in the
+user's cache that a process activates before importing the target. ``BUILDERS`` maps a target
+to the function that builds it; a new buildable target is one new module and one entry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from fuzzer.builds.kinds import KINDS, BuildKind
+from fuzzer.builds.record import Build, build_folder, load_build
+from fuzzer.errors import InputError
+
+#: target name -> "module:function" that builds it (see fuzzer.builds.onnxoptimizer.build).
+BUILDERS: dict[str, str] = {
+    "onnxoptimizer": "fuzzer.builds.onnxoptimizer:build",
+}
+
+
+def builder(target: str) -> Callable[..., Any]:
+    """The build function of ``target``.
+
+    Raises:
+        InputError: the target cannot be built here (the message lists those that can).
+    """
+    if target not in BUILDERS:
+        raise InputError(f"no instrumented build of {target}; buildable: "
+                         f"{', '.join(sorted(BUILDERS))}")
+    module, attr = BUILDERS[target].split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+__all__ = ["BUILDERS", "KINDS", "Build", "BuildKind", "build_folder", "builder", "load_build"]

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from fuzzer.campaign.failure import as_campaign_error, is_disk_full, stopped
 from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.memory import release_free_memory
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.store.folder import BundleStore
@@ -135,6 +136,8 @@ class FindingWorker:
                     raise
                 self.errors.append(f"{type(exc).__name__}: {exc}")
                 continue
+            finally:
+                release_free_memory()  # a reduction's models and values, dropped
             if outcome is not None:
                 self.report(outcome, result.findings[0].message)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fuzzer.campaign import growth
+from fuzzer.campaign.growth import Handling
 from fuzzer.campaign.minimize import Minimal, minimize, probe, run_with_passes
 from fuzzer.campaign.verify import deterministic, more_exact_than_original, reproduces
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
@@ -35,6 +37,8 @@ from oracles.base import Finding
 
 #: symptoms whose finding is dropped where the optimized model is the float64 answer.
 EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
+#: symptom -> its own steps beyond the common path (:class:`fuzzer.campaign.growth.Handling`).
+HANDLING: dict[str, Handling] = {"slow": growth.SLOW}
 
 
 @dataclass
@@ -187,8 +191,10 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                    roots: RootCauseMemo | None = None) -> Handled | None:
     """Record the primary finding of ``result`` as one bundle per root cause.
 
-    In order: documented behaviour of the target (counted, never bundled); a hang must recur;
-    localization on the found model (``memo`` reuses earlier answers) and the preliminary
+    In order: documented behaviour of the target (counted, never bundled); a hang or a slow
+    run must recur; a symptom's own preparation (:data:`HANDLING`: a slow finding's model is
+    scaled down to the smallest size that still shows the growth); localization on the found
+    model (``memo`` reuses earlier answers) and the preliminary
     root-cause key, which sends a known root cause to its bundle as a hit; for a new one,
     the original must run deterministically, then reduce <-> localize to a fixed point
     (:func:`fuzzer.campaign.minimize.minimize`), documented behaviour checked again on the
@@ -203,8 +209,15 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     documented = get_target(case.target).documented(finding, case.config)
     if documented is not None:
         return Handled("documented", name=documented.name)
+    handling = HANDLING.get(finding.symptom)
+    if handling is not None:
+        case = handling.case(case)
     if symptom(finding.symptom).confirm and not confirmed(sandbox, case, finding):
         return Handled("unconfirmed", name="did not recur")
+    found = result.artifacts
+    if handling is not None:
+        case, result, finding = handling.prepare(sandbox, case, result, finding,
+                                                 policy.reduce_seconds)
     roots = roots if roots is not None else RootCauseMemo()
     where = None
     if policy.localize:
@@ -252,14 +265,14 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                              "enabling_passes": enabling, "trigger": trigger}
     if where is not None:
         extra["localization"] = where.to_json()
+    if handling is not None:
+        extra.update(handling.meta_fields(minimal.finding))
     meta = build_meta(bid, finding_signature(minimal.case, minimal.run, minimal.finding,
                                              minimal.passes), minimal.finding, case,
                       result.source, target_version, minimal.passes,
-                      node_count(result.artifacts.model), node_count(minimal.case.model_bytes),
-                      extra)
+                      node_count(found.model), node_count(minimal.case.model_bytes), extra)
     observed = Observation.of_result(minimal.run, f"{case.target} {target_version}")
-    files = bundle_files(meta, result.artifacts, _minimized(minimal), sandbox.timeout,
-                         observed)
+    files = bundle_files(meta, found, _minimized(minimal), sandbox.timeout, observed)
     if policy.verify:
         ok, tail = reproduces(sandbox, files, sandbox.timeout)
         if not ok:
@@ -335,6 +348,8 @@ def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | N
         files["expected.npz"] = npz_bytes(use.expected)
         if use.actual is not None:
             files["actual.npz"] = npz_bytes(use.actual)
+    if meta.symptom in HANDLING:
+        files.update(HANDLING[meta.symptom].files(meta, use.model))
     files["meta.json"] = dump_json(meta.to_json())
     return files
 

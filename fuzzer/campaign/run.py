@@ -29,6 +29,7 @@ from fuzzer.campaign.failure import (
     stopped,
 )
 from fuzzer.campaign.finding_thread import FindingWorker
+from fuzzer.campaign.log import PROGRESS_SECONDS, close_log, open_log
 from fuzzer.campaign.progress import render, summary
 from fuzzer.campaign.record import Handled
 from fuzzer.campaign.settings import CampaignSettings, check_settings, saved_settings
@@ -37,6 +38,7 @@ from fuzzer.campaign.stream import CaseStream, StreamConfig
 from fuzzer.campaign.summary import write_summary
 from fuzzer.errors import InputError
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import Sandbox, SandboxError
 from fuzzer.store.folder import BundleStore, damage_note
 from fuzzer.store.lock import LOCK_FILE, CampaignLock
@@ -63,6 +65,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
             full); campaign.json is saved where the disk allowed, the folder is resumable.
     """
     console = console or Console()
+    limit_malloc_arenas()  # before the campaign's threads: its RSS follows what it holds
     try:
         with CampaignLock(settings.out):
             return _Campaign(settings, console).run()
@@ -115,10 +118,17 @@ class _Campaign:
         self.stats.settings = settings.record()
         self.stats.started = time.monotonic()
         self.stats.save(self.store.root)
+        self.log = open_log(self.store.root)
+        self.log.info("run started: target %s, seed %s, jobs %s, %s%s", settings.target,
+                      settings.seed, settings.jobs,
+                      f"{settings.seconds:g} s" if settings.seconds else "no time limit",
+                      ", resumed" if settings.resume else "")
+        self.last_progress = time.monotonic()
+        self.pools_replaced = 0
         self.stream = CaseStream(
             StreamConfig(settings.target, settings.seed, settings.generated, settings.generator,
                          settings.corpus, settings.passes, settings.input_shapes,
-                         settings.fixed_passes),
+                         settings.fixed_passes, mutated=settings.mutated),
             self.target, self.stats.next_case, self.stats.corpus_next)
         for model_id in self.stats.unusable_models:
             self.stream.skip_model(model_id)
@@ -130,6 +140,7 @@ class _Campaign:
         self.exhausted = False
         self.last_save = time.monotonic()
         self._lock = threading.Lock()
+        self.guide = _guide(settings, self.store.root, self.target)
         self.findings = FindingWorker(
             self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit),
             self.target.version(), settings.policy, self._report)
@@ -141,7 +152,8 @@ class _Campaign:
         failure: CampaignError | None = None
         sandbox: Sandbox | None = None
         try:
-            sandbox = Sandbox(settings.jobs, settings.timeout, settings.memory_limit)
+            sandbox = Sandbox(settings.jobs - (self.guide.jobs if self.guide else 0) or 1,
+                              settings.timeout, settings.memory_limit)
             live_console = self.console if settings.live else Console(quiet=True)
             with Live(self._panel(), console=live_console, refresh_per_second=2) as live:
                 try:
@@ -169,6 +181,9 @@ class _Campaign:
         finally:
             if sandbox is not None:
                 sandbox.close()
+            if self.guide is not None:
+                self.guide.close()
+                self.stats.guided = self.guide.stats()
             if not finished:
                 findings.finish(0.0, abandon=True)
         if failure is None and findings.failure is not None:
@@ -179,6 +194,7 @@ class _Campaign:
                                    interrupted or failure is not None, str(settings.out)))
         for error in findings.errors[:5]:
             self.console.print(f"[red]finding not recorded[/red] ({error})", highlight=False)
+        self._log_end(interrupted, failure)
         if findings.abandoned:
             self.console.print(f"{findings.abandoned} queued finding(s) not recorded",
                                highlight=False)
@@ -216,6 +232,34 @@ class _Campaign:
                 self.stats.tick()
                 self.stats.save(self.store.root)
                 self.last_save = time.monotonic()
+                self._log_progress(sandbox)
+                release_free_memory()
+
+    def _log_end(self, interrupted: bool, failure: CampaignError | None) -> None:
+        """Log the run's end (how, cases, bundles, findings not recorded) and close the log."""
+        for error in self.findings.errors:
+            self.log.info("finding not recorded: %s", error)
+        how = f"stopped: {failure}" if failure is not None else \
+            "interrupted" if interrupted else "ended"
+        self.log.info("run %s: %d cases in %s s, %d new bundles in all, %d hits",
+                      how, self.run_cases, self.stats.last_run.get("seconds"),
+                      self.stats.bundles_new, self.stats.hits)
+        close_log(self.log)
+
+    def _log_progress(self, sandbox: Sandbox) -> None:
+        """Log worker pools replaced since the last line, and progress every
+        :data:`fuzzer.campaign.log.PROGRESS_SECONDS`."""
+        replaced = sandbox.restarts + sandbox.recycled
+        if replaced != self.pools_replaced:
+            self.log.info("worker pool replaced: %d rebuilt after breaking, %d recycled for "
+                          "memory growth", sandbox.restarts, sandbox.recycled)
+            self.pools_replaced = replaced
+        if time.monotonic() - self.last_progress >= PROGRESS_SECONDS:
+            self.last_progress = time.monotonic()
+            seconds = time.monotonic() - self.run_started
+            self.log.info("progress: %d cases in %.0f s (%.1f/s), %d new bundles, %d hits",
+                          self.run_cases, seconds, self.run_cases / max(seconds, 1e-9),
+                          self.stats.bundles_new, self.stats.hits)
 
     def _fill(self, sandbox: Sandbox) -> None:
         """Submit cases until the in-flight bound, a limit, or the end of the sources."""
@@ -227,10 +271,14 @@ class _Campaign:
             except StopIteration:
                 self.exhausted = True
                 return
+            if self.guide is not None:
+                case = self.guide.steer(case, case.input_seed)
             future = sandbox.submit(case)
             self.corpus_in_flight += _is_corpus(case)
             future.add_done_callback(lambda f, c=case: self.done.put((c, f.result())))
             self.in_flight += 1
+            if self.guide is not None:
+                self.guide.measure(case)
 
     def _collect(self, case: TestCase, result: CaseResult) -> None:
         """Count a finished case and queue its findings (blocks while the queue is full)."""
@@ -274,11 +322,31 @@ class _Campaign:
         with self._lock:
             self.stats.handled(handled.status, handled.bundle_id, handled.name, message,
                                handled.signature)
+        if handled.status == "new":
+            self.log.info("new bundle %s: %s", handled.bundle_id, message[:200])
 
     def _panel(self) -> Any:
         return render(self.stats, self.settings.seconds, self.run_cases,
                       time.monotonic() - self.run_started, str(self.settings.out),
                       self.findings.pending())
+
+
+def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:
+    """The campaign's :class:`fuzzer.campaign.guided.Guide` (None unless ``--guided``):
+    half of the workers, at least one, on the target's coverage build.
+
+    Raises:
+        InputError: the target has no coverage build.
+    """
+    if not settings.guided:
+        return None
+    from fuzzer.campaign.guided import Guide
+    from fuzzer.commands.coverage_code import coverage_build
+    from fuzzer.edges.setup import EdgeSetup
+
+    setup = EdgeSetup(folder=str(folder / "edges"), build=coverage_build(target))
+    return Guide(setup, max(1, settings.jobs // 2), settings.timeout, settings.memory_limit,
+                 folder, settings.seed, settings.resume)
 
 
 def _is_corpus(case: TestCase) -> int:

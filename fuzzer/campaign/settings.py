@@ -26,15 +26,16 @@ from fuzzer.targets.base import DEFAULT_TARGET
 #: record key -> the name a person uses for it (in messages and ``--allow-change``).
 IDENTITY: dict[str, str] = {
     "target": "target", "passes": "passes", "fixed_passes": "fixed-passes", "seed": "seed",
-    "generated": "sources", "corpus": "sources", "corpus_dirs": "sources",
+    "generated": "sources", "mutated": "sources", "corpus": "sources", "corpus_dirs": "sources",
     "corpus_models": "sources", "generator": "generator", "input_shapes": "input-shapes",
-    "tolerances": "tolerances",
+    "tolerances": "tolerances", "guided": "guided",
 }
 OPERATIONAL: dict[str, str] = {
     "timeout": "timeout", "memory_limit": "memory-limit", "reduce_seconds": "reduce-seconds",
     "localize": "localize",
 }
-_LABELS = {"generated": "generated source", "corpus": "corpus sources",
+_LABELS = {"generated": "generated source", "mutated": "mutated source",
+           "corpus": "corpus sources",
            "corpus_dirs": "--corpus folders", "corpus_models": "corpus models"}
 
 
@@ -55,6 +56,8 @@ class CampaignSettings:
         resume: continue the campaign saved in ``out``.
         allow_change: operational settings (record keys) that may differ from the saved ones
             on resume.
+        guided: steer cases by the target's own code coverage (:mod:`fuzzer.campaign.guided`):
+            half of the workers (at least one) run its coverage build.
     """
 
     out: Path
@@ -64,6 +67,7 @@ class CampaignSettings:
     jobs: int = 2
     seed: int = 0
     generated: bool = True
+    mutated: bool = False
     generator: str = "v2"
     corpus: list[Any] = field(default_factory=list)
     corpus_kinds: list[str] = field(default_factory=list)
@@ -77,18 +81,20 @@ class CampaignSettings:
     resume: bool = False
     live: bool = True
     allow_change: frozenset[str] = frozenset()
+    guided: bool = False
 
     def record(self) -> dict[str, Any]:
         """The identity and operational settings as campaign.json keeps them (JSON types)."""
         record = {
             "target": self.target, "passes": self.passes, "fixed_passes": self.fixed_passes,
-            "seed": self.seed, "generated": self.generated, "corpus": list(self.corpus_kinds),
+            "seed": self.seed, "generated": self.generated, "mutated": self.mutated,
+            "corpus": list(self.corpus_kinds),
             "corpus_dirs": [str(Path(d).resolve()) for d in self.corpus_dirs],
             "corpus_models": sorted(str(getattr(m, "id", m)) for m in self.corpus),
             "generator": self.generator, "input_shapes": self.input_shapes,
             "tolerances": tolerances(), "timeout": self.timeout,
             "memory_limit": self.memory_limit, "reduce_seconds": self.policy.reduce_seconds,
-            "localize": self.policy.localize,
+            "localize": self.policy.localize, "guided": self.guided,
         }
         return json.loads(json.dumps(record))
 

@@ -17,6 +17,12 @@ from fuzzer.store.folder import dump_json, write_atomic
 
 CAMPAIGN_FILE = "campaign.json"
 TIMELINE_EVERY = 10.0  # seconds between timeline points
+#: timeline points kept: past it every second point goes (older time at a coarser step), so
+#: campaign.json and summary.html stay small for a campaign of any length.
+MAX_TIMELINE = 2000
+#: distinct unusable-seed reasons counted by name; the rest are counted under OTHER_REASONS.
+MAX_REASONS = 200
+OTHER_REASONS = "(other reasons)"
 
 
 _ORT_PREFIX = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : ")
@@ -62,6 +68,7 @@ class CampaignStats:
     findings_per_pass: Counter = field(default_factory=Counter)
     merged: int = 0
     documented: Counter = field(default_factory=Counter)
+    guided: dict[str, int] = field(default_factory=dict)
     dropped: Counter = field(default_factory=Counter)
     signatures: set[str] = field(default_factory=set)
     newest: str = ""
@@ -80,7 +87,11 @@ class CampaignStats:
         self.cases += 1
         if result.unusable:
             self.unusable += 1
-            self.unusable_reasons[reason_key(result.unusable)] += 1
+            reason = reason_key(result.unusable)
+            if reason not in self.unusable_reasons and \
+                    len(self.unusable_reasons) >= MAX_REASONS:
+                reason = OTHER_REASONS
+            self.unusable_reasons[reason] += 1
             if case.source.get("kind") == "corpus":
                 self.unusable_models.setdefault(case.source.get("model", "?"), result.unusable)
             return
@@ -110,7 +121,8 @@ class CampaignStats:
             self.dropped[status] += 1
 
     def tick(self, force: bool = False) -> None:
-        """Append a timeline point every TIMELINE_EVERY seconds."""
+        """Append a timeline point every TIMELINE_EVERY seconds; past :data:`MAX_TIMELINE`
+        points, keep every second one (the newest always)."""
         now = self.elapsed()
         if force or now - self._last_point >= TIMELINE_EVERY:
             self._last_point = now
@@ -118,6 +130,8 @@ class CampaignStats:
                                   "findings": sum(self.findings.values()),
                                   "bundles": self.bundles_new,
                                   "signatures": len(self.signatures)})
+            if len(self.timeline) > MAX_TIMELINE:
+                self.timeline = self.timeline[-1::-2][::-1]
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able state (campaign.json)."""
@@ -133,6 +147,7 @@ class CampaignStats:
             "per_motif": dict(self.per_motif),
             "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
             "last_run": self.last_run, **({"settings": self.settings} if self.settings else {}),
+            **({"guided": self.guided} if self.guided else {}),
         }
 
     def save(self, folder: Path) -> None:
@@ -177,6 +192,7 @@ class CampaignStats:
                     hits=data["hits"], timeline=data.get("timeline", []),
                     merged=data.get("merged", 0))
         stats.documented.update(data.get("documented", {}))
+        stats.guided = dict(data.get("guided", {}))
         stats.dropped.update(data.get("dropped", {}))
         stats.signatures.update(str(s) for s in data.get("signatures", []))
         stats.unusable_reasons.update(data.get("unusable_reasons", {}))

@@ -9,7 +9,9 @@ import typer
 from fuzzer.commands import options
 from fuzzer.errors import InputError
 
-SOURCES = ("generated", "corpus", "bundled", "pypi", "hub", "dir")
+SOURCES = ("generated", "mutated", "corpus", "bundled", "pypi", "hub", "dir")
+#: Sources that are not corpus kinds.
+MADE_SOURCES = ("generated", "mutated")
 
 
 def register(app: typer.Typer) -> None:
@@ -25,7 +27,8 @@ def register(app: typer.Typer) -> None:
         seed: options.Seed = 0,
         out: Path = typer.Option(Path("crashes"), help="Output folder of bundles."),
         source: str = typer.Option(
-            "generated,corpus", help="Comma list of: generated, corpus (bundled models and "
+            "generated,corpus", help="Comma list of: generated, mutated (graph-aware "
+            "mutations of generated and corpus models), corpus (bundled models and "
             "--corpus folders), bundled, pypi, hub, dir."),
         corpus: list[Path] = typer.Option(None, "--corpus", help="Folder of .onnx files."),
         target: options.TargetName = None,
@@ -45,6 +48,10 @@ def register(app: typer.Typer) -> None:
             None, "--allow-change", help="With --resume: comma list of settings that may "
             "differ from the saved campaign's: timeout, memory-limit, reduce-seconds, localize."),
         quiet: bool = typer.Option(False, help="No live progress display."),
+        guided: bool = typer.Option(False, "--guided", help="Steer cases by the target's own "
+                                    "branch coverage: half of the workers run its coverage "
+                                    "build (`optfuzz target build TARGET --coverage`); "
+                                    "findings come from the others."),
     ) -> None:
         """Run a fuzzing campaign; findings land in OUT as one bundle per distinct bug."""
         from fuzzer.campaign.failure import CampaignError
@@ -68,14 +75,16 @@ def register(app: typer.Typer) -> None:
         settings = CampaignSettings(
             out=out, target=adapter.name, seconds=limits[0] if limits else None,
             max_cases=max_cases, jobs=jobs, seed=seed, generated="generated" in sources,
+            mutated="mutated" in sources,
             generator=generator, corpus=models, corpus_kinds=kinds,
             corpus_dirs=list(corpus or []), passes=pass_list, fixed_passes=fixed_passes,
             input_shapes=shapes,
             timeout=timeout, memory_limit=options.memory_bytes(memory_limit_gib),
             policy=FindingPolicy(localize=not no_localize, reduce_seconds=reduce_seconds),
-            resume=resume, live=not quiet, allow_change=allowed)
-        if not settings.generated and not models:
-            raise InputError("no test cases: no generated source and an empty corpus")
+            resume=resume, live=not quiet, allow_change=allowed, guided=guided)
+        if not settings.generated and not settings.mutated and not models:
+            raise InputError("no test cases: no generated or mutated source and an empty "
+                             "corpus")
         try:
             run_campaign(settings)
         except CampaignError as exc:  # one red line, exit 1; the folder stays resumable
@@ -94,7 +103,7 @@ def corpus_kinds(sources: list[str], dirs: list[Path]) -> list[str]:
     for name in sources:
         if name == "corpus":
             kinds += ["bundled"] + (["dir"] if dirs else [])
-        elif name != "generated":
+        elif name not in MADE_SOURCES:
             kinds.append(name)
     if dirs and "dir" not in kinds:
         kinds.append("dir")

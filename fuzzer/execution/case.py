@@ -24,6 +24,7 @@ __all__ = ["Artifacts", "CaseResult", "Materialized", "TestCase", "materializer"
 SOURCE_KINDS: dict[str, str] = {
     "generated": "generators.materialize:materialize",
     "corpus": "fuzzer.corpus.materialize:materialize",
+    "mutated": "fuzzer.execution.mutated:materialize",
 }
 
 
@@ -36,6 +37,7 @@ class TestCase:
         config: the target configuration, e.g. ``{"passes": [...], "fixed_point": False}``.
         source: JSON-able provenance. ``{"kind": "generated", "seed": int, "generator": str}``
             or ``{"kind": "corpus", "model": id, "sha256": hex, "path": str, ...}`` or
+            ``{"kind": "mutated", "seed": int, "parent": <generated or corpus source>}`` or
             ``{"kind": "file", "path": str}``.
         model_bytes: the serialized model; ``None`` lets the worker materialize it from
             ``source``.
@@ -46,6 +48,9 @@ class TestCase:
         keep: send artifacts back even when no finding was made.
         require_valid: treat an original that fails onnx.checker (full_check) as unusable,
             as a reducer needs of its candidates (the check runs in the worker).
+        growth: time the target on the model at three sizes whatever its single timing
+            (:mod:`fuzzer.execution.scaling`), as localization and reduction of a ``slow``
+            finding need; else only a suspicious single timing is followed up.
     """
 
     __test__ = False  # not a pytest class
@@ -60,6 +65,7 @@ class TestCase:
     task: str | None = None
     keep: bool = False
     require_valid: bool = False
+    growth: bool = False
 
     def with_model(self, model_bytes: bytes, **changes: Any) -> TestCase:
         """A copy that carries ``model_bytes`` (and any other field changes)."""
@@ -116,6 +122,8 @@ class CaseResult:
         changed: whether the optimized graph differs from the original (``None`` if unknown).
         timings: seconds spent per stage.
         artifacts: see :class:`Artifacts`; present when findings exist or ``keep`` was set.
+        edges: the edge features of the target's own code the case took
+            (:func:`fuzzer.edges.collector.features`), where its sandbox collects them.
     """
 
     findings: list[Finding]
@@ -126,3 +134,4 @@ class CaseResult:
     changed: bool | None = None
     timings: dict[str, float] = field(default_factory=dict)
     artifacts: Artifacts | None = None
+    edges: frozenset[int] | None = None

@@ -76,17 +76,44 @@ def oracle_extra(target: Any, config: dict[str, Any]) -> dict[str, Any]:
     return {"config": config, **target.oracle_context(config)}
 
 
-def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
+def growth_extra(case: TestCase, target: Any, model: Any, feeds: dict[str, Any],
+                 optimize_s: float, reference_s: float,
+                 left: float | None) -> dict[str, Any]:
+    """``Outcome.extra`` facts of the ``slow`` oracle (:mod:`oracles.slow`): the single
+    optimizer and reference times (seconds) and, where that run is suspicious or the case
+    asks for it (``TestCase.growth``), the scaling series (:mod:`fuzzer.execution.scaling`)
+    within :data:`fuzzer.execution.scaling.PROBE_SECONDS` and half of ``left``, the seconds
+    the case has left (None: unknown), and within the share of the worker's time that
+    unasked probes may take. A scaled model the target fails on gives no series."""
+    from fuzzer.execution.scaling import PROBE_SECONDS, may_probe, scaling_series
+    from oracles.slow import OPTIMIZE_S, REFERENCE_S, SCALING, suspicious
+
+    extra: dict[str, Any] = {OPTIMIZE_S: optimize_s, REFERENCE_S: reference_s}
+    if not (case.growth or suspicious(optimize_s, reference_s)) or not may_probe(case.growth):
+        return extra
+    budget = PROBE_SECONDS if left is None else min(PROBE_SECONDS, left / 2)
+    try:
+        series = scaling_series(target, case.config, model, feeds, budget, case.growth)
+    except Exception:
+        series = None
+    if series:
+        extra[SCALING] = series
+    return extra
+
+
+def run_case(case: TestCase, hook: StageHook = _no_hook,
+             timeout: float | None = None) -> CaseResult:
     """Run one differential test and judge it with every oracle.
 
     Never raises for a problem of the model or the target: those become findings or an
     ``unusable`` reason. Signals and hangs cannot be caught here; the sandbox turns them into
-    outcomes.
+    outcomes. ``timeout`` is the case's time limit in seconds (None: unknown), which bounds
+    the scaling probe of a suspiciously slow optimizer run (:func:`growth_extra`).
     """
     from fuzzer.targets import get_target
 
     timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    clock = started = time.perf_counter()
 
     def enter(stage: str) -> None:
         nonlocal clock
@@ -135,12 +162,16 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
 
     enter("optimize")
     target = get_target(case.target)
+    optimize_start = time.perf_counter()
     try:
         optimized = target.optimize(model, case.config)
     except Exception as exc:
         outcome = Outcome("error", "optimize", error=error_text(exc),
                           traceback=traceback.format_exc(), original=model, task=task)
         return result(judge(outcome), "optimize")
+    left = None if timeout is None else timeout - (time.perf_counter() - started)
+    timed = growth_extra(case, target, model, feeds, time.perf_counter() - optimize_start,
+                         timings.get("reference", 0.0), left)
     optimized_bytes = optimized.SerializeToString()
     changed = optimized_bytes != model_bytes
 
@@ -149,6 +180,7 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
     def findings_of(outcome: Outcome) -> list:
         outcome.original, outcome.optimized, outcome.task = model, optimized, task
         outcome.extra.update(oracle_extra(target, case.config))
+        outcome.extra.update(timed)
         return judge(outcome)
 
     def judged(outcome: Outcome) -> CaseResult:
@@ -161,9 +193,10 @@ def run_case(case: TestCase, hook: StageHook = _no_hook) -> CaseResult:
     enter("validate")
     problem = validate(optimized)
     if problem is not None and validate(model) is None:
-        invalid = findings_of(Outcome("error", "validate", error=problem))
+        judged_here = findings_of(Outcome("error", "validate", error=problem))
+        invalid = [f for f in judged_here if f.stage == "validate"]  # not the optimizer's time
         if any(target.documented(f, case.config) is None for f in invalid):
-            return result(invalid, "validate", optimized_bytes, optimized=optimized,
+            return result(judged_here, "validate", optimized_bytes, optimized=optimized,
                           changed=changed)
         # an invalid model the target documents (its own ops in the ONNX domain) still runs
         # in onnxruntime: its outputs are compared, the documented finding comes last

@@ -18,8 +18,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from pebble import ProcessExpired, ProcessPool
+from pebble import ProcessExpired, ProcessPool, concurrent
 
+from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from oracles import judge
 from oracles.base import STAGES, Outcome
@@ -32,6 +33,12 @@ _SLOTS_PER_JOB = 256
 #: pool counts as dead (a broken pool that keeps breaking is not a crashing target).
 MAX_RESTARTS = 20
 RESTART_WINDOW = 60.0
+#: cases one worker runs before pebble replaces it (pebble's ``max_tasks``), so that a leak
+#: in the target cannot grow without bound; a forked replacement costs milliseconds.
+MAX_TASKS = 2000
+#: resident-size growth of a worker (bytes) past its warm-up size at which its pool is
+#: replaced: new cases go to a fresh pool, the old one finishes what it holds and stops.
+MAX_RSS_GROWTH = 256 << 20
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 
 
@@ -47,32 +54,50 @@ class Sandbox:
         jobs: number of worker processes.
         timeout: per-case timeout in seconds; past it the worker is killed (``hang``).
         memory_limit: per-worker address-space limit in bytes (RLIMIT_AS); None for none.
+        max_tasks: cases (and calls) a worker runs before it is replaced (0: never).
+        max_rss_growth: a worker's resident-size growth in bytes past its warm-up size that
+            replaces its pool (None: never); see :mod:`fuzzer.execution.worker`.
+        edges: collect each case's edges of the target's own code into
+            ``CaseResult.edges`` (workers of a coverage build are spawned, not forked).
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
-    exception of the case's making.
+    exception of the case's making. :attr:`recycled` counts pools replaced for growth.
     """
 
     def __init__(self, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
-                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
+                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT, max_tasks: int = MAX_TASKS,
+                 max_rss_growth: int | None = MAX_RSS_GROWTH,
+                 edges: EdgeSetup | None = None) -> None:
         # fork: workers inherit the imports made here (replacing a dead worker costs
-        # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard.
-        context = multiprocessing.get_context("fork")
+        # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard; workers of
+        # a coverage build start afresh (spawn), since they import another copy of the target
+        context = multiprocessing.get_context(
+            "spawn" if edges is not None and edges.build is not None else "fork")
         self.jobs, self.timeout = jobs, timeout
         self._slots = jobs * _SLOTS_PER_JOB
         self._stages = context.Array("b", self._slots, lock=False)
         self._free = list(range(self._slots))
         self._lock = threading.Lock()
         self._available = threading.Semaphore(self._slots)
-        from fuzzer.execution import worker  # noqa: F401  (imported once, inherited by every worker)
+        from fuzzer.execution.worker import Recycling  # imported once, inherited by workers
 
-        self._make_pool = lambda: ProcessPool(max_workers=jobs, initializer=_init,
-                                              initargs=(self._stages, memory_limit),
-                                              context=context)
+        def make_pool() -> ProcessPool:
+            # each pool has its own retire flag: the old pool's workers, draining, no longer
+            # speak for the new one
+            self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0))
+            return ProcessPool(max_workers=jobs, max_tasks=max_tasks, initializer=_init,
+                               initargs=(self._stages, memory_limit, self._recycling,
+                                         edges),
+                               context=context)
+
+        self._make_pool = make_pool
         self._pool = self._make_pool()
         self._pool_lock = threading.Lock()
-        self.restarts = 0
+        self._draining: dict[ProcessPool, threading.Thread] = {}  # replaced pools finishing
+        self.restarts = self.recycled = 0
         self._recent: collections.deque[float] = collections.deque()
         self._outstanding: set[Future] = set()
+        self._moved: set[Future] = set()  # cancelled to run on a recycled pool's successor
         self._closed = False
 
     @property
@@ -187,12 +212,15 @@ class Sandbox:
         with self._lock:
             self._free.append(slot)
             self._outstanding.discard(done)
+            moved = done in self._moved  # cancelled by a recycling: not a retry
+            self._moved.discard(done)
         self._available.release()
         lost = done.cancelled() or isinstance(done.exception(), BrokenProcessPool)
-        if lost and not retried and not self._closed:
-            # the pool broke under the case: run it once more, off pebble's own thread
-            threading.Thread(target=self._retry, args=(case, future), name="sandbox-retry",
-                             daemon=True).start()
+        if lost and (moved or not retried) and not self._closed:
+            # the pool broke under the case, or was recycled before it started: run it
+            # (once more), off pebble's own thread
+            threading.Thread(target=self._retry, args=(case, future, retried or not moved),
+                             name="sandbox-retry", daemon=True).start()
             return
         try:
             result = done.result()
@@ -206,12 +234,43 @@ class Sandbox:
         except BaseException as exc:  # a bug of optfuzz itself, or an unpicklable result
             result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
                                 dict(case.source))
+        if self._recycling.retire.value:
+            self._recycle()
         future.set_result(result)
 
-    def _retry(self, case: TestCase, future: Future) -> None:
-        """Run ``case`` again on a rebuilt pool and resolve ``future`` with that run."""
+    def _recycle(self) -> None:
+        """Replace the pool one of whose workers outgrew ``max_rss_growth``: new cases go
+        to a fresh pool, and so do the old pool's cases that have not started (cancelled
+        there, they run again here: see :meth:`_finish`); the old pool finishes the cases
+        and calls it is running and stops, on a thread of its own."""
+        with self._pool_lock:
+            if self._closed or not self._recycling.retire.value:
+                return
+            old, self._pool = self._pool, self._make_pool()
+            self.recycled += 1
+            drain = threading.Thread(target=self._drain, args=(old,), name="sandbox-drain",
+                                     daemon=True)
+            self._draining[old] = drain
+        with self._lock:
+            waiting = [task for task in self._outstanding if not task.running()]
+            self._moved.update(waiting)
+        for task in waiting:
+            task.cancel()
+        drain.start()
+
+    def _drain(self, pool: ProcessPool) -> None:
+        """Let a replaced pool finish its cases, then stop it and forget it (the one thread
+        that joins it)."""
+        pool.close()
+        pool.join()
+        with self._pool_lock:
+            self._draining.pop(pool, None)
+
+    def _retry(self, case: TestCase, future: Future, retried: bool = True) -> None:
+        """Run ``case`` again on a rebuilt pool and resolve ``future`` with that run
+        (``retried``: it may not run a third time)."""
         try:
-            again = self._submit(case, retried=True)
+            again = self._submit(case, retried=retried)
         except SandboxError as exc:
             future.set_result(CaseResult([], f"internal: {exc}", "materialize",
                                          dict(case.source)))
@@ -223,6 +282,11 @@ class Sandbox:
         if self._closed:
             return
         self._closed = True
+        with self._pool_lock:
+            draining = list(self._draining.items())
+        for pool, drain in draining:  # their drain threads join them
+            pool.stop()
+            drain.join(timeout=_POLL * 30)
         self._pool.stop()
         self._pool.join()
 
@@ -233,10 +297,11 @@ class Sandbox:
         self.close()
 
 
-def _init(stages: Any, memory_limit: int | None) -> None:
+def _init(stages: Any, memory_limit: int | None, recycling: Any,
+          edges: EdgeSetup | None = None) -> None:
     from fuzzer.execution.worker import init_worker
 
-    init_worker(stages, memory_limit)
+    init_worker(stages, memory_limit, recycling, edges)
 
 
 def _execute(case: TestCase, slot: int) -> CaseResult:
@@ -257,15 +322,32 @@ def _death(case: TestCase, outcome: Outcome) -> CaseResult:
 
     outcome.extra.update(oracle_extra(get_target(case.target), case.config))
     findings = judge(outcome)
-    return CaseResult(findings, None, outcome.stage, source, artifacts=_rebuild(case))
+    artifacts, provenance = _rebuild(case)
+    return CaseResult(findings, None, outcome.stage, {**source, **provenance},
+                      artifacts=artifacts)
 
 
-def _rebuild(case: TestCase) -> Artifacts | None:
-    """Materialize model and feeds again in this process (no optimizer runs) for a bundle."""
+#: seconds a dead worker's case may take to be materialized again.
+REBUILD_TIMEOUT = 120.0
+
+
+def _rebuild(case: TestCase) -> tuple[Artifacts | None, dict[str, Any]]:
+    """Materialize model and feeds of a case whose worker died again, for its bundle, in a
+    child process of its own (pebble's ``concurrent.process``): a mutated case's
+    materialization runs onnx's checker and onnxruntime on the model, which never run in
+    the campaign's process. Returns the artifacts and the materializer's provenance (e.g.
+    the mutators applied); ``(None, {})`` where that fails or outlives
+    :data:`REBUILD_TIMEOUT`."""
+    try:
+        model, feeds, provenance = _materialize_elsewhere(case).result()
+    except Exception:
+        return None, {}
+    return Artifacts(case.model_bytes or model, None, feeds), provenance
+
+
+@concurrent.process(timeout=REBUILD_TIMEOUT, context=multiprocessing.get_context("fork"))
+def _materialize_elsewhere(case: TestCase) -> tuple[bytes, Any, dict[str, Any]]:
     from fuzzer.execution.pipeline import materialize_case
 
-    try:
-        model, feeds, _ = materialize_case(case)
-    except Exception:
-        return None
-    return Artifacts(case.model_bytes or model.SerializeToString(), None, feeds)
+    model, feeds, mat = materialize_case(case)
+    return model.SerializeToString(), feeds, dict(mat.provenance)

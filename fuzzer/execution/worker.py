@@ -10,25 +10,62 @@ import contextlib
 import faulthandler
 import resource
 import signal
+from dataclasses import dataclass
 from typing import Any
 
 import numpy  # noqa: F401  (preloaded for the workers)
 import onnx  # noqa: F401
 import onnxruntime
 
+from fuzzer.edges.collector import features
+from fuzzer.edges.setup import EdgeCollector, EdgeSetup
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.memory import release_free_memory, rss_bytes
 from fuzzer.execution.pipeline import run_case
 from oracles import load_oracles
 from oracles.base import STAGES
 
+#: cases a worker runs before its resident size is taken as its own baseline (onnxruntime's
+#: arenas and the imports' caches are warm by then).
+WARMUP_CASES = 20
+#: cases between two looks at the resident size after warm-up.
+RSS_EVERY = 10
+
 _stages: Any = None
+_recycling: Recycling | None = None
+_cases = 0
+_rss_base: int | None = None
+_edges: EdgeCollector | None = None
 
 
-def init_worker(stages: Any, memory_limit: int | None) -> None:
-    """Worker initializer: remember the shared stage array; cap the address space at
-    ``memory_limit`` bytes (RLIMIT_AS); silence onnxruntime; leave Ctrl-C to the campaign."""
-    global _stages
-    _stages = stages
+@dataclass
+class Recycling:
+    """What a worker knows of its limits beyond the address space.
+
+    Attributes:
+        timeout: the per-case timeout in seconds (bounds a case's scaling probe).
+        rss_growth: resident-size growth in bytes past the warm-up baseline at which the
+            worker asks to be replaced (None: never).
+        retire: a shared flag (``multiprocessing.Value``) the worker sets to 1 to ask the
+            sandbox to replace its pool (:meth:`fuzzer.execution.sandbox.Sandbox`).
+    """
+
+    timeout: float | None = None
+    rss_growth: int | None = None
+    retire: Any = None
+
+
+def init_worker(stages: Any, memory_limit: int | None,
+                recycling: Recycling | None = None, edges: EdgeSetup | None = None) -> None:
+    """Worker initializer: remember the shared stage array and the recycling limits; cap the
+    address space at ``memory_limit`` bytes (RLIMIT_AS); silence onnxruntime; leave Ctrl-C
+    to the campaign; with ``edges``, import the coverage build and collect each case's
+    edges."""
+    global _stages, _recycling, _edges
+    _stages, _recycling = stages, recycling
+    if edges is not None:
+        edges.activate()
+        _edges = edges.collector()
     faulthandler.disable()  # a signal here is an outcome to record, not a crash to dump
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the campaign, not a case
     if memory_limit:
@@ -46,4 +83,29 @@ def execute(case: TestCase, slot: int) -> CaseResult:
         if stages is not None:
             stages[slot] = STAGES.index(stage)
 
-    return run_case(case, hook)
+    if _edges is not None:
+        _edges.start()
+    result = run_case(case, hook, _recycling.timeout if _recycling is not None else None)
+    if _edges is not None:
+        result.edges = features(_edges.collect())
+    _watch_growth()
+    return result
+
+
+def _watch_growth() -> None:
+    """After warm-up, every :data:`RSS_EVERY` cases: ask for replacement where the resident
+    size grew past the limit (a leak in the target must not grow without bound)."""
+    global _cases, _rss_base
+    limits = _recycling
+    if limits is None or not limits.rss_growth or limits.retire is None:
+        return
+    _cases += 1
+    if _cases == WARMUP_CASES:
+        _rss_base = rss_bytes()
+    elif _rss_base is not None and _cases % RSS_EVERY == 0:
+        now = rss_bytes()
+        if now is not None and now - _rss_base > limits.rss_growth:
+            release_free_memory()  # a large model's free pages are no leak
+            now = rss_bytes()
+            if now is not None and now - _rss_base > limits.rss_growth:
+                limits.retire.value = 1

@@ -18,6 +18,7 @@ from typing import Any
 
 from fuzzer.report.expected_actual import Observation, expected_actual_section
 from fuzzer.report.repro import repro_context, trigger_snippet
+from fuzzer.report.timing import timing_markdown
 from fuzzer.store.meta import BundleMeta
 from oracles import symptom as symptom_record
 
@@ -252,6 +253,10 @@ def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
         parts.append(f"## The minimized model (model.onnx, {_nodes(counts[1])})\n\n"
                      f"```\n{model_text(model)}\n```\n")
     parts.append(f"## Expected and actual\n\n{expected_actual_section(meta, folder, observed)}")
+    timing = meta.extra.get("timing")
+    if isinstance(timing, dict) and timing.get("table"):
+        parts.append("## Timing\n\nThe attached model at each size timed (scaling/ holds "
+                     f"them; repro.py times them again):\n\n{timing_markdown(timing)}")
     if picture:
         parts.append(
             "## Graph before and after\n\n"

@@ -96,7 +96,7 @@ LATER_SYMPTOM = not set(REGISTRY[SYMPTOM].stages) & {"optimize", "validate"}
 
 
 def judge(outcome):
-    outcome.task, outcome.extra = TASK, dict(EXTRA)
+    outcome.task, outcome.extra = TASK, {**EXTRA, **outcome.extra}
     found = [f for s in REGISTRY.values() for f in s.detect(outcome)]
     return sorted(found, key=lambda f: REGISTRY[f.symptom].severity)
 
@@ -146,10 +146,42 @@ def parent():
     print("reproduced" if shows else "not reproduced")
     sys.exit(REPRODUCES if shows else FIXED)
 
+'''
 
+_MAIN = '''
 if __name__ == "__main__":
     child() if "--child" in sys.argv else parent()
 '''
+
+#: the test of a symptom that one run of model.onnx cannot show, in place of ``observe``:
+#: ``slow`` times the target on the sizes in ``scaling/`` (the bundle's timing table),
+#: interleaved, and hands the series to the oracle.
+_OBSERVERS = {"slow": r'''
+def observe():
+    """The child, for ``slow``: time optimize and a reference session build and run on every
+    size of scaling/, REPEATS times, interleaved (up to three times that while the minima
+    do not pass the threshold); the Outcome carries the series."""
+    import glob
+    import time
+
+    feeds = dict(np.load("inputs.npz", allow_pickle=False))
+    models = sorted((onnx.load(p) for p in glob.glob(os.path.join("scaling", "*.onnx"))),
+                    key=lambda m: len(m.graph.node))
+    rows = [{"nodes": len(m.graph.node), "optimize_s": [], "reference_s": []} for m in models]
+    stage("optimize")
+    for _ in range(3):  # more repeats while the minima do not pass, as the campaign does
+        for _ in range(REPEATS):
+            for row, model in zip(rows, models):
+                start = time.perf_counter()
+                optimize(model)
+                row["optimize_s"].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                run(session(model.SerializeToString()), feeds)
+                row["reference_s"].append(time.perf_counter() - start)
+        if superlinear(growth(rows)):
+            break
+    return Outcome("ok", "optimize", extra={"scaling": rows})
+'''}
 
 _HEAD = '''#!/usr/bin/env python3
 """optfuzz {bundle_id}: {symptom} in {target} {version}.
@@ -267,8 +299,11 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
                         timeout=float(timeout), memory_limit=memory_limit, task=task,
                         extra=oracle_extra(adapter, config),
                         codes=(REPRODUCES, FIXED, CANNOT_RUN), snippet=snippet + "\n")
+    observer = _OBSERVERS.get(symptom, "")
+    if observer:
+        observer = f"\n# ---- the test of {symptom}, in place of observe above ----{observer}"
     return (f"{head}\n\n{embedded_oracles(symptom)}\n\n# ---- optfuzz's pipeline checks, "
-            f"verbatim ----\n{_pipeline_sources()}\n\n{_DRIVER.lstrip()}")
+            f"verbatim ----\n{_pipeline_sources()}\n\n{_DRIVER.lstrip()}{observer}{_MAIN}")
 
 
 def _field(meta: Any, key: str) -> Any:

@@ -9,11 +9,15 @@ from fuzzer.execution.case import TestCase
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import read_npz
 
+#: folder of a bundle holding its model at the sizes that were timed (a ``slow`` finding).
+SCALING_DIR = "scaling"
+
 
 def bundle_case(folder: Path, meta: BundleMeta,
                 config: dict[str, Any] | None = None) -> TestCase:
     """The TestCase of a bundle folder: model.onnx bytes, inputs.npz feeds, and the target
-    and configuration recorded in its meta.json (``config`` replaces the latter).
+    and configuration recorded in its meta.json (``config`` replaces the latter). A bundle
+    with a ``scaling/`` folder asks for the three-size timing (``TestCase.growth``).
 
     Raises:
         OSError: model.onnx or inputs.npz is missing or unreadable.
@@ -24,4 +28,4 @@ def bundle_case(folder: Path, meta: BundleMeta,
     return TestCase(meta.target.name,
                     dict(config if config is not None else meta.target.config),
                     {"kind": "bundle", "id": meta.id, "path": str(folder)},
-                    model_bytes=model, feeds=feeds)
+                    model_bytes=model, feeds=feeds, growth=(folder / SCALING_DIR).is_dir())

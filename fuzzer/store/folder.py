@@ -263,6 +263,7 @@ class BundleStore:
             try:
                 tmp.chmod(0o777 & ~_umask())
                 for name, data in files.items():
+                    (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # variants/, ...
                     (tmp / name).write_bytes(data)
                 if self.path(bundle_id).exists():  # a folder without meta: a leftover
                     shutil.rmtree(self.path(bundle_id))

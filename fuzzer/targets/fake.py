@@ -41,10 +41,21 @@ pass               effect on the model
 ``expose-twin``    raises ``fake/expose.cc:12`` where a tensor has two producers: alone it
                    never fails, after ``twin`` it turns twin's damage into a crash (the
                    breaking pass is ``twin``, ``expose-twin`` only exposes it)
+``slow-quadratic`` a naive common-subexpression search: every node compared with every
+                   other node, O(n^2) in the node count (``slow`` on a long chain)
+``slow-linear``    the same comparison :data:`LINEAR_PEERS` times per node:
+                   O(n), as costly as ``slow-quadratic`` at that many nodes (never ``slow``)
+``leak``           keeps :data:`LEAK_BYTES` of memory per call in its process (a leak that
+                   worker recycling must bound)
+``ladder``         raises ``fake/ladder.cc:6`` on a run of :data:`LADDER_DEPTH` Neg nodes,
+                   each reading the one before; each shorter run is a branch edge of its
+                   own (:func:`fuzzer.edges.python_edges.hit`): the planted deep branch that
+                   coverage guidance climbs to and chance does not reach
 =================  ==========================================================================
 
 Campaigns draw one to three passes of the pool in random order, so localization has lists
-to search.
+to search; ``hog``, the ``slow-*`` passes and ``leak`` only run where ``--passes`` names
+them.
 
 Set ``OPTFUZZ_FAKE_FIXED=raise,drop-node`` to switch bugs off (they become ``clean``), which
 models a new release of the optimizer that fixed them.
@@ -210,6 +221,54 @@ def _expose_twin(graph: Any) -> None:
         raise RuntimeError("fake/expose.cc:12: tensor produced twice")
 
 
+#: peers each node is compared with by ``slow-linear``.
+LINEAR_PEERS = 512
+#: bytes ``leak`` keeps per call.
+LEAK_BYTES = 2 << 20
+_leaked: list[Any] = []
+
+
+def _slow_quadratic(graph: Any) -> None:
+    ops = [node.op_type for node in graph.node]
+    sum(a == b for a in ops for b in ops)  # one string comparison per pair of nodes
+
+
+def _slow_linear(graph: Any) -> None:
+    ops = [node.op_type for node in graph.node]
+    first = ops[0] if ops else ""
+    sum(a == first for a in ops for _ in range(LINEAR_PEERS))  # the same, LINEAR_PEERS each
+
+
+def _leak(graph: Any) -> None:
+    import numpy as np
+
+    _leaked.append(np.ones(LEAK_BYTES // 8))  # touched pages: resident, never freed
+
+
+#: the run of consecutive Neg nodes at which ``ladder`` fails.
+LADDER_DEPTH = 6
+
+
+def _ladder(graph: Any) -> None:
+    from fuzzer.edges.python_edges import hit
+
+    run: dict[str, int] = {}  # tensor -> Neg nodes in the run that ends in it
+    longest = 0
+    for node in graph.node:
+        if node.op_type == "Neg" and node.input and node.output:
+            run[node.output[0]] = run.get(node.input[0], 0) + 1
+            longest = max(longest, run[node.output[0]])
+    for depth in range(1, min(longest, LADDER_DEPTH) + 1):
+        hit(f"ladder-{depth}")
+    if longest >= LADDER_DEPTH:
+        raise RuntimeError(f"fake/ladder.cc:6: a run of {longest} Neg nodes")
+
+
+#: passes drawn only where a user names them (they cost memory or time, not bugs of output,
+#: or, for ``ladder``, need a guided campaign)
+ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder"})
+
+
 PASSES: dict[str, Callable[[Any], None]] = {
     "clean": lambda graph: None,
     "raise": _raise,
@@ -235,6 +294,10 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "twin": _twin,
     "counter-clash": _counter_clash,
     "expose-twin": _expose_twin,
+    "slow-quadratic": _slow_quadratic,
+    "slow-linear": _slow_linear,
+    "leak": _leak,
+    "ladder": _ladder,
 }
 BUGS = tuple(name for name in PASSES if name != "clean")
 
@@ -259,6 +322,7 @@ class FakeTarget(Target):
     """
 
     name = "fake"
+    reports_edges = True
 
     def version(self) -> str:
         fixed = os.environ.get("OPTFUZZ_FAKE_FIXED", "")
@@ -275,7 +339,7 @@ class FakeTarget(Target):
         return ["clean"]
 
     def configurations(self, rng: random.Random, passes: list[str] | None) -> dict[str, Any]:
-        pool = passes or [p for p in self.available_passes() if p != "hog"]
+        pool = passes or [p for p in self.available_passes() if p not in ON_REQUEST]
         return {"passes": rng.sample(pool, rng.randint(1, min(3, len(pool)))),
                 "fixed_point": False}
 

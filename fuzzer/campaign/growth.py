@@ -1,0 +1,160 @@
+"""What a campaign does beyond the common path for a ``slow`` finding (:mod:`oracles.slow`):
+scale the found model down to the smallest size that still shows the growth before
+localization (every later run, localization's and the bundle's, then times the small model
+at three sizes), record the timing table in meta.json, and ship the timed sizes in the
+bundle's ``scaling/`` folder, which its repro.py times again.
+
+Localization is the usual search (:mod:`fuzzer.localize.search`) with every run timed at
+three sizes: a pass list reproduces where the time it adds to the no-pass baseline grows
+superlinearly (``growth: passes``), the empty list where the target's own load and save
+does (``growth: framework``).
+
+Reduction here is over the model's run of repeated blocks (:mod:`fuzzer.modelio.repeat`):
+block counts of the found model divided by powers of 2, smallest first, each checked by the
+reducer's own predicate (:class:`fuzzer.reduce.signature_check.SignatureCheck`: the same
+symptom and key detail, i.e. still superlinear and in the same part of the target); the
+first that holds is the minimized model. Deleting single nodes as the generic reducer does
+would cost a three-size timing per candidate for no gain on a chain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.store.case import SCALING_DIR
+from oracles.base import Finding
+
+#: meta.json field holding the timing table and the exponents.
+TIMING_FIELD = "timing"
+
+
+def smaller_counts(run: Any) -> list[int]:
+    """Block counts below ``run``'s (a :class:`fuzzer.modelio.repeat.Run`) to try, smallest
+    first: its count divided by powers of 2, down to :data:`fuzzer.modelio.repeat.MIN_BLOCKS`."""
+    from fuzzer.modelio.repeat import MIN_BLOCKS
+
+    return sorted({run.count >> shift for shift in range(1, 16)
+                   if run.count >> shift >= MIN_BLOCKS})
+
+
+def after_timeout(sandbox: Any, case: TestCase, result: CaseResult,
+                  seconds: float) -> tuple[TestCase, CaseResult] | None:
+    """Where the optimizer outlived the timeout on a model with a run of repeated blocks:
+    ``(case, run)`` of the smallest scaled-down form (:func:`smaller_counts`) whose
+    three-size timing shows ``slow``, tried within ``seconds``; None where the finding is
+    no such timeout or no smaller form shows it. A time that grows superlinearly explains a
+    timeout on a large model: its table says how long the full size would take."""
+    import time
+
+    from fuzzer.modelio.load import parse_model
+    from fuzzer.modelio.repeat import find_run, rescale
+
+    first = result.findings[0] if result.findings else None
+    if first is None or first.symptom != "hang" or first.stage != "optimize" or \
+            case.model_bytes is None:
+        return None
+    model = parse_model(case.model_bytes)
+    run = find_run(model.graph)
+    deadline = time.monotonic() + seconds
+    for count in smaller_counts(run) if run is not None else []:
+        if time.monotonic() > deadline:
+            break
+        smaller = case.with_model(rescale(model, run, count).SerializeToString(), growth=True)
+        again = sandbox.run(smaller)
+        if again.findings and again.findings[0].symptom == "slow":
+            return smaller, again
+    return None
+
+
+def scale_down(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
+               seconds: float) -> tuple[TestCase, CaseResult, Finding]:
+    """The smallest scaled form of the found model that still shows ``finding``: ``(case,
+    run, finding)`` of it, or of the found model where nothing smaller does within
+    ``seconds``."""
+    from fuzzer.modelio.load import parse_model
+    from fuzzer.modelio.repeat import find_run, rescale
+    from fuzzer.reduce.candidate import Built
+    from fuzzer.reduce.predicate import Budget, OutOfTime, fingerprint
+    from fuzzer.reduce.signature_check import SignatureCheck
+
+    arts = result.artifacts
+    if arts is None or seconds <= 0:
+        return case, result, finding
+    model = parse_model(arts.model)
+    run = find_run(model.graph)
+    if run is None:
+        return case, result, finding
+    check = SignatureCheck(sandbox, case, finding.symptom, finding.message, Budget(seconds),
+                           finding.detail)
+    for count in smaller_counts(run):
+        built = Built(rescale(model, run, count), dict(arts.feeds))
+        try:
+            if not check(built):
+                continue
+        except OutOfTime:
+            break
+        smaller = check.results[fingerprint(built)]
+        again = next((f for f in smaller.findings if f.symptom == finding.symptom), finding)
+        data = built.model.SerializeToString()
+        return case.with_model(data, feeds=built.feeds, input_shapes=None), \
+            _with_model(smaller, data), again
+    return case, result, finding
+
+
+def _with_model(result: CaseResult, model: bytes) -> CaseResult:
+    """``result`` whose artifacts carry ``model`` (a reducer's run keeps none of its own)."""
+    if result.artifacts is None:
+        return result
+    return dataclasses.replace(result, artifacts=dataclasses.replace(result.artifacts,
+                                                                     model=model))
+
+
+def timed(case: TestCase) -> TestCase:
+    """``case`` asking every run for the three-size timing (``TestCase.growth``), as every
+    later run of a ``slow`` finding (confirmation, localization, reduction) must."""
+    return dataclasses.replace(case, growth=True)
+
+
+def timing_fields(finding: Finding) -> dict[str, Any]:
+    """meta.json fields of a ``slow`` finding: its timing table and exponents."""
+    keep = ("growth", "exponent", "reference_exponent", "threshold", "margin", "repeats",
+            "table")
+    return {TIMING_FIELD: {k: finding.detail[k] for k in keep if k in finding.detail}}
+
+
+def scaled_files(meta: Any, model: bytes) -> dict[str, bytes]:
+    """The bundle files of the sizes its timing table lists, ``scaling/<nodes>.onnx``, made
+    from ``model`` (model.onnx) by the same scaling the worker timed."""
+    from fuzzer.modelio.repeat import scaled_bytes
+
+    timing = (getattr(meta, "extra", None) or {}).get(TIMING_FIELD) or {}
+    files = {}
+    for row in timing.get("table", []):
+        data = scaled_bytes(model, row.get("blocks") or 0) if row.get("blocks") else None
+        if data is not None:
+            files[f"{SCALING_DIR}/{row['nodes']}.onnx"] = data
+    return files
+
+
+@dataclass(frozen=True)
+class Handling:
+    """A symptom's own steps in a campaign's handling of its findings.
+
+    Attributes:
+        case: ``case -> case`` every later run of the finding takes (from confirmation on).
+        prepare: ``(sandbox, case, result, finding, seconds) -> (case, result, finding)``,
+            run before localization (seconds: the reduction budget).
+        meta_fields: ``finding -> {meta.json field: value}`` of the final finding.
+        files: ``(meta, model.onnx bytes) -> {bundle file name: bytes}``.
+    """
+
+    case: Any
+    prepare: Any
+    meta_fields: Any
+    files: Any
+
+
+SLOW = Handling(timed, scale_down, timing_fields, scaled_files)

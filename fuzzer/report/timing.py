@@ -1,0 +1,54 @@
+"""The timing table of a ``slow`` finding (:mod:`oracles.slow`): the target's time, a
+reference session build and run, and the target with no pass, at each size that was timed;
+as markdown for report.md and as plain lines for ``optfuzz check``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_HEADER = ("nodes", "blocks", "optimize (s)", "reference build + run (s)",
+           "optimize / reference", "no pass (s)")
+
+
+def timing_rows(timing: dict[str, Any]) -> list[list[str]]:
+    """One row of cells per size of ``timing`` (a finding's detail or meta.json's
+    ``timing``: ``table`` rows with ``nodes``, ``blocks`` and minima in seconds)."""
+    rows = []
+    for row in timing.get("table") or []:
+        optimize, reference = row.get("optimize_s"), row.get("reference_s")
+        ratio = f"{optimize / reference:.1f}" if optimize and reference else "-"
+        rows.append([str(row.get("nodes", "?")), str(row.get("blocks") or "-"),
+                     _seconds(optimize), _seconds(reference), ratio,
+                     _seconds(row.get("baseline_s"))])
+    return rows
+
+
+def _seconds(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, (int, float)) else "-"
+
+
+def growth_sentence(timing: dict[str, Any]) -> str:
+    """How the time grows and the threshold it was judged by, in one sentence."""
+    part = "the target's own load and save (no pass)" if timing.get("growth") == "framework" \
+        else "the passes"
+    return (f"The optimizer's time grows as nodes^{timing.get('exponent', '?')} against "
+            f"nodes^{timing.get('reference_exponent', '?')} for a reference session build and "
+            f"run; the growth is in {part}. Threshold (optfuzz `slow` oracle): exponent >= "
+            f"{timing.get('threshold', '?')} on every doubling, at least "
+            f"{timing.get('margin', '?')} above the reference's, beyond the spread of "
+            f"{timing.get('repeats', '?')} interleaved repeats; times are the repeats' minima.")
+
+
+def timing_markdown(timing: dict[str, Any]) -> str:
+    """The "Timing" section body of report.md."""
+    lines = ["| " + " | ".join(_HEADER) + " |", "|" + " --- |" * len(_HEADER)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in timing_rows(timing)]
+    return "\n".join(lines) + "\n\n" + growth_sentence(timing) + "\n"
+
+
+def timing_text(timing: dict[str, Any]) -> str:
+    """The table as aligned plain lines (a terminal)."""
+    table = [list(_HEADER), *timing_rows(timing)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(_HEADER))]
+    return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
+                     for row in table)

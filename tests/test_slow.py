@@ -1,0 +1,174 @@
+"""``slow``: the growth judgement, the scaling of repeated blocks, and the planted quadratic
+and linear fake passes timed for real in a worker (the quadratic one is a finding, the
+linear one is not), then localized, scaled down and bundled by ``optfuzz check --save``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from fuzzer.execution.case import TestCase
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.modelio.repeat import MIN_BLOCKS, find_run, rescale
+from oracles.slow import EXPONENT, MIN_TIMED, judge_growth
+from tests.test_cli_check import optfuzz
+
+
+def relu_chain(nodes: int, op: str = "Relu") -> onnx.ModelProto:
+    """x -> op -> op -> ... -> y, ``nodes`` nodes, float32 [1, 8]."""
+    names = ["x"] + [f"t{i}" for i in range(1, nodes)] + ["y"]
+    graph = helper.make_graph(
+        [helper.make_node(op, [names[i]], [names[i + 1]]) for i in range(nodes)], "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def layer_stack(layers: int) -> onnx.ModelProto:
+    """x -> [MatMul(own weight) -> Add(shared bias) -> Relu] * layers -> Add(x) -> y."""
+    nodes, inits, prev = [], [numpy_helper.from_array(np.full(4, 0.1, np.float32), "bias")], "x"
+    for i in range(layers):
+        inits.append(numpy_helper.from_array(np.eye(4, dtype=np.float32) * 0.5, f"w{i}"))
+        nodes += [helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"], name=f"mm{i}"),
+                  helper.make_node("Add", [f"m{i}", "bias"], [f"a{i}"]),
+                  helper.make_node("Relu", [f"a{i}"], [f"r{i}"])]
+        prev = f"r{i}"
+    nodes.append(helper.make_node("Add", [prev, "x"], ["y"]))
+    graph = helper.make_graph(
+        nodes, "stack", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def series(nodes: list[int], times: list[list[float]], power: float = 1.0) -> list[dict]:
+    """A timing series; the reference grows as ``nodes ** power`` from 1 ms at the first."""
+    return [{"nodes": n, "blocks": n, "optimize_s": t,
+             "reference_s": [0.001 * (n / nodes[0]) ** power] * len(t)}
+            for n, t in zip(nodes, times, strict=True)]
+
+
+# --- the judgement (synthetic timings: no clock involved) ---------------------------------
+
+
+def test_quadratic_growth_is_slow_and_linear_growth_is_not():
+    sizes = [500, 1000, 2000]
+    quadratic = judge_growth(series(sizes, [[0.1] * 3, [0.4] * 3, [1.6] * 3]))
+    assert quadratic is not None and quadratic.symptom == "slow"
+    assert quadratic.detail["exponent"] == pytest.approx(2.0)
+    assert [r["nodes"] for r in quadratic.detail["table"]] == sizes
+    assert judge_growth(series(sizes, [[0.1] * 3, [0.2] * 3, [0.4] * 3])) is None
+
+
+def test_growth_within_noise_too_fast_or_matched_by_the_reference_is_not_slow():
+    sizes = [500, 1000, 2000]
+    noisy = [[0.1, 0.25, 0.25], [0.4, 0.9, 0.9], [0.9, 2.7, 2.7]]  # x2.25 beyond linear,
+    # within repeats that spread x2.5 and x3
+    assert judge_growth(series(sizes, noisy)) is None
+    tiny = [[MIN_TIMED / 10] * 3, [MIN_TIMED / 2.5] * 3, [MIN_TIMED * 1.6] * 3]
+    assert judge_growth(series(sizes, tiny)) is None
+    model_work = series(sizes, [[0.1] * 3, [0.4] * 3, [1.6] * 3], power=2.0)
+    assert judge_growth(model_work) is None
+    assert judge_growth(series(sizes[:2], [[0.1] * 3, [0.4] * 3])) is None  # two sizes
+
+
+def test_growth_in_the_no_pass_baseline_alone_is_the_framework():
+    rows = series([500, 1000, 2000], [[0.11] * 3, [0.42] * 3, [1.62] * 3])
+    for row, base in zip(rows, (0.1, 0.4, 1.6), strict=True):
+        row["baseline_s"] = [base] * 3  # the passes add a constant 10-20 ms
+    assert judge_growth(rows).detail["growth"] == "framework"
+    for row, base in zip(rows, (0.01, 0.02, 0.04), strict=True):
+        row["baseline_s"] = [base] * 3
+    assert judge_growth(rows).detail["growth"] == "passes"
+
+
+# --- scaling a model ------------------------------------------------------------------------
+
+
+def test_a_chain_scales_to_any_length_with_the_same_interface():
+    model = relu_chain(40)
+    run = find_run(model.graph)
+    assert run is not None and run.period == 1 and run.count == 39
+    for count in (1, 5, 200):
+        scaled = rescale(model, run, count)
+        onnx.checker.check_model(scaled, full_check=True)
+        assert len(scaled.graph.node) == count + 1
+        assert [o.name for o in scaled.graph.output] == ["y"]
+        assert [i.name for i in scaled.graph.input] == ["x"]
+
+
+def test_a_layer_stack_scales_with_own_weights_per_layer_and_keeps_its_outputs():
+    model = layer_stack(6)
+    run = find_run(model.graph)
+    assert run is not None and run.period == 3 and run.count >= MIN_BLOCKS
+    feeds = {"x": np.random.default_rng(0).random((2, 4), dtype=np.float32)}
+
+    def outputs(m: onnx.ModelProto) -> np.ndarray:
+        return ort.InferenceSession(m.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+    same = rescale(model, run, run.count)
+    np.testing.assert_array_equal(outputs(same), outputs(model))
+    bigger = rescale(model, run, run.count * 2)
+    onnx.checker.check_model(bigger, full_check=True)
+    assert len(bigger.graph.node) == len(model.graph.node) + 3 * run.count
+    weights = {n.input[1] for n in bigger.graph.node if n.op_type == "MatMul"}
+    assert len(weights) == sum(n.op_type == "MatMul" for n in bigger.graph.node)
+    assert find_run(layer_stack(2).graph) is None  # too few blocks to halve
+
+
+# --- planted passes, timed for real ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def box() -> Sandbox:
+    with Sandbox(jobs=1, timeout=120.0) as sandbox:
+        yield sandbox
+
+
+def timed(box: Sandbox, passes: list[str], nodes: int):
+    case = TestCase("fake", {"passes": passes, "fixed_point": False}, {"kind": "bytes"},
+                    model_bytes=relu_chain(nodes).SerializeToString(), growth=True)
+    return box.run(case)
+
+
+@pytest.mark.slow
+def test_the_planted_quadratic_pass_is_slow_and_the_linear_one_is_not(box):
+    quadratic = timed(box, ["slow-quadratic"], 1100)
+    slow = [f for f in quadratic.findings if f.symptom == "slow"]
+    assert slow, quadratic
+    assert slow[0].detail["exponent"] >= EXPONENT and slow[0].detail["growth"] == "passes"
+    assert len(slow[0].detail["table"]) == 3
+    linear = timed(box, ["slow-linear"], 1100)
+    assert not [f for f in linear.findings if f.symptom == "slow"], linear.findings
+
+
+@pytest.mark.slow
+def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
+    model = tmp_path / "chain.onnx"
+    onnx.save(relu_chain(3000), model)
+    out = tmp_path / "crashes"
+    proc = optfuzz("check", str(model), "--target", "fake", "--passes",
+                   "clean,slow-quadratic,nop-1", "--timeout", "120", "--save", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "slow (optimize)" in proc.stdout and "no pass (s)" in proc.stdout
+    (bundle,) = [p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["symptom"] == "slow" and meta["breaking_pass"] == "slow-quadratic"
+    assert meta["responsible_passes"] == ["slow-quadratic"]
+    assert meta["nodes"]["minimized"] < meta["nodes"]["original"] == 3000
+    table = meta["timing"]["table"]
+    assert len(table) == 3 and all((bundle / "scaling" / f"{r['nodes']}.onnx").is_file()
+                                   for r in table)
+    assert "## Timing" in (bundle / "report.md").read_text()
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
+                           text=True, timeout=300)
+    assert repro.returncode == 1, repro.stdout + repro.stderr
+    linear = optfuzz("check", str(model), "--target", "fake", "--passes", "slow-linear")
+    assert linear.returncode == 0, linear.stdout + linear.stderr

@@ -7,9 +7,8 @@ where the case asks for it, it times the same model at three sizes a factor 2 ap
 of repeated blocks scaled, :mod:`fuzzer.modelio.repeat`), :data:`REPEATS` times each,
 interleaved (up to three times that while the minima do not pass the threshold below), and
 puts the series into ``Outcome.extra["scaling"]`` (:mod:`fuzzer.execution.scaling`). This
-oracle judges
-the series (:func:`judge_growth`); a model that cannot be scaled gives no series and no
-finding.
+oracle judges the series (:func:`judge_growth`); a model that cannot be scaled gives no
+series and no finding.
 
 The documented threshold, on the minima of the repeats (the least disturbed timing of a
 shared machine), over the whole range of sizes (a factor 4: noise weighs half as much in
@@ -45,7 +44,7 @@ from typing import Any
 
 from oracles.base import Finding, Outcome, Symptom, register
 
-#: growth exponent threshold per doubling step (time ~ nodes ** k).
+#: growth exponent threshold over the sizes (time ~ nodes ** k).
 EXPONENT = 1.5
 #: how much faster in exponent than the reference run the optimizer's time must grow.
 MARGIN = 0.5

@@ -34,9 +34,10 @@ def growth_sentence(timing: dict[str, Any]) -> str:
     return (f"The optimizer's time grows as nodes^{timing.get('exponent', '?')} against "
             f"nodes^{timing.get('reference_exponent', '?')} for a reference session build and "
             f"run; the growth is in {part}. Threshold (optfuzz `slow` oracle): exponent >= "
-            f"{timing.get('threshold', '?')} on every doubling, at least "
-            f"{timing.get('margin', '?')} above the reference's, beyond the spread of "
-            f"{timing.get('repeats', '?')} interleaved repeats; times are the repeats' minima.")
+            f"{timing.get('threshold', '?')} over the sizes and above 1 on each doubling, at "
+            f"least {timing.get('margin', '?')} above the reference's, growth beyond linear "
+            "larger than the spread of the repeats; times are the minima of "
+            f"{timing.get('repeats', '?')} interleaved repeats per size.")
 
 
 def timing_markdown(timing: dict[str, Any]) -> str:

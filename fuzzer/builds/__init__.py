@@ -34,4 +34,20 @@ def builder(target: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), attr)
 
 
-__all__ = ["BUILDERS", "KINDS", "Build", "BuildKind", "build_folder", "builder", "load_build"]
+def coverage_build(target: Any) -> Any:
+    """The coverage build of ``target`` as installed, or None for a target that reports
+    its own edges (``Target.reports_edges``).
+
+    Raises:
+        InputError: the target has no coverage build (the message says how to make one).
+    """
+    if target.reports_edges:
+        return None
+    if target.name not in BUILDERS:
+        raise InputError(f"no code coverage for target {target.name}; instrumented builds "
+                         f"exist for {', '.join(sorted(BUILDERS))}")
+    return load_build(target.name, "coverage", target.version())
+
+
+__all__ = ["BUILDERS", "KINDS", "Build", "BuildKind", "build_folder", "builder",
+           "coverage_build", "load_build"]

@@ -25,6 +25,7 @@ from typing import Any
 
 from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.mutated import MAX_LINEAGE, lineage
 
 QUEUE_FILE = "queue.jsonl"
 #: share of drawn cases that mutate a pool seed, once the pool has one.
@@ -125,8 +126,6 @@ class Guide:
     def steer(self, case: TestCase, case_seed: int) -> TestCase:
         """``case``, or in :data:`MUTATE_SHARE` of the draws a mutation of a pool seed
         (seeded by ``case_seed``) with that seed's configuration."""
-        from fuzzer.execution.mutated import MAX_LINEAGE, lineage
-
         with self._lock:
             if not self.pool.seeds or self.rng.random() >= MUTATE_SHARE or \
                     case.source.get("kind") == "corpus":

@@ -340,8 +340,8 @@ def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:
     """
     if not settings.guided:
         return None
+    from fuzzer.builds import coverage_build
     from fuzzer.campaign.guided import Guide
-    from fuzzer.commands.coverage_code import coverage_build
     from fuzzer.edges.setup import EdgeSetup
 
     setup = EdgeSetup(folder=str(folder / "edges"), build=coverage_build(target))

@@ -7,25 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fuzzer.errors import InputError
-
-
-def coverage_build(target: Any) -> Any:
-    """The coverage build of ``target`` as installed, or None for a target that reports
-    its own edges (``Target.reports_edges``).
-
-    Raises:
-        InputError: the target has no coverage build (the message says how to make one).
-    """
-    from fuzzer.builds import BUILDERS, load_build
-
-    if getattr(target, "reports_edges", False):
-        return None
-    if target.name not in BUILDERS:
-        raise InputError(f"no code coverage for target {target.name}; instrumented builds "
-                         f"exist for {', '.join(sorted(BUILDERS))}")
-    return load_build(target.name, "coverage", target.version())
-
 
 def run_code_coverage(target: Any, sources: list[str], cases: int, out: Path, *,
                       jobs: int = 2, seed: int = 0) -> None:
@@ -39,6 +20,7 @@ def run_code_coverage(target: Any, sources: list[str], cases: int, out: Path, *,
     from rich.console import Console
     from rich.table import Table
 
+    from fuzzer.builds import coverage_build
     from fuzzer.edges.measure import measure, plot
 
     build = coverage_build(target)

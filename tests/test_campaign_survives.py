@@ -20,8 +20,9 @@ def test_campaign_survives_every_bug(chain_file, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     metas = [json.loads(p.read_text()) for p in out.glob("*/meta.json")]
     symptoms = {m["symptom"] for m in metas}
+    log = (out / "campaign.log").read_text()  # says why a finding was dropped
     assert symptoms >= {"optimizer-error", "optimizer-abort", "hang", "output-mismatch",
-                        "invalid-model", "bloat"}, symptoms
+                        "invalid-model", "bloat"}, (symptoms, log)
     stats = json.loads((out / "campaign.json").read_text())
     assert stats["cases"] == 8  # the whole list once, then each pass alone
     for meta in metas:
@@ -54,3 +55,13 @@ def test_fixed_passes_runs_exactly_the_given_list(chain_file, tmp_path):
     assert stats["per_pass"] == {"clean": stats["usable"], "bloat": stats["usable"]}
     metas = [json.loads(p.read_text()) for p in out.glob("*/meta.json")]
     assert metas and all(m["target"]["config"]["passes"] == ["clean", "bloat"] for m in metas)
+
+
+def test_the_campaign_log_says_why_a_finding_was_dropped(chain_file, tmp_path):
+    out = tmp_path / "crashes"
+    proc = optfuzz("fuzz", "--target", "fake", "--source", "dir", "--corpus",
+                   str(chain_file.parent), "--passes", "bump-ir", "--fixed-passes",
+                   "--max-cases", "1", "--out", str(out), "--quiet", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not list(out.glob("*/meta.json"))  # documented behaviour is never bundled
+    assert "finding dropped (documented: " in (out / "campaign.log").read_text()

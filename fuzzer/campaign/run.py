@@ -324,6 +324,9 @@ class _Campaign:
                                handled.signature)
         if handled.status == "new":
             self.log.info("new bundle %s: %s", handled.bundle_id, message[:200])
+        elif handled.status not in ("hit", "merged"):
+            self.log.info("finding dropped (%s%s): %s", handled.status,
+                          f": {handled.name[:200]}" if handled.name else "", message[:200])
 
     def _panel(self) -> Any:
         return render(self.stats, self.settings.seconds, self.run_cases,

@@ -61,9 +61,10 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     for config in configs:
         check = SignatureCheck(sandbox, case.with_config(config), finding.symptom,
                                finding.message, budget, finding.detail)
+        seen = config is case.config and check.matches(result)  # no need to run it again
         try:
             reduction = reduce_model(model, arts.feeds, check, recorded,
-                                     partial(record_sandboxed, sandbox))
+                                     partial(record_sandboxed, sandbox), verified=seen)
         except NotReproducible:
             continue
         except Exception:  # OutOfTime before the first check, or a bug of the reducer

@@ -170,10 +170,10 @@ class Builder:
     def _output_info(self, name: str) -> Any:
         if name in self.outputs:
             return self.outputs[name]
-        value = self.recorded.values.get(name)
         inferred = self.recorded.types.get(name)
         if inferred is not None and inferred.tensor_type.elem_type:
             return _value_info(name, inferred, None)
+        value = self.recorded.values.get(name)  # loaded only where the type is unknown
         if value is not None:
             return _value_info(name, None, value, with_shape=False)
         import onnx

@@ -4,14 +4,22 @@ Polygraphy ``debug reduce --check``.
 Each candidate is written to a file; the command runs with that path appended to its
 arguments. The candidate fails (True) when the command's exit status is non-zero, or, with
 ``fail_regex``, when its stdout or stderr matches the regular expression.
+
+Unlike Polygraphy, which runs one check at a time, the command runs on up to
+:func:`default_parallel` candidates at once, the spare cores (the reducer's bisections probe
+several cut points per round; see :mod:`fuzzer.reduce.cut`).
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +27,20 @@ from typing import Any
 from fuzzer.reduce.candidate import Built
 from fuzzer.reduce.graph import count_nodes
 from fuzzer.reduce.predicate import Budget, Predicate, is_valid
+
+#: most checks run at once by default, whatever the number of cores (each is a process that
+#: may load a large model).
+MAX_PARALLEL = 4
+
+
+def default_parallel() -> int:
+    """Checks to run at once: the spare cores, i.e. the CPUs this process may use less the
+    1-minute load average (the reducer itself only waits while the commands run), at least
+    1 and at most :data:`MAX_PARALLEL`. On a busy machine parallel checks share the same
+    cores and a k-ary search would only make more of them."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, min(int((cpus or 1) - load), MAX_PARALLEL))
 
 
 class CommandCheck(Predicate):
@@ -33,6 +55,8 @@ class CommandCheck(Predicate):
         artifacts: a folder that keeps every tried candidate as ``bad/NNNN.onnx`` (failed) or
             ``good/NNNN.onnx`` (passed), or None.
         timeout: seconds per run of the command.
+        parallel: commands run at once (default :func:`default_parallel`); each candidate
+            has a file of its own.
 
     Attributes:
         min_good: the smallest passing candidate (fewest nodes) seen, or None.
@@ -43,8 +67,10 @@ class CommandCheck(Predicate):
 
     def __init__(self, command: str, budget: Budget, fail_regex: str | None = None,
                  artifacts: Path | None = None, timeout: float = 120.0,
-                 validate: Callable[[Any], bool] = is_valid) -> None:
-        super().__init__(budget, validate)
+                 validate: Callable[[Any], bool] = is_valid,
+                 parallel: int | None = None) -> None:
+        super().__init__(budget, validate,
+                         default_parallel() if parallel is None else parallel)
         self.command = shlex.split(command)
         if not self.command:
             raise ValueError("empty --check command")
@@ -53,9 +79,13 @@ class CommandCheck(Predicate):
         self.timeout = timeout
         self.min_good: Built | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="optfuzz-reduce-"))
+        self._numbers = itertools.count()
+        self._lock = threading.Lock()
 
     def run(self, built: Built, key: str) -> bool:
-        path = self._workdir / "candidate.onnx"
+        number = next(self._numbers)
+        path = self._workdir / f"{number:04d}" / "candidate.onnx"
+        path.parent.mkdir()
         path.write_bytes(built.model.SerializeToString())
         try:
             proc = subprocess.run([*self.command, str(path)], capture_output=True, text=True,
@@ -70,8 +100,12 @@ class CommandCheck(Predicate):
         if self.artifacts is not None:
             folder = self.artifacts / ("bad" if failed else "good")
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{self.runs:04d}.onnx").write_bytes(path.read_bytes())
-        if not failed and (self.min_good is None or count_nodes(built.model.graph)
-                           < count_nodes(self.min_good.model.graph)):
-            self.min_good = built
+            shutil.move(path, folder / f"{number:04d}.onnx")
+        else:
+            path.unlink()
+        path.parent.rmdir()
+        with self._lock:
+            if not failed and (self.min_good is None or count_nodes(built.model.graph)
+                               < count_nodes(self.min_good.model.graph)):
+                self.min_good = built
         return failed

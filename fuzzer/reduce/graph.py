@@ -11,8 +11,8 @@ from typing import Any
 
 from fuzzer.modelio.graphs import count_nodes, subgraphs
 
-__all__ = ["ancestors", "count_nodes", "outer_references", "produced_names", "producers",
-           "reads", "subgraphs", "writes"]
+__all__ = ["ancestors", "count_nodes", "descendants", "outer_references", "produced_names",
+           "producers", "reads", "subgraphs", "writes"]
 
 
 def outer_references(graph: Any) -> set[str]:
@@ -63,3 +63,14 @@ def ancestors(nodes: Sequence[Any], outputs: Iterable[str]) -> list[int]:
         stack.extend(made[n] for n in reads(nodes[index]) if n in made)
     return sorted(keep)
 
+
+
+def descendants(nodes: Sequence[Any], start: int) -> list[int]:
+    """Indices (ascending) of ``nodes[start]`` and of every node that depends on it."""
+    reached = set(writes(nodes[start]))
+    keep = [start]
+    for index in range(start + 1, len(nodes)):
+        if any(n in reached for n in reads(nodes[index])):
+            keep.append(index)
+            reached.update(writes(nodes[index]))
+    return keep

@@ -5,13 +5,19 @@ its feeds, a count of real runs, the time budget, and the validity gate (a candi
 onnx.checker with ``full_check`` rejects is never run, so every accepted step is a valid
 model). Concrete predicates live in :mod:`fuzzer.reduce.signature_check` (optfuzz's sandbox)
 and :mod:`fuzzer.reduce.command_check` (an external ``--check`` command, as in Polygraphy).
+
+A predicate with :attr:`Predicate.parallel` above 1 runs that many checks at once in threads
+(each waits on a child process: an external command, or a sandbox worker): a step submits
+several candidates (:meth:`Predicate.submit`, :meth:`Predicate.map`) and reads their verdicts
+as they come. Caching, validation and the budget stay in the caller's thread.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from fuzzer.reduce.candidate import Built
@@ -98,32 +104,67 @@ class Predicate:
         budget: the reduction's :class:`Budget`.
         validate: the validity gate; a candidate it rejects is never run (default: the
             checker in this process, for tests and trusted models).
+        parallel: checks that may run at once (threads calling :meth:`run`; 1 runs each
+            check in the caller's thread). A subclass with ``parallel > 1`` must make
+            :meth:`run` thread-safe.
 
-    Raises (from ``__call__``):
+    Raises (from ``__call__``, :meth:`submit`, :meth:`map`):
         OutOfTime: the budget expired before the candidate could be run.
     """
 
-    def __init__(self, budget: Budget, validate: Callable[[Any], bool] = is_valid) -> None:
+    def __init__(self, budget: Budget, validate: Callable[[Any], bool] = is_valid,
+                 parallel: int = 1) -> None:
         self.budget = budget
         self.validate = validate
+        self.parallel = max(1, parallel)
         self.runs = 0
-        self._cache: dict[str, bool] = {}
+        self._cache: dict[str, Future[bool]] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
     def __call__(self, built: Built | None) -> bool:
+        return self.submit(built).result()
+
+    def submit(self, built: Built | None) -> Future[bool]:
+        """Start checking ``built`` (None: a candidate that could not be built, False);
+        a cached or invalid candidate, or any candidate when :attr:`parallel` is 1, comes
+        back already decided."""
         if built is None:
-            return False
+            return decided(False)
         key = fingerprint(built)
         if key in self._cache:
             return self._cache[key]
         if not self.validate(built.model):
-            self._cache[key] = False
-            return False
+            future = self._cache[key] = decided(False)
+            return future
         if self.budget.left() <= 0:
             raise OutOfTime
         self.runs += 1
-        verdict = self._cache[key] = self.run(built, key)
-        return verdict
+        if self.parallel == 1:
+            future = decided(self.run(built, key))
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.parallel, "optfuzz-check")
+            future = self._pool.submit(self.run, built, key)
+        self._cache[key] = future
+        return future
+
+    def map(self, builts: Sequence[Built | None]) -> list[bool]:
+        """Verdicts of ``builts`` (in order), up to :attr:`parallel` checks at once."""
+        futures = [self.submit(built) for built in builts]
+        return [future.result() for future in futures]
+
+    def free(self) -> int:
+        """Checks that could start now without waiting (at least 1)."""
+        busy = sum(not f.done() for f in self._cache.values())
+        return max(1, self.parallel - busy)
 
     def run(self, built: Built, key: str) -> bool:
         """Run the check on a valid candidate; ``key`` is its fingerprint."""
         raise NotImplementedError
+
+
+def decided(verdict: bool) -> Future[bool]:
+    """A future already holding ``verdict``."""
+    future: Future[bool] = Future()
+    future.set_result(verdict)
+    return future

@@ -2,10 +2,14 @@
 then a linear pass), ddmin over the nodes inside the cut (Zeller & Hildebrandt 2002), then
 simplification. Every accepted step is a valid model that the predicate says still fails.
 
-:data:`STEPS` is the registry of steps, in order. Where simplification renamed tensors, the
-steps run again on the renamed model (C-Reduce's loop to a fixed point, here bounded by
-:data:`MAX_ROUNDS`): a failure that needs a numeric name may need far fewer nodes once the
-number is smaller.
+:data:`STEPS` is the registry of steps, in order. Where simplification renamed tensors and
+more than one node is left, the steps run again on the renamed model (C-Reduce's loop to a
+fixed point, here bounded by :data:`MAX_ROUNDS`): a failure that needs a numeric name may need
+far fewer nodes once the number is smaller.
+
+Where the predicate runs checks in parallel (``optfuzz reduce --check``), the bisections probe
+several cut points per round. The original model is checked only where the first step finds
+nothing smaller that fails (see :func:`reduce_model`).
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ Recorder = Callable[[Any, "dict[str, np.ndarray] | None"], Recorded]
 
 #: step name -> step, run in this order.
 STEPS: dict[str, Step] = {
-    "subset-outputs": subset_outputs,
     "bisect-outputs": bisect_outputs,
+    "subset-outputs": subset_outputs,
     "bisect-inputs": bisect_inputs,
     "linear-outputs": linear_outputs,
     "ddmin-nodes": delete_nodes,
@@ -70,7 +74,7 @@ class Reduction:
 
 def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Predicate,
                  recorded: Recorded | None = None,
-                 recorder: Recorder | None = None) -> Reduction:
+                 recorder: Recorder | None = None, verified: bool = False) -> Reduction:
     """Shrink ``model`` while ``predicate`` holds, within ``predicate.budget``.
 
     Args:
@@ -82,10 +86,16 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
         recorder: ``(model, feeds) -> Recorded`` for the renamed model a later round starts
             from; :func:`fuzzer.reduce.values.record` (in this process) when None, so a
             campaign passes one that runs in its sandbox.
+        verified: the caller has seen ``model`` fail under ``predicate``. Otherwise ``model``
+            is checked only where the first step found no smaller candidate that fails (as
+            Polygraphy, which never checks it: the largest, slowest check is needed only to
+            tell "already minimal" from "does not fail").
 
     Raises:
-        NotReproducible: ``predicate`` is False for ``model`` itself.
-        OutOfTime: the budget ran out before ``model`` itself could be checked.
+        NotReproducible: ``predicate`` is False for ``model`` itself (and for every
+            candidate of the first step).
+        OutOfTime: the budget ran out before ``model`` or a smaller candidate was seen to
+            fail.
     """
     import onnx
 
@@ -93,8 +103,6 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
     original.CopyFrom(model)
     original.ir_version = min(original.ir_version, MAX_IR_VERSION)
     start = Built(original, dict(feeds or {}))
-    if not predicate(start):
-        raise NotReproducible("the model does not fail under the check")
     graph = original.graph
     recorder = recorder or record
     state = State(list(graph.node), [o.name for o in graph.output], start)
@@ -107,18 +115,30 @@ def reduce_model(model: Any, feeds: dict[str, np.ndarray] | None, predicate: Pre
             names = set(tensor_names(state.built.model))
             for name, step in STEPS.items():
                 state = step(state, ctx)
+                if not verified and ctx.best.built is start:
+                    verified = _reproduces(predicate, start)
                 trace[name if round_ == 1 else f"{name}/{round_}"] = \
                     count_nodes(state.built.model.graph)
             state = ctx.best or state
-            if round_ == MAX_ROUNDS or set(tensor_names(state.built.model)) <= names:
-                break  # no tensor renamed: the node steps are at their fixed point
+            if round_ == MAX_ROUNDS or set(tensor_names(state.built.model)) <= names \
+                    or count_nodes(state.built.model.graph) == 1:
+                break  # no tensor renamed, or one node left: the steps are at a fixed point
             base = state.built
             base_feeds = base.feeds if feeds is not None else None
             ctx = Context(Builder(base.model, base_feeds, recorder(base.model, base_feeds)),
                           predicate)
             ctx.offer(state)
     except OutOfTime:
+        if not verified and ctx.best.built is start:
+            raise
         complete = False
     best = ctx.best or state
     return Reduction(best.built, (count_nodes(graph), count_nodes(best.built.model.graph)),
                      predicate.runs, predicate.budget.elapsed(), complete, trace)
+
+
+def _reproduces(predicate: Predicate, start: Built) -> bool:
+    """True when the original model ``start`` fails; else :class:`NotReproducible`."""
+    if not predicate(start):
+        raise NotReproducible("the model does not fail under the check")
+    return True

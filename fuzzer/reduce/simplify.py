@@ -16,7 +16,7 @@ An edit maps a candidate to a changed copy (or None when it no longer applies).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,6 @@ from fuzzer.modelio.graphs import iter_graphs
 from fuzzer.reduce.candidate import Built, forget_dims
 from fuzzer.reduce.graph import subgraphs
 from fuzzer.reduce.state import Context, State
-from fuzzer.reduce.state import size as state_size
 
 Edit = Callable[[Built], "Built | None"]
 
@@ -309,22 +308,38 @@ EDITS: dict[str, Callable[[Built], list[Edit]]] = {
 }
 
 
+#: families whose edits keep what the model computes (names, metadata): a failure that needs
+#: none of them, the common case, survives them all at once.
+PRESERVING = ("tensor_names", "node_names", "value_info", "opset_imports", "doc_strings")
+
+
+def apply_all(built: Built, families: Iterable[str]) -> Built | None:
+    """``built`` after every applicable edit of ``families`` (in :data:`EDITS` order, each
+    proposed on the result so far); None when none applies."""
+    current = built
+    for family in families:
+        for edit in EDITS[family](current):
+            changed = edit(current)
+            current = changed if changed is not None else current
+    return None if current is built else current
+
+
 def simplify(state: State, ctx: Context) -> State:
-    """Apply every edit of :data:`EDITS` that keeps the failure; returns the final state."""
-    for propose in EDITS.values():
-        for edit in propose(state.built):
+    """Apply every edit of :data:`EDITS` that keeps the failure; returns the final state.
+
+    All edits together come first, then the :data:`PRESERVING` ones together: where the
+    failure survives them, one check replaces one per edit. The families not yet applied are
+    then tried one edit at a time."""
+    families = list(EDITS)
+    for group in (families, [f for f in families if f in PRESERVING]):
+        candidate = apply_all(state.built, group)
+        if candidate is not None and ctx.predicate(candidate):
+            state = ctx.keep(candidate)
+            families = [f for f in families if f not in group]
+            break
+    for family in families:
+        for edit in EDITS[family](state.built):
             candidate = edit(state.built)
             if candidate is not None and ctx.predicate(candidate):
-                graph = candidate.model.graph
-                state = State(list(graph.node), [o.name for o in graph.output], candidate)
-                _keep(ctx, state)
+                state = ctx.keep(candidate)
     return state
-
-
-def _keep(ctx: Context, state: State) -> None:
-    """Make an accepted edit the context's best unless the best has fewer nodes or inputs: an
-    edit never adds either, and a simpler model wins over a few bytes (``t0`` is longer
-    than ``x``)."""
-    ctx.offer(state)
-    if ctx.best is not None and state_size(state)[:2] <= state_size(ctx.best)[:2]:
-        ctx.best = state

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,14 +53,47 @@ class Context:
             self.best = state
 
     def try_cut(self, nodes: list[Any], outputs: list[str]) -> State | None:
-        """The state for ``(nodes, outputs)`` if it builds and still fails, else None."""
+        """The state for ``(nodes, outputs)`` if it builds and still fails, else None.
+
+        A candidate of one node is tried first with every simplification applied
+        (:func:`fuzzer.reduce.simplify.apply_all`): where the failure survives that, as it
+        usually does, the reduction is done in one check (no node to remove, nothing left
+        to simplify)."""
+        from fuzzer.reduce.simplify import EDITS, apply_all
+
         built = self.builder.build(nodes, outputs)
-        return None if built is None else self.try_built(built)
+        if built is not None and len(built.model.graph.node) == 1:
+            simplest = apply_all(built, EDITS)
+            if simplest is not None and self.predicate(simplest):
+                return self.keep(simplest)
+        return self.try_built(built) if built is not None else None
+
+    def try_cuts(self, cuts: Sequence[tuple[list[Any], list[str]]]) -> list[State | None]:
+        """:meth:`try_cut` of each ``(nodes, outputs)``, checked together (up to the
+        predicate's :attr:`~fuzzer.reduce.predicate.Predicate.parallel` at once)."""
+        builts = [self.builder.build(nodes, outputs) for nodes, outputs in cuts]
+        verdicts = self.predicate.map(builts)
+        return [self._accept(b) if b is not None and v else None
+                for b, v in zip(builts, verdicts, strict=True)]
 
     def try_built(self, built: Built) -> State | None:
         """The state of candidate ``built`` if it still fails, else None."""
-        if not self.predicate(built):
-            return None
+        return self._accept(built) if self.predicate(built) else None
+
+    def width(self) -> int:
+        """Candidates worth checking together now (checks that could start at once)."""
+        return self.predicate.free()
+
+    def keep(self, built: Built) -> State:
+        """The state of a failing simplification of a candidate, made the best unless the
+        best has fewer nodes or inputs: a simplification never adds either, and a simpler
+        model wins over a few bytes (``t0`` is longer than ``x``)."""
+        state = self._accept(built)
+        if self.best is not None and size(state)[:2] <= size(self.best)[:2]:
+            self.best = state
+        return state
+
+    def _accept(self, built: Built) -> State:
         graph = built.model.graph
         state = State(list(graph.node), [o.name for o in graph.output], built)
         self.offer(state)

@@ -4,12 +4,19 @@ A cut or a deleted node leaves tensors whose producer is gone; the reducer feeds
 value they had in the original run, so the part of the model that remains computes exactly
 what it computed before (Polygraphy ``debug reduce`` does the same with layerwise outputs).
 Call :func:`record_sandboxed` from a campaign: the run (and shape inference) happens in a
-sandbox worker, so a model that crashes onnxruntime cannot take the campaign down.
+sandbox worker, so a model that crashes onnxruntime cannot take the campaign down. The worker
+writes the values to ``.npy`` files in a temporary folder and the reducer loads only those a
+candidate needs (:class:`StoredValues`): a model's intermediate tensors can take gigabytes
+(1 GB for a 1,493-node detector at 800x608), and sending them all back through the worker's
+pipe took longer than most of the reduction.
 """
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,8 +35,65 @@ class Recorded:
             (may hold symbolic dims, so a dynamic model stays dynamic).
     """
 
-    values: dict[str, np.ndarray] = field(default_factory=dict)
+    values: Mapping[str, np.ndarray] = field(default_factory=dict)
     types: dict[str, Any] = field(default_factory=dict)
+
+    def expect(self, names: Iterable[str]) -> None:
+        """Announce the values likely needed next (see :meth:`StoredValues.expect`)."""
+        if isinstance(self.values, StoredValues):
+            self.values.expect(names)
+
+
+class StoredValues(Mapping[str, np.ndarray]):
+    """Recorded values kept as ``.npy`` files in a temporary folder, recorded on demand and
+    loaded on first use (then kept in memory); the folder is removed when the mapping is
+    garbage-collected.
+
+    A value asked for that is not recorded yet is recorded together with every name last
+    announced by :meth:`expect` and not recorded yet, in one run. Polygraphy ``debug
+    reduce`` likewise runs onnxruntime for the tensors it needs only when it needs them.
+
+    Args:
+        fetch: ``fetch(names, folder) -> {name: file name}`` records those of ``names`` it
+            can into ``folder``.
+        names: every name that may be recorded (the tensors nodes produce).
+        feeds: values known already (the graph inputs), or None.
+    """
+
+    def __init__(self, fetch: Callable[[list[str], str], dict[str, str]],
+                 names: Iterable[str], feeds: dict[str, np.ndarray] | None = None) -> None:
+        self._fetch = fetch
+        self._folder = tempfile.TemporaryDirectory(prefix="optfuzz-values-")
+        self._names = dict.fromkeys([*(feeds or {}), *names])
+        self._loaded: dict[str, np.ndarray] = dict(feeds or {})
+        self._files: dict[str, str] = {}
+        self._tried: set[str] = set(self._loaded)
+        self._expected: list[str] = []
+
+    def expect(self, names: Iterable[str]) -> None:
+        """Names the next values asked for are likely among (recorded with the next miss)."""
+        self._expected = [n for n in names if n in self._names]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._names:
+            raise KeyError(name)
+        if name not in self._tried:
+            batch = list(dict.fromkeys(n for n in [name, *self._expected]
+                                       if n not in self._tried))
+            self._files.update(self._fetch(batch, self._folder.name))
+            self._tried.update(batch)
+        if name not in self._loaded:
+            if name not in self._files:
+                raise KeyError(name)
+            self._loaded[name] = np.load(Path(self._folder.name) / self._files[name],
+                                         allow_pickle=False)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def infer_types(model: Any) -> dict[str, Any]:
@@ -46,15 +110,19 @@ def infer_types(model: Any) -> dict[str, Any]:
             if v.type.HasField("tensor_type")}
 
 
-def record(model: Any, feeds: dict[str, np.ndarray] | None) -> Recorded:
-    """Run ``model`` once in onnxruntime with every intermediate tensor as a graph output.
+def record(model: Any, feeds: dict[str, np.ndarray] | None,
+           names: Iterable[str] | None = None) -> Recorded:
+    """Run ``model`` once in onnxruntime with intermediate tensors as graph outputs.
 
     Args:
         model: the original ``onnx.ModelProto`` (not modified).
         feeds: its input feeds ``{name: ndarray}``; None synthesizes inputs (seed 0).
+        names: the tensors to record (onnxruntime then runs only the nodes they need);
+            None records every tensor a node produces, and the types too.
 
     Returns:
-        A :class:`Recorded`; ``values`` holds only the graph inputs when the run fails.
+        A :class:`Recorded` with the feeds among its values; ``values`` holds only the feeds
+        when the run fails.
     """
     import onnx
 
@@ -64,14 +132,18 @@ def record(model: Any, feeds: dict[str, np.ndarray] | None) -> Recorded:
         from generators.inputs import synthesize_inputs
 
         feeds = synthesize_inputs(model, 0, {})
-    recorded = Recorded(values=dict(feeds), types=infer_types(model))
+    recorded = Recorded(values=dict(feeds), types=infer_types(model) if names is None else {})
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
-    known = {o.name for o in probe.graph.output}
-    for name in produced_names(probe.graph):
-        if name and name not in known:
-            probe.graph.output.append(onnx.ValueInfoProto(name=name))
-            known.add(name)
+    made = set(produced_names(probe.graph))
+    wanted = [n for n in dict.fromkeys(produced_names(probe.graph) if names is None else names)
+              if n in made]
+    if not wanted:
+        return recorded
+    declared = {o.name: o for o in probe.graph.output}
+    outputs = [declared.get(n) or onnx.ValueInfoProto(name=n) for n in wanted]
+    del probe.graph.output[:]
+    probe.graph.output.extend(outputs)
     try:
         values = run_session(make_session(probe.SerializeToString()), feeds)
     except Exception:
@@ -82,18 +154,47 @@ def record(model: Any, feeds: dict[str, np.ndarray] | None) -> Recorded:
     return recorded
 
 
-def _record_bytes(data: bytes, feeds: dict[str, np.ndarray] | None) -> Recorded:
+def _types_of_bytes(data: bytes) -> dict[str, Any]:
+    """:func:`infer_types` of a serialized model."""
     import onnx
 
     model = onnx.ModelProto()
     model.ParseFromString(data)
-    return record(model, feeds)
+    return infer_types(model)
+
+
+def _record_to_folder(data: bytes, feeds: dict[str, np.ndarray] | None, names: list[str],
+                      folder: str) -> dict[str, str]:
+    """:func:`record` of ``names`` in a serialized model, each value saved in ``folder``
+    as ``<n>.npy`` (``n`` counting on from the files already there); returns
+    ``{tensor name: file name}`` (the feeds are not saved)."""
+    import onnx
+
+    model = onnx.ModelProto()
+    model.ParseFromString(data)
+    values = record(model, feeds, names).values
+    start = len(list(Path(folder).iterdir()))
+    files = {}
+    for index, name in enumerate(n for n in names if n in values):
+        files[name] = f"{start + index}.npy"
+        np.save(Path(folder) / files[name], values[name], allow_pickle=False)
+    return files
 
 
 def record_sandboxed(sandbox: Any, model: Any, feeds: dict[str, np.ndarray] | None) -> Recorded:
-    """:func:`record` run in ``sandbox``'s workers; only the feeds are known where the
-    worker dies, hangs or fails."""
+    """:func:`record` run in ``sandbox``'s workers, lazily: the types now, each value when
+    first needed (:class:`StoredValues`); only the feeds are known where the worker dies,
+    hangs or fails."""
+    data = model.SerializeToString()
     try:
-        return sandbox.call(_record_bytes, model.SerializeToString(), feeds)
+        types = sandbox.call(_types_of_bytes, data)
     except Exception:
-        return Recorded(values=dict(feeds or {}))
+        types = {}
+
+    def fetch(names: list[str], folder: str) -> dict[str, str]:
+        try:
+            return sandbox.call(_record_to_folder, data, feeds, names, folder)
+        except Exception:
+            return {}
+
+    return Recorded(StoredValues(fetch, produced_names(model.graph), feeds), types)

@@ -1,0 +1,148 @@
+"""What keeps the reducer fast without losing quality: k-ary search, parallel checks, cut points
+that skip constant-only nodes, the original model checked only when needed, simplification
+tried all at once, recorded values passed as files. Each test fails if its feature breaks
+(counts of checks and which candidates ran; no timing)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from fuzzer.delta.section import first_true
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.reduce.candidate import Builder, Built
+from fuzzer.reduce.predicate import Budget, Predicate
+from fuzzer.reduce.reducer import NotReproducible, reduce_model
+from fuzzer.reduce.simplify import simplify
+from fuzzer.reduce.state import Context, State
+from fuzzer.reduce.values import StoredValues, record, record_sandboxed
+from tests.test_reduce import chain
+
+
+class HasNeg(Predicate):
+    """Fails while a Neg node is left; remembers every candidate it ran."""
+
+    def __init__(self, parallel: int = 1) -> None:
+        super().__init__(Budget(30), parallel=parallel)
+        self.ran: list[Built] = []
+
+    def run(self, built: Built, key: str) -> bool:
+        self.ran.append(built)
+        return any(n.op_type == "Neg" for n in built.model.graph.node)
+
+
+def _rounds(count: int, boundary: int, width: int) -> tuple[int | None, int]:
+    rounds = 0
+
+    def test(indices: Sequence[int]) -> list[bool]:
+        nonlocal rounds
+        rounds += 1
+        assert len(indices) <= width
+        return [i >= boundary for i in indices]
+
+    return first_true(count, test, width), rounds
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_k_ary_search_finds_every_boundary(width: int) -> None:
+    for count in range(1, 40):
+        for boundary in range(count + 1):
+            assert _rounds(count, boundary, width)[0] == (boundary if boundary < count else None)
+
+
+def test_two_probes_per_round_need_fewer_rounds() -> None:
+    assert _rounds(1493, 700, 1) == (700, 10)  # ceil(log2 1493) = 11 at most
+    assert _rounds(1493, 700, 2) == (700, 7)  # ceil(log3 1493) = 7
+
+
+def test_parallel_predicate_runs_checks_at_once() -> None:
+    """Both checks must be inside ``run`` together to pass the barrier."""
+    barrier = threading.Barrier(2, timeout=30)
+
+    class Together(HasNeg):
+        def run(self, built: Built, key: str) -> bool:
+            barrier.wait()
+            return super().run(built, key)
+
+    model = chain(6, 3)
+    pred = Together(parallel=2)
+    builts = [Built(model, {}), Built(chain(6, 5), {})]
+    assert pred.map(builts) == [True, True]
+    assert pred.runs == 2 and pred.map(builts) == [True, True] and pred.runs == 2  # cached
+
+
+def with_constants(length: int, constants_per_node: int) -> onnx.ModelProto:
+    """``chain`` whose every node reads a Constant node's output (a PyTorch export's form)."""
+    nodes, prev, inits = [], "x", []
+    for i in range(length):
+        for k in range(constants_per_node):
+            value = helper.make_tensor(f"v{i}_{k}", TensorProto.FLOAT, [4], [0.5] * 4)
+            nodes.append(helper.make_node("Constant", [], [f"k{i}_{k}"], value=value))
+        op = "Neg" if i == length // 2 else "Add"
+        ins = [prev] if op == "Neg" else [prev, f"k{i}_0"]
+        nodes.append(helper.make_node(op, ins, [f"h{i}"]))
+        prev = f"h{i}"
+    graph = helper.make_graph(nodes, "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [3, 4])],
+                              inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+FEEDS = {"x": np.random.default_rng(0).random((3, 4), dtype=np.float32)}
+
+
+def test_cuts_never_stop_at_a_constant_node() -> None:
+    pred = HasNeg()
+    reduction = reduce_model(with_constants(40, 3), FEEDS, pred)
+    assert [n.op_type for n in reduction.built.model.graph.node] == ["Neg"]
+    for built in pred.ran:
+        assert any(n.op_type != "Constant" for n in built.model.graph.node)
+
+
+def test_the_original_is_checked_only_when_nothing_smaller_fails() -> None:
+    model = chain(30, 20)
+    pred = HasNeg()
+    reduce_model(model, FEEDS, pred)
+    assert all(len(b.model.graph.node) < 30 for b in pred.ran)
+    with pytest.raises(NotReproducible):
+        reduce_model(chain(30, 40), FEEDS, HasNeg())  # no Neg anywhere
+
+
+def test_simplification_that_survives_costs_one_check() -> None:
+    model = chain(4, 2)
+    for node in model.graph.node:
+        node.doc_string = "exported"
+    pred = HasNeg()
+    built = Built(model, FEEDS)
+    state = State(list(model.graph.node), [o.name for o in model.graph.output], built)
+    ctx = Context(Builder(model, FEEDS, record(model, FEEDS)), pred)
+    ctx.offer(state)
+    simplified = simplify(state, ctx).built.model
+    assert pred.runs == 1
+    assert all(not n.name and not n.doc_string for n in simplified.graph.node)
+    assert simplified.graph.input[0].name == "t0"
+    assert [d.dim_value for d in simplified.graph.input[0].type.tensor_type.shape.dim][1] == 1
+
+
+def test_recorded_values_come_back_as_files_removed_afterwards() -> None:
+    model = chain(8, 4)
+    expected = record(model, FEEDS)
+    with Sandbox(jobs=1, timeout=20) as sandbox:  # values are recorded when first read
+        recorded = record_sandboxed(sandbox, model, FEEDS)
+        assert isinstance(recorded.values, StoredValues)
+        assert set(recorded.values) == set(expected.values)
+        for name, value in expected.values.items():
+            np.testing.assert_array_equal(recorded.values[name], value)
+    folder = Path(recorded.values._folder.name)
+    assert folder.is_dir()
+    del recorded
+    gc.collect()
+    assert not folder.exists()

@@ -40,11 +40,28 @@ def _register_all() -> None:
 
 _register_all()
 
+#: options whose value may be left out (``--ray`` alone starts a local Ray instance): a bare
+#: occurrence gets this value (Click has no optional option values).
+OPTIONAL_VALUES: dict[str, str] = {"--ray": "local"}
+
+
+def with_optional_values(argv: list[str]) -> list[str]:
+    """``argv`` with each bare option of :data:`OPTIONAL_VALUES` (followed by another option
+    or nothing) given its default value: ``["--ray", "--minutes", "5"]`` ->
+    ``["--ray=local", "--minutes", "5"]``."""
+    out = []
+    for i, arg in enumerate(argv):
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in OPTIONAL_VALUES and (following is None or following.startswith("-")):
+            arg = f"{arg}={OPTIONAL_VALUES[arg]}"
+        out.append(arg)
+    return out
+
 
 def main() -> None:
     """Entry point of the console script: bad input ends in one line on stderr and exit 2."""
     try:
-        app()
+        app(args=with_optional_values(sys.argv[1:]))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

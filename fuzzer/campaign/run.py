@@ -44,7 +44,7 @@ from fuzzer.store.folder import BundleStore, damage_note
 from fuzzer.store.lock import LOCK_FILE, CampaignLock
 from fuzzer.targets import get_target
 
-__all__ = ["CampaignSettings", "run_campaign", "resume_state"]
+__all__ = ["Campaign", "CampaignSettings", "run_campaign", "resume_state"]
 
 IN_FLIGHT_PER_JOB = 8
 SAVE_EVERY = 10.0  # seconds between campaign.json writes
@@ -52,10 +52,12 @@ FINISH_GRACE = 60.0  # seconds to finish queued findings (with reduction) at the
 _NOT_CONTENT = frozenset({LOCK_FILE, ".lock"})  # files a folder may hold and still be empty
 
 
-def run_campaign(settings: CampaignSettings, console: Console | None = None) -> CampaignStats:
+def run_campaign(settings: CampaignSettings, console: Console | None = None,
+                 campaign: type | None = None) -> CampaignStats:
     """Run a campaign until its time or case limit, the end of its sources, or Ctrl-C.
 
-    Returns the campaign's statistics (also saved as ``<out>/campaign.json``).
+    ``campaign`` is the campaign class (a local one by default; :mod:`fuzzer.cluster.driver`
+    passes its own). Returns the campaign's statistics (also saved as ``<out>/campaign.json``).
 
     Raises:
         InputError: another campaign holds the folder; or ``--resume`` found no campaign in a
@@ -68,7 +70,7 @@ def run_campaign(settings: CampaignSettings, console: Console | None = None) -> 
     limit_malloc_arenas()  # before the campaign's threads: its RSS follows what it holds
     try:
         with CampaignLock(settings.out):
-            return _Campaign(settings, console).run()
+            return (campaign or Campaign)(settings, console).run()
     except OSError as exc:  # at start-up: the lock file, the folder, the first campaign.json
         if is_disk_full(exc):
             raise disk_full(exc, settings.out) from None
@@ -103,8 +105,23 @@ def resume_state(folder: Path, settings: CampaignSettings) -> tuple[CampaignStat
     return stats, changes
 
 
-class _Campaign:
-    """One run of a campaign in a folder whose lock the caller holds."""
+def check_scheduler(stats: CampaignStats | None, settings: CampaignSettings) -> None:
+    """Refuse to continue a local campaign on Ray or a Ray campaign locally (their records
+    of the cases run differ).
+
+    Raises:
+        InputError: ``stats`` (the saved campaign) ran on the other kind.
+    """
+    if stats is not None and stats.cases and bool(stats.cluster) != (settings.ray is not None):
+        raise InputError(f"{settings.out} holds a campaign that ran "
+                         f"{'on Ray' if stats.cluster else 'locally'}; resume it "
+                         f"{'with' if stats.cluster else 'without'} --ray")
+
+
+class Campaign:
+    """One run of a campaign in a folder whose lock the caller holds; subclasses supply
+    other workers (:meth:`_open_workers`), finding recorders (:meth:`_finding_worker`) and
+    case loops (:meth:`_loop`)."""
 
     def __init__(self, settings: CampaignSettings, console: Console) -> None:
         self.settings, self.console = settings, console
@@ -114,6 +131,7 @@ class _Campaign:
             else (None, [])
         for change in changes:
             console.print(f"setting changed: {change}", highlight=False)
+        check_scheduler(stats, settings)
         self.stats = stats or CampaignStats(seed=settings.seed, target=settings.target)
         self.stats.settings = settings.record()
         self.stats.started = time.monotonic()
@@ -141,19 +159,29 @@ class _Campaign:
         self.last_save = time.monotonic()
         self._lock = threading.Lock()
         self.guide = _guide(settings, self.store.root, self.target)
-        self.findings = FindingWorker(
+        self.findings = self._finding_worker()
+
+    def _finding_worker(self) -> Any:
+        """What records findings (a :class:`FindingWorker` thread in a local campaign)."""
+        settings = self.settings
+        return FindingWorker(
             self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit),
             self.target.version(), settings.policy, self._report)
+
+    def _open_workers(self) -> Any:
+        """The case workers: a sandbox of ``jobs`` processes (less the guide's)."""
+        settings = self.settings
+        return Sandbox(settings.jobs - (self.guide.jobs if self.guide else 0) or 1,
+                       settings.timeout, settings.memory_limit)
 
     def run(self) -> CampaignStats:
         """Run the case loop, finish the findings, save; see :func:`run_campaign`."""
         settings, findings = self.settings, self.findings
         interrupted, finished = False, False
         failure: CampaignError | None = None
-        sandbox: Sandbox | None = None
+        sandbox: Any = None
         try:
-            sandbox = Sandbox(settings.jobs - (self.guide.jobs if self.guide else 0) or 1,
-                              settings.timeout, settings.memory_limit)
+            sandbox = self._open_workers()
             live_console = self.console if settings.live else Console(quiet=True)
             with Live(self._panel(), console=live_console, refresh_per_second=2) as live:
                 try:
@@ -206,7 +234,7 @@ class _Campaign:
             raise failure
         return self.stats
 
-    def _loop(self, sandbox: Sandbox, live: Live) -> None:
+    def _loop(self, sandbox: Any, live: Live) -> None:
         """Keep ``sandbox`` busy and collect results until a limit or the end of the sources.
 
         Raises:
@@ -227,13 +255,21 @@ class _Campaign:
                 live.update(self._panel())
                 continue
             self._collect(case, result)
-            if time.monotonic() - self.last_save > SAVE_EVERY:
-                self._checkpoint()
-                self.stats.tick()
-                self.stats.save(self.store.root)
-                self.last_save = time.monotonic()
-                self._log_progress(sandbox)
-                release_free_memory()
+            self._save_now_and_then(sandbox)
+
+    def _save_now_and_then(self, sandbox: Any) -> None:
+        """Every :data:`SAVE_EVERY` seconds: campaign.json, the log's progress line.
+
+        Raises:
+            OSError: campaign.json could not be written.
+        """
+        if time.monotonic() - self.last_save > SAVE_EVERY:
+            self._checkpoint()
+            self.stats.tick()
+            self.stats.save(self.store.root)
+            self.last_save = time.monotonic()
+            self._log_progress(sandbox)
+            release_free_memory()
 
     def _log_end(self, interrupted: bool, failure: CampaignError | None) -> None:
         """Log the run's end (how, cases, bundles, findings not recorded) and close the log."""

@@ -58,6 +58,9 @@ class CampaignSettings:
             on resume.
         guided: steer cases by the target's own code coverage (:mod:`fuzzer.campaign.guided`):
             half of the workers (at least one) run its coverage build.
+        ray: run on Ray (:mod:`fuzzer.cluster`): ``""`` starts a local Ray instance,
+            ``"auto"`` or ``"ray://host:port"`` joins a cluster; None runs locally. With Ray,
+            ``jobs`` caps the case actors (0: one per CPU the cluster offers).
     """
 
     out: Path
@@ -82,6 +85,7 @@ class CampaignSettings:
     live: bool = True
     allow_change: frozenset[str] = frozenset()
     guided: bool = False
+    ray: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The identity and operational settings as campaign.json keeps them (JSON types)."""

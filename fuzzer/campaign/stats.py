@@ -47,7 +47,8 @@ class CampaignStats:
     buckets the first-wave key would have made of the same findings, beside the root causes
     (``bundles_new``). ``settings`` is the campaign's settings record
     (:meth:`fuzzer.campaign.settings.CampaignSettings.record`); None in a campaign.json
-    written before it held one.
+    written before it held one. ``cluster`` is a cluster campaign's record of its case
+    ranges and nodes (:mod:`fuzzer.cluster.driver`); empty for a local campaign.
     """
 
     seed: int
@@ -69,6 +70,7 @@ class CampaignStats:
     merged: int = 0
     documented: Counter = field(default_factory=Counter)
     guided: dict[str, int] = field(default_factory=dict)
+    cluster: dict[str, Any] = field(default_factory=dict)
     dropped: Counter = field(default_factory=Counter)
     signatures: set[str] = field(default_factory=set)
     newest: str = ""
@@ -148,6 +150,7 @@ class CampaignStats:
             "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
             "last_run": self.last_run, **({"settings": self.settings} if self.settings else {}),
             **({"guided": self.guided} if self.guided else {}),
+            **({"cluster": self.cluster} if self.cluster else {}),
         }
 
     def save(self, folder: Path) -> None:
@@ -193,6 +196,7 @@ class CampaignStats:
                     merged=data.get("merged", 0))
         stats.documented.update(data.get("documented", {}))
         stats.guided = dict(data.get("guided", {}))
+        stats.cluster = dict(data.get("cluster", {}))
         stats.dropped.update(data.get("dropped", {}))
         stats.signatures.update(str(s) for s in data.get("signatures", []))
         stats.unusable_reasons.update(data.get("unusable_reasons", {}))

@@ -102,6 +102,23 @@ class CaseStream:
                                input_seed=self.config.seed, task=model.task,
                                input_shapes=self.config.input_shapes)
 
+    def corpus_positions(self) -> int:
+        """Corpus cases in all: every corpus model with every configuration."""
+        return len(self._corpus_configs()) * len(self.config.corpus)
+
+    def corpus_range(self, start: int, count: int) -> list[TestCase]:
+        """The corpus cases at positions ``[start, start + count)`` of the corpus list (the
+        order :meth:`draw` takes them in), without the models :meth:`skip_model` dropped."""
+        configs, models = self._corpus_configs(), self.config.corpus
+        cases = []
+        for position in range(start, min(start + count, len(configs) * len(models))):
+            model = models[position % len(models)]
+            if model.id not in self._skipped:
+                cases.append(TestCase(self.config.target_name, configs[position // len(models)],
+                                      model.source(), input_seed=self.config.seed,
+                                      task=model.task, input_shapes=self.config.input_shapes))
+        return cases
+
     def _fixed_config(self) -> dict[str, Any]:
         config = self.target.default_config()
         if self.config.passes:

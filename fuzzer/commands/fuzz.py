@@ -23,7 +23,9 @@ def register(app: typer.Typer) -> None:
         minutes: float = typer.Option(None, help="Run for this many minutes."),
         seconds: float = typer.Option(None, help="Run for this many seconds."),
         max_cases: int = typer.Option(None, "--max-cases", help="Stop after N cases."),
-        jobs: options.Jobs = 2,
+        jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes "
+                                 "(default 2; with --ray: case actors, default one per CPU "
+                                 "the cluster offers).", rich_help_panel=options.EXECUTION),
         seed: options.Seed = 0,
         out: Path = typer.Option(Path("crashes"), help="Output folder of bundles."),
         source: str = typer.Option(
@@ -52,6 +54,10 @@ def register(app: typer.Typer) -> None:
                                     "branch coverage: half of the workers run its coverage "
                                     "build (`optfuzz target build TARGET --coverage`); "
                                     "findings come from the others."),
+        ray: str = typer.Option(
+            None, "--ray", metavar="[ADDRESS]", help="Run on Ray: alone, a local Ray "
+            "instance; 'auto' or ray://host:port joins a running cluster (needs the "
+            "'ray' extra; see README, 'Running on a cluster')."),
     ) -> None:
         """Run a fuzzing campaign; findings land in OUT as one bundle per distinct bug."""
         from fuzzer.campaign.failure import CampaignError
@@ -74,19 +80,26 @@ def register(app: typer.Typer) -> None:
         pass_list = options.parse_list(passes)
         settings = CampaignSettings(
             out=out, target=adapter.name, seconds=limits[0] if limits else None,
-            max_cases=max_cases, jobs=jobs, seed=seed, generated="generated" in sources,
+            max_cases=max_cases, jobs=jobs or (0 if ray else 2), seed=seed,
+            generated="generated" in sources,
             mutated="mutated" in sources,
             generator=generator, corpus=models, corpus_kinds=kinds,
             corpus_dirs=list(corpus or []), passes=pass_list, fixed_passes=fixed_passes,
             input_shapes=shapes,
             timeout=timeout, memory_limit=options.memory_bytes(memory_limit_gib),
             policy=FindingPolicy(localize=not no_localize, reduce_seconds=reduce_seconds),
-            resume=resume, live=not quiet, allow_change=allowed, guided=guided)
+            resume=resume, live=not quiet, allow_change=allowed, guided=guided,
+            ray=None if ray is None else "" if ray == "local" else ray)
         if not settings.generated and not settings.mutated and not models:
             raise InputError("no test cases: no generated or mutated source and an empty "
                              "corpus")
         try:
-            run_campaign(settings)
+            if settings.ray is None:
+                run_campaign(settings)
+            else:
+                from fuzzer.cluster.driver import run_cluster_campaign
+
+                run_cluster_campaign(settings)
         except CampaignError as exc:  # one red line, exit 1; the folder stays resumable
             from rich.console import Console
             from rich.markup import escape

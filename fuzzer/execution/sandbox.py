@@ -39,6 +39,8 @@ MAX_TASKS = 2000
 #: resident-size growth of a worker (bytes) past its warm-up size at which its pool is
 #: replaced: new cases go to a fresh pool, the old one finishes what it holds and stops.
 MAX_RSS_GROWTH = 256 << 20
+#: modules the fork server imports once, so its workers start warm.
+FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.targets")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 
 
@@ -59,6 +61,10 @@ class Sandbox:
             replaces its pool (None: never); see :mod:`fuzzer.execution.worker`.
         edges: collect each case's edges of the target's own code into
             ``CaseResult.edges`` (workers of a coverage build are spawned, not forked).
+        start_method: how workers start (``multiprocessing`` start methods; None: fork, or
+            spawn for a coverage build). A process with threads of its own that may hold
+            locks at any time (a Ray actor's) uses ``"forkserver"``: workers fork from a
+            single-threaded server that imported :data:`FORKSERVER_PRELOAD` once.
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
     exception of the case's making. :attr:`recycled` counts pools replaced for growth.
@@ -67,12 +73,15 @@ class Sandbox:
     def __init__(self, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
                  memory_limit: int | None = DEFAULT_MEMORY_LIMIT, max_tasks: int = MAX_TASKS,
                  max_rss_growth: int | None = MAX_RSS_GROWTH,
-                 edges: EdgeSetup | None = None) -> None:
+                 edges: EdgeSetup | None = None, start_method: str | None = None) -> None:
         # fork: workers inherit the imports made here (replacing a dead worker costs
         # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard; workers of
         # a coverage build start afresh (spawn), since they import another copy of the target
-        context = multiprocessing.get_context(
-            "spawn" if edges is not None and edges.build is not None else "fork")
+        method = start_method or ("spawn" if edges is not None and edges.build is not None
+                                  else "fork")
+        if method == "forkserver":
+            multiprocessing.set_forkserver_preload(list(FORKSERVER_PRELOAD))
+        context = multiprocessing.get_context(method)
         self.jobs, self.timeout = jobs, timeout
         self._slots = jobs * _SLOTS_PER_JOB
         self._stages = context.Array("b", self._slots, lock=False)

@@ -1,0 +1,170 @@
+"""What runs on the cluster's nodes: :class:`CaseRunner` (one per worker slot) runs ranges of
+cases, :class:`FindingHandler` (a few per campaign) localizes, reduces and verifies findings.
+Both are plain classes that the driver turns into Ray actors; each keeps a
+:class:`fuzzer.execution.sandbox.Sandbox` of its own, so a case that kills its worker (a
+segfault in the optimizer) kills a child of the actor, never the actor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass, field
+
+from fuzzer.campaign.finding_thread import QUICK_LOCALIZE_SECONDS
+from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
+from fuzzer.campaign.stream import CaseStream, StreamConfig
+from fuzzer.cluster.plan import CaseRange
+from fuzzer.cluster.recording import RecordingStore, StoreOp
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.localize.memo import LocalizationMemo
+from fuzzer.targets import get_target
+
+#: sandbox workers of an actor fork from a fork server: the actor's own threads (Ray's) may
+#: hold a lock at the moment of a plain fork, and the worker would wait on it for ever.
+ACTOR_START_METHOD = "forkserver"
+
+
+def node_identity() -> tuple[str, str]:
+    """``(node id, node address)`` of the Ray node this process runs on; ``("local",
+    "127.0.0.1")`` outside Ray."""
+    try:
+        import ray
+
+        context = ray.get_runtime_context()
+        return context.get_node_id(), ray.util.get_node_ip_address()
+    except Exception:  # not in a Ray worker
+        return "local", "127.0.0.1"
+
+
+@dataclass
+class RangeResult:
+    """The cases of one range and what each produced.
+
+    Attributes:
+        number: the range's number in the campaign's sequence.
+        runs: ``(case, result)`` for each case, in order.
+        node: id of the Ray node that ran them.
+        address: that node's IP address.
+        seconds: wall time of the range on the node.
+    """
+
+    number: int
+    runs: list[tuple[TestCase, CaseResult]] = field(default_factory=list)
+    node: str = ""
+    address: str = ""
+    seconds: float = 0.0
+
+
+class CaseRunner:
+    """Runs ranges of a campaign's cases in a one-worker sandbox.
+
+    Args:
+        config: the campaign's case stream (its corpus is the corpus list; mutated cases draw
+            their corpus parents from it as in a local campaign).
+        timeout: per-case timeout in seconds.
+        memory_limit: the worker's address-space limit in bytes (None: none).
+    """
+
+    def __init__(self, config: StreamConfig, timeout: float, memory_limit: int | None) -> None:
+        limit_malloc_arenas()
+        self.config, self.timeout, self.memory_limit = config, timeout, memory_limit
+        self.target = get_target(config.target_name)
+        self._sandbox: Sandbox | None = None
+
+    def run(self, case_range: CaseRange, skipped: list[str], offset: int = 0,
+            count: int | None = None) -> RangeResult:
+        """Run ``count`` cases (None: all) from ``offset`` of ``case_range`` (corpus models in
+        ``skipped`` left out) and return every result."""
+        started = time.monotonic()
+        end = case_range.count if count is None else offset + count
+        cases = self.cases(dataclasses.replace(case_range, start=case_range.start + offset,
+                                               count=end - offset), skipped) \
+            if case_range.kind == "corpus" else self.cases(case_range, skipped)[offset:end]
+        if self._sandbox is None or not self._sandbox.alive:
+            self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
+                                    start_method=ACTOR_START_METHOD)
+        futures = [self._sandbox.submit(case) for case in cases]
+        node, address = node_identity()
+        runs = [(case, future.result()) for case, future in zip(cases, futures, strict=True)]
+        return RangeResult(case_range.number, runs, node, address, time.monotonic() - started)
+
+    def cases(self, case_range: CaseRange, skipped: list[str]) -> list[TestCase]:
+        """The test cases of ``case_range``: the same on any node for the same settings."""
+        config = self.config
+        if case_range.kind == "corpus":
+            stream = CaseStream(dataclasses.replace(config, generated=False, mutated=False),
+                                self.target)
+            for model_id in skipped:
+                stream.skip_model(model_id)
+            return stream.corpus_range(case_range.start, case_range.count)
+        generated = dataclasses.replace(config, corpus=[],
+                                        parents=config.parents or config.corpus or None)
+        stream = CaseStream(generated, self.target, case_range.start)
+        return [stream.draw(corpus_ok=False) for _ in range(case_range.count)]
+
+    def pid(self) -> int:
+        """The actor's process id."""
+        return os.getpid()
+
+    def close(self) -> None:
+        """Stop the sandbox's worker."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+
+class FindingHandler:
+    """Handles findings on a cluster node (:func:`fuzzer.campaign.record.handle_finding`)
+    against a :class:`fuzzer.cluster.recording.RecordingStore`; keeps its own localization
+    and root-cause memos across findings.
+
+    Args:
+        version: the target's version (meta.json).
+        policy: localization and reduction settings.
+        timeout: per-case timeout in seconds.
+        memory_limit: the worker's address-space limit in bytes (None: none).
+    """
+
+    def __init__(self, version: str, policy: FindingPolicy, timeout: float,
+                 memory_limit: int | None) -> None:
+        limit_malloc_arenas()
+        self.version, self.policy = version, policy
+        self.timeout, self.memory_limit = timeout, memory_limit
+        self.memo, self.roots = LocalizationMemo(), RootCauseMemo()
+        self._sandbox: Sandbox | None = None
+
+    def handle(self, case: TestCase, result: CaseResult, known: dict[str, str | None],
+               quick: bool = False) -> tuple[Handled | None, list[StoreOp], str]:
+        """What became of the finding of ``result`` and the store writes it asks for; with
+        ``quick``, no reduction and a bounded localization. ``known`` is the driver's
+        bundle id -> root-cause key. The third item is an error line where handling failed
+        (then the first is None)."""
+        policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
+                                     localize_seconds=QUICK_LOCALIZE_SECONDS) \
+            if quick else self.policy
+        store = RecordingStore(known)
+        try:
+            if self._sandbox is None or not self._sandbox.alive:
+                self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
+                                        start_method=ACTOR_START_METHOD)
+            handled = handle_finding(store, self._sandbox, case, result,  # type: ignore[arg-type]
+                                     self.version, policy, self.memo, self.roots)
+        except Exception as exc:  # a bug of optfuzz: the campaign goes on, the driver says why
+            return None, [], f"{type(exc).__name__}: {exc}"
+        finally:
+            release_free_memory()
+        return handled, store.ops, ""
+
+    def pid(self) -> int:
+        """The actor's process id (a ping)."""
+        return os.getpid()
+
+    def close(self) -> None:
+        """Stop the sandbox's worker."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None

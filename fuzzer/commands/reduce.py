@@ -50,7 +50,10 @@ def register(app: typer.Typer) -> None:
         console = Console(highlight=False)
         if time_limit <= 0:
             raise InputError("--time-limit must be positive")
-        with execution.sandbox() as sandbox:
+        from fuzzer.reduce.command_check import default_parallel
+
+        # with --check, the validity gate of parallel checks runs side by side as well
+        with execution.sandbox(default_parallel() if check is not None else 1) as sandbox:
             if check is not None:
                 summary = _reduce_with_command(path, check, fail_regex, artifacts, min_good,
                                                out, time_limit, execution.timeout, sandbox)

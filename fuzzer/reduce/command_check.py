@@ -35,12 +35,22 @@ MAX_PARALLEL = 4
 
 def default_parallel() -> int:
     """Checks to run at once: the spare cores, i.e. the CPUs this process may use less the
-    1-minute load average (the reducer itself only waits while the commands run), at least
-    1 and at most :data:`MAX_PARALLEL`. On a busy machine parallel checks share the same
-    cores and a k-ary search would only make more of them."""
+    other processes running now (the reducer itself only waits while the commands run), at
+    least 1 and at most :data:`MAX_PARALLEL`. On a busy machine parallel checks share the
+    same cores and a k-ary search would only make more of them."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return max(1, min(int((cpus or 1) - load), MAX_PARALLEL))
+    return max(1, min(int((cpus or 1) - running_elsewhere()), MAX_PARALLEL))
+
+
+def running_elsewhere() -> float:
+    """Processes running on the machine now besides this one: the kernel's count of runnable
+    tasks (``/proc/loadavg``, fourth field) less one; where that is unreadable, the 1-minute
+    load average (which lags a minute behind: work that just ended still counts)."""
+    try:
+        running = Path("/proc/loadavg").read_text().split()[3].split("/")[0]
+        return max(0, int(running) - 1)
+    except (OSError, IndexError, ValueError):
+        return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
 
 
 class CommandCheck(Predicate):

@@ -9,12 +9,14 @@ and :mod:`fuzzer.reduce.command_check` (an external ``--check`` command, as in P
 A predicate with :attr:`Predicate.parallel` above 1 runs that many checks at once in threads
 (each waits on a child process: an external command, or a sandbox worker): a step submits
 several candidates (:meth:`Predicate.submit`, :meth:`Predicate.map`) and reads their verdicts
-as they come. Caching, validation and the budget stay in the caller's thread.
+as they come. Caching and the budget stay in the caller's thread; the validity gate runs in
+the check's thread, so candidates are validated side by side too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -120,6 +122,7 @@ class Predicate:
         self.runs = 0
         self._cache: dict[str, Future[bool]] = {}
         self._pool: ThreadPoolExecutor | None = None
+        self._runs_lock = threading.Lock()
 
     def __call__(self, built: Built | None) -> bool:
         return self.submit(built).result()
@@ -133,20 +136,31 @@ class Predicate:
         key = fingerprint(built)
         if key in self._cache:
             return self._cache[key]
-        if not self.validate(built.model):
-            future = self._cache[key] = decided(False)
-            return future
-        if self.budget.left() <= 0:
-            raise OutOfTime
-        self.runs += 1
         if self.parallel == 1:
+            if not self.validate(built.model):
+                future = self._cache[key] = decided(False)
+                return future
+            if self.budget.left() <= 0:
+                raise OutOfTime
+            self.runs += 1
             future = decided(self.run(built, key))
-        else:
+        else:  # the validity gate runs in the check's thread too, beside the other checks
+            if self.budget.left() <= 0:
+                raise OutOfTime
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.parallel, "optfuzz-check")
-            future = self._pool.submit(self.run, built, key)
+            future = self._pool.submit(self._gated_run, built, key)
         self._cache[key] = future
         return future
+
+    def _gated_run(self, built: Built, key: str) -> bool:
+        """:meth:`run` of a candidate the validity gate accepts (False for one it rejects),
+        counted in :attr:`runs`."""
+        if not self.validate(built.model):
+            return False
+        with self._runs_lock:
+            self.runs += 1
+        return self.run(built, key)
 
     def map(self, builts: Sequence[Built | None]) -> list[bool]:
         """Verdicts of ``builts`` (in order), up to :attr:`parallel` checks at once."""

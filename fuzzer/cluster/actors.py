@@ -137,27 +137,37 @@ class FindingHandler:
         self.memo, self.roots = LocalizationMemo(), RootCauseMemo()
         self._sandbox: Sandbox | None = None
 
-    def handle(self, case: TestCase, result: CaseResult, known: dict[str, str | None],
-               quick: bool = False) -> tuple[Handled | None, list[StoreOp], str]:
-        """What became of the finding of ``result`` and the store writes it asks for; with
-        ``quick``, no reduction and a bounded localization. ``known`` is the driver's
-        bundle id -> root-cause key. The third item is an error line where handling failed
-        (then the first is None)."""
+    def handle(self, batch: list[tuple[TestCase, CaseResult]], known: dict[str, str | None],
+               quick: bool = False) -> list[tuple[Handled | None, list[StoreOp], str]]:
+        """What became of each finding of ``batch``, in order, with the store writes each
+        asks for; with ``quick``, no reduction and a bounded localization. ``known`` is the
+        driver's bundle id -> root-cause key; a bundle that an earlier finding of the batch
+        creates is known to the later ones. Per finding, the third item is an error line
+        where handling failed (then the first is None).
+
+        One call per batch, not per finding: most findings are hits of a known root cause,
+        handled in milliseconds, and a Ray call per finding would cost as much again."""
         policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
                                      localize_seconds=QUICK_LOCALIZE_SECONDS) \
             if quick else self.policy
         store = RecordingStore(known)
-        try:
-            if self._sandbox is None or not self._sandbox.alive:
-                self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
-                                        start_method=ACTOR_START_METHOD)
-            handled = handle_finding(store, self._sandbox, case, result,  # type: ignore[arg-type]
-                                     self.version, policy, self.memo, self.roots)
-        except Exception as exc:  # a bug of optfuzz: the campaign goes on, the driver says why
-            return None, [], f"{type(exc).__name__}: {exc}"
-        finally:
-            release_free_memory()
-        return handled, store.ops, ""
+        out: list[tuple[Handled | None, list[StoreOp], str]] = []
+        for case, result in batch:
+            first = len(store.ops)
+            try:
+                if self._sandbox is None or not self._sandbox.alive:
+                    self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
+                                            start_method=ACTOR_START_METHOD)
+                handled = handle_finding(store, self._sandbox,  # type: ignore[arg-type]
+                                         case, result, self.version, policy, self.memo,
+                                         self.roots)
+            except Exception as exc:  # a bug of optfuzz: the campaign goes on, the driver
+                del store.ops[first:]  # says why
+                out.append((None, [], f"{type(exc).__name__}: {exc}"))
+                continue
+            out.append((handled, store.ops[first:], ""))
+        release_free_memory()
+        return out
 
     def pid(self) -> int:
         """The actor's process id (a ping)."""

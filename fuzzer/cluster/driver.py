@@ -37,8 +37,9 @@ from fuzzer.errors import InputError
 
 #: ranges queued on one case actor at a time (the next waits while one runs).
 RANGES_PER_ACTOR = 2
-#: findings queued or being handled past which no new range is handed out (backpressure).
-FINDINGS_BACKLOG = 64
+#: findings queued or being handled past which no new range is handed out (backpressure):
+#: a few batches per handler (:data:`fuzzer.cluster.findings.BATCH`).
+FINDINGS_BACKLOG = 256
 #: one finding handler per this many case actors, at least one, at most MAX_HANDLERS.
 ACTORS_PER_HANDLER = 8
 MAX_HANDLERS = 8

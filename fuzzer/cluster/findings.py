@@ -1,9 +1,9 @@
 """The driver's side of finding handling in a cluster campaign: findings wait in a queue,
-go to a bounded number of :class:`fuzzer.cluster.actors.FindingHandler` actors (one finding
-at a time each, so each handler's root-cause memo stays in step with the bundles), and come
-back as store writes that the driver makes (:func:`fuzzer.cluster.recording.apply`). A
-finding counts as recorded only then; the range it came from is settled when its last
-finding is.
+go to a bounded number of :class:`fuzzer.cluster.actors.FindingHandler` actors (one batch of
+up to :data:`BATCH` at a time each, handled in order, so each handler's root-cause memo stays
+in step with the bundles), and come back as store writes that the driver makes
+(:func:`fuzzer.cluster.recording.apply`). A finding counts as recorded only then; the range
+it came from is settled when its last finding is.
 
 It offers the interface of :class:`fuzzer.campaign.finding_thread.FindingWorker` (``put``,
 ``check``, ``pending``, ``finish``, ``errors``, ``failure``, ``abandoned``), driven by the
@@ -30,6 +30,10 @@ MAX_ATTEMPTS = 3
 _WAIT = 0.2  # seconds of one wait while finishing
 #: seconds past the grace period after which findings that no handler took are left
 GIVE_UP_SECONDS = 120.0
+#: findings sent to a handler in one call (most are hits, handled in milliseconds).
+BATCH = 32
+
+Item = tuple[TestCase, CaseResult, Any, int]  # case, result, tag, attempts so far
 
 
 class ClusterFindings:
@@ -55,9 +59,8 @@ class ClusterFindings:
         self.ray, self.handlers, self.store = ray, handlers, store
         self.report, self.settle = report, settle
         self.known = known_bundles(store)
-        self.queue: collections.deque[tuple[TestCase, CaseResult, Any, int]] = \
-            collections.deque()
-        self.in_flight: dict[Any, tuple[int, TestCase, CaseResult, Any, int]] = {}
+        self.queue: collections.deque[Item] = collections.deque()
+        self.in_flight: dict[Any, tuple[int, list[Item]]] = {}
         self.errors: list[str] = []
         self.failure: BaseException | None = None
         self.abandoned = self.recorded = 0
@@ -72,15 +75,16 @@ class ClusterFindings:
         self.pump()
 
     def pump(self) -> None:
-        """Give queued findings to idle handlers."""
+        """Give queued findings to idle handlers, up to :data:`BATCH` each."""
         self.liveness.refresh()
-        busy = {index for index, *_ in self.in_flight.values()}
+        busy = {index for index, _ in self.in_flight.values()}
         for index, handler in enumerate(self.handlers):
             if index in busy or not self.liveness.up(index) or not self.queue:
                 continue
-            case, result, tag, attempts = self.queue.popleft()
-            ref = handler.handle.remote(case, result, self.known, self.quick)
-            self.in_flight[ref] = (index, case, result, tag, attempts + 1)
+            batch = [self.queue.popleft() for _ in range(min(BATCH, len(self.queue)))]
+            ref = handler.handle.remote([(case, result) for case, result, _, _ in batch],
+                                        self.known, self.quick)
+            self.in_flight[ref] = (index, [(c, r, t, a + 1) for c, r, t, a in batch])
 
     def refs(self) -> list[Any]:
         """The results the campaign loop waits for."""
@@ -91,34 +95,42 @@ class ClusterFindings:
         return ref in self.in_flight
 
     def complete(self, ref: Any) -> None:
-        """Record the finding whose handling ``ref`` holds, then hand out the next."""
+        """Record the findings whose handling ``ref`` holds, in order, then hand out the
+        next batch."""
         started = time.process_time()
-        index, case, result, tag, attempts = self.in_flight.pop(ref)
+        index, batch = self.in_flight.pop(ref)
         try:
-            handled, ops, error = self.ray.get(ref)
+            outcomes = self.ray.get(ref)
         except self.ray.exceptions.RayError as exc:  # the handler's node or process died
             self.liveness.mark_down(index)
-            if attempts < MAX_ATTEMPTS:
-                self.queue.appendleft((case, result, tag, attempts))
-            else:
-                self.errors.append(f"handler lost {attempts} times: {type(exc).__name__}")
-                self.settle(tag)
+            for item in reversed(batch):
+                case, result, tag, attempts = item
+                if attempts < MAX_ATTEMPTS:
+                    self.queue.appendleft(item)
+                else:
+                    self.errors.append(f"handler lost {attempts} times: {type(exc).__name__}")
+                    self.settle(tag)
             self.pump()
             return
+        for (_, result, tag, _), (handled, ops, error) in zip(batch, outcomes, strict=True):
+            try:
+                if handled is not None:
+                    handled = apply(self.store, handled, ops)
+                    self.known.update({op.bundle_id: root_cause_of(op.files) for op in ops
+                                       if op.kind == "create"})
+                    self.recorded += 1
+                    self.report(handled, result.findings[0].message)
+                else:
+                    self.errors.append(error)
+            except OSError as exc:  # a write failed: every later finding would fail too
+                self.failure = exc
+                return
+            self.settle(tag)
         try:
-            if handled is not None:
-                handled = apply(self.store, handled, ops)
-                self.known.update({op.bundle_id: root_cause_of(op.files) for op in ops
-                                   if op.kind == "create"})
-                self.recorded += 1
-                self.report(handled, result.findings[0].message)
-            else:
-                self.errors.append(error)
             self._flush()
-        except OSError as exc:  # a write failed: every later finding would fail too
+        except OSError as exc:
             self.failure = exc
             return
-        self.settle(tag)
         self.driver_seconds += time.process_time() - started
         self.pump()
 
@@ -138,7 +150,7 @@ class ClusterFindings:
 
     def pending(self) -> int:
         """Findings queued or being handled."""
-        return len(self.queue) + len(self.in_flight)
+        return len(self.queue) + sum(len(batch) for _, batch in self.in_flight.values())
 
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Record what is queued: fully for ``grace`` seconds, then (or at once with

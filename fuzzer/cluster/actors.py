@@ -59,7 +59,34 @@ class RangeResult:
     seconds: float = 0.0
 
 
-class CaseRunner:
+class SandboxActor:
+    """Base of the actors: a one-worker sandbox made on first use and again after its pool
+    stopped (:meth:`sandbox`), a ping (:meth:`pid`) and :meth:`close`. Subclasses set
+    ``timeout`` (seconds per case) and ``memory_limit`` (bytes, or None)."""
+
+    timeout: float
+    memory_limit: int | None
+    _sandbox: Sandbox | None = None
+
+    def sandbox(self) -> Sandbox:
+        """The actor's sandbox (workers from a fork server, :data:`ACTOR_START_METHOD`)."""
+        if self._sandbox is None or not self._sandbox.alive:
+            self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
+                                    start_method=ACTOR_START_METHOD)
+        return self._sandbox
+
+    def pid(self) -> int:
+        """The actor's process id (a ping)."""
+        return os.getpid()
+
+    def close(self) -> None:
+        """Stop the sandbox's worker."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+
+class CaseRunner(SandboxActor):
     """Runs ranges of a campaign's cases in a one-worker sandbox.
 
     Args:
@@ -73,7 +100,6 @@ class CaseRunner:
         limit_malloc_arenas()
         self.config, self.timeout, self.memory_limit = config, timeout, memory_limit
         self.target = get_target(config.target_name)
-        self._sandbox: Sandbox | None = None
 
     def run(self, case_range: CaseRange, skipped: list[str], offset: int = 0,
             count: int | None = None) -> RangeResult:
@@ -84,10 +110,8 @@ class CaseRunner:
         cases = self.cases(dataclasses.replace(case_range, start=case_range.start + offset,
                                                count=end - offset), skipped) \
             if case_range.kind == "corpus" else self.cases(case_range, skipped)[offset:end]
-        if self._sandbox is None or not self._sandbox.alive:
-            self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
-                                    start_method=ACTOR_START_METHOD)
-        futures = [self._sandbox.submit(case) for case in cases]
+        sandbox = self.sandbox()
+        futures = [sandbox.submit(case) for case in cases]
         node, address = node_identity()
         runs = [(case, future.result()) for case, future in zip(cases, futures, strict=True)]
         return RangeResult(case_range.number, runs, node, address, time.monotonic() - started)
@@ -106,18 +130,9 @@ class CaseRunner:
         stream = CaseStream(generated, self.target, case_range.start)
         return [stream.draw(corpus_ok=False) for _ in range(case_range.count)]
 
-    def pid(self) -> int:
-        """The actor's process id."""
-        return os.getpid()
-
-    def close(self) -> None:
-        """Stop the sandbox's worker."""
-        if self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None
 
 
-class FindingHandler:
+class FindingHandler(SandboxActor):
     """Handles findings on a cluster node (:func:`fuzzer.campaign.record.handle_finding`)
     against a :class:`fuzzer.cluster.recording.RecordingStore`; keeps its own localization
     and root-cause memos across findings.
@@ -135,7 +150,6 @@ class FindingHandler:
         self.version, self.policy = version, policy
         self.timeout, self.memory_limit = timeout, memory_limit
         self.memo, self.roots = LocalizationMemo(), RootCauseMemo()
-        self._sandbox: Sandbox | None = None
 
     def handle(self, batch: list[tuple[TestCase, CaseResult]], known: dict[str, str | None],
                quick: bool = False) -> list[tuple[Handled | None, list[StoreOp], str]]:
@@ -155,10 +169,7 @@ class FindingHandler:
         for case, result in batch:
             first = len(store.ops)
             try:
-                if self._sandbox is None or not self._sandbox.alive:
-                    self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
-                                            start_method=ACTOR_START_METHOD)
-                handled = handle_finding(store, self._sandbox,  # type: ignore[arg-type]
+                handled = handle_finding(store, self.sandbox(),  # type: ignore[arg-type]
                                          case, result, self.version, policy, self.memo,
                                          self.roots)
             except Exception as exc:  # a bug of optfuzz: the campaign goes on, the driver
@@ -168,13 +179,3 @@ class FindingHandler:
             out.append((handled, store.ops[first:], ""))
         release_free_memory()
         return out
-
-    def pid(self) -> int:
-        """The actor's process id (a ping)."""
-        return os.getpid()
-
-    def close(self) -> None:
-        """Stop the sandbox's worker."""
-        if self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None

@@ -109,6 +109,10 @@ class Guide:
         from fuzzer.execution.sandbox import Sandbox
 
         self.sandbox = Sandbox(jobs, timeout, memory_limit, edges=setup)
+        # a coverage worker starts afresh (spawn, the build's imports): wait for one before
+        # the campaign's cases begin, so that the first cases are measured too and a short
+        # campaign is steered as a long one starts
+        self.sandbox.call(_ready)
         self.jobs = jobs
         self.pool = SeedPool()
         self.queue_file = folder / QUEUE_FILE
@@ -166,3 +170,8 @@ class Guide:
     def close(self) -> None:
         """Stop the coverage workers."""
         self.sandbox.close()
+
+
+def _ready() -> bool:
+    """Nothing: a call that returns once a worker is up."""
+    return True

@@ -3,11 +3,14 @@ machine (same target, seed and duration), and the driver's own cost, from which 
 how many nodes one driver can serve.
 
 Both campaigns run as a user runs them (``optfuzz fuzz``, a fresh ``--out`` each); cases/s is
-each campaign's own count over its case loop's seconds (campaign.json ``last_run``). The Ray
+each campaign's own count over its case loop's seconds (campaign.json ``last_run``). The
+machine's speed drifts from minute to minute (a shared host), so the two kinds alternate for
+``--rounds`` rounds and the ratio is taken per round; the median round decides. The Ray
 campaign starts a local Ray instance (``--ray``) and records the driver's CPU seconds per
 range of cases collected and per finding recorded (campaign.json ``cluster.driver_cpu_s``).
 
-Usage: python benchmarks/ray_scaling.py [--seconds 120] [--target onnxoptimizer] [--out DIR]
+Usage: python benchmarks/ray_scaling.py [--seconds 60] [--rounds 3] [--target onnxoptimizer]
+[--out DIR]
 """
 
 from __future__ import annotations
@@ -37,20 +40,24 @@ def rate(stats: dict) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--target", default="onnxoptimizer")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="optfuzz-ray-scaling-"))
-    local = campaign(root / "local", args.seconds, args.target, ray=False)
-    cluster = campaign(root / "ray", args.seconds, args.target, ray=True)
-    local_rate, ray_rate = rate(local), rate(cluster)
-    print(f"local, 2 jobs:       {local['last_run']['cases']:>8} cases in "
-          f"{local['last_run']['seconds']:.1f} s = {local_rate:8.1f} cases/s")
-    print(f"Ray, 2 case actors:  {cluster['last_run']['cases']:>8} cases in "
-          f"{cluster['last_run']['seconds']:.1f} s = {ray_rate:8.1f} cases/s")
-    print(f"ratio Ray / local: {ray_rate / local_rate:.2f}")
-    print(f"bundles: local {local['bundles_new']}, Ray {cluster['bundles_new']}")
+    rounds = []
+    for number in range(args.rounds):
+        local = campaign(root / f"local-{number}", args.seconds, args.target, ray=False)
+        cluster = campaign(root / f"ray-{number}", args.seconds, args.target, ray=True)
+        rounds.append((rate(cluster) / rate(local), local, cluster))
+        print(f"round {number + 1}: local, 2 jobs {rate(local):7.1f} cases/s "
+              f"({local['bundles_new']} bundles); Ray, 2 case actors {rate(cluster):7.1f} "
+              f"cases/s ({cluster['bundles_new']} bundles); ratio {rounds[-1][0]:.2f}",
+              flush=True)
+    ratio, local, cluster = sorted(rounds, key=lambda r: r[0])[len(rounds) // 2]
+    print(f"ratio Ray / local, median of {len(rounds)} rounds: {ratio:.2f}")
+    ray_rate = rate(cluster)
 
     record = cluster["cluster"]
     cost = record["driver_cpu_s"]

@@ -123,7 +123,7 @@ def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
 def test_killing_the_driver_and_resuming_completes_the_same_ranges(cluster, tmp_path):
     nodes, _ = cluster
     out = tmp_path / "crashes"
-    total = 4 * CASES
+    total = 16 * CASES  # more than the actors run before campaign.json is first saved (10 s)
     proc = start(fuzz_args(nodes.address, out, "--max-cases", str(total), planted=QUICK))
     wait_for(lambda: len(expand(campaign(out).get("cluster", {}).get("done", []))) >= 2
              or proc.poll() is not None)

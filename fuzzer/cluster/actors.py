@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -67,13 +68,15 @@ class SandboxActor:
     timeout: float
     memory_limit: int | None
     _sandbox: Sandbox | None = None
+    _sandbox_lock = threading.Lock()  # an actor may run calls in threads of its own
 
     def sandbox(self) -> Sandbox:
         """The actor's sandbox (workers from a fork server, :data:`ACTOR_START_METHOD`)."""
-        if self._sandbox is None or not self._sandbox.alive:
-            self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
-                                    start_method=ACTOR_START_METHOD)
-        return self._sandbox
+        with self._sandbox_lock:
+            if self._sandbox is None or not self._sandbox.alive:
+                self._sandbox = Sandbox(1, self.timeout, self.memory_limit,
+                                        start_method=ACTOR_START_METHOD)
+            return self._sandbox
 
     def pid(self) -> int:
         """The actor's process id (a ping)."""
@@ -87,7 +90,10 @@ class SandboxActor:
 
 
 class CaseRunner(SandboxActor):
-    """Runs ranges of a campaign's cases in a one-worker sandbox.
+    """Runs ranges of a campaign's cases in a one-worker sandbox. The driver makes it an actor
+    that runs two calls at once (threads), so the next range's cases are queued in the
+    sandbox while the last ones of the current range run and its results travel: the worker
+    never waits between ranges.
 
     Args:
         config: the campaign's case stream (its corpus is the corpus list; mutated cases draw

@@ -35,7 +35,7 @@ from fuzzer.cluster.nodes import NodeStats
 from fuzzer.cluster.plan import CaseRange, RangePlan, compact, expand
 from fuzzer.errors import InputError
 
-#: ranges queued on one case actor at a time (the next waits while one runs).
+#: ranges held by one case actor at a time, run at once (their cases share its sandbox).
 RANGES_PER_ACTOR = 2
 #: findings queued or being handled past which no new range is handed out (backpressure):
 #: a few batches per handler (:data:`fuzzer.cluster.findings.BATCH`).
@@ -116,7 +116,8 @@ class ActorPool:
 
     def __init__(self, ray: Any, count: int, settings: CampaignSettings, config: Any) -> None:
         self.ray = ray
-        runner = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(CaseRunner)
+        runner = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0,
+                            max_concurrency=RANGES_PER_ACTOR)(CaseRunner)
         self.actors = [runner.remote(config, settings.timeout, settings.memory_limit)
                        for _ in range(count)]
         self.in_flight: dict[Any, tuple[int, Portion]] = {}

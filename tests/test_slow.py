@@ -172,20 +172,3 @@ def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
     assert repro.returncode == 1, repro.stdout + repro.stderr
     linear = optfuzz("check", str(model), "--target", "fake", "--passes", "slow-linear")
     assert linear.returncode == 0, linear.stdout + linear.stderr
-
-
-@pytest.mark.parametrize("motif", ["long-relu-chain", "long-identity-chain", "long-add-chain",
-                                   "long-transpose-chain"])
-def test_long_chain_motifs_make_valid_models_that_can_be_scaled(motif, monkeypatch):
-    from generators.generate import generate
-    from generators.motifs import scale
-
-    monkeypatch.setattr(scale, "LONG_RATE", 1.0)  # drawn: always long
-    generated = generate(3, motifs=[motif])
-    model = generated.model
-    assert motif in generated.motifs and len(model.graph.node) >= scale.NODES[0] - 2
-    onnx.checker.check_model(model, full_check=True)
-    run = find_run(model.graph)
-    assert run is not None and run.count * run.period >= scale.NODES[0] - 2
-    monkeypatch.setattr(scale, "LONG_RATE", 0.0)  # not drawn: no side effect
-    assert motif not in generate(3, motifs=[motif]).motifs

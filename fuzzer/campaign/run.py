@@ -351,8 +351,11 @@ class Campaign:
         if settings.seconds is not None and \
                 time.monotonic() - self.run_started >= settings.seconds:
             return True
-        return settings.max_cases is not None and \
-            self.stream.index - self.first_case >= settings.max_cases
+        return settings.max_cases is not None and self._cases_started() >= settings.max_cases
+
+    def _cases_started(self) -> int:
+        """Cases of this run handed to the workers so far."""
+        return self.stream.index - self.first_case
 
     def _report(self, handled: Handled, message: str) -> None:
         with self._lock:

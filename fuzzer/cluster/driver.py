@@ -214,12 +214,8 @@ class ClusterCampaign(Campaign):
                 except Exception:  # already gone with its node
                     pass
 
-    def _limit_reached(self) -> bool:
-        settings = self.settings
-        if settings.seconds is not None and \
-                time.monotonic() - self.run_started >= settings.seconds:
-            return True
-        return settings.max_cases is not None and self.dispatched >= settings.max_cases
+    def _cases_started(self) -> int:
+        return self.dispatched
 
     def _next_portion(self) -> Portion | None:
         """The next range (or part of one) to run: ranges lost with an actor and parts left

@@ -67,6 +67,20 @@ def wait_for(condition, seconds: float = 240.0) -> None:
         time.sleep(0.5)
 
 
+def ray_titles(node) -> list[str]:
+    """The process titles of the Ray workers that ``node``'s raylet started."""
+    raylet = node.all_processes["raylet"][0].process.pid
+    titles = []
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if entry.name.isdigit() and parent == raylet:
+                titles.append((entry / "cmdline").read_bytes().split(b"\0")[0].decode())
+        except (OSError, ValueError, IndexError):
+            continue
+    return titles
+
+
 def bundles(out: Path) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/meta.json")}
 
@@ -97,10 +111,9 @@ def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
     nodes, workers = cluster
     calm, stormy = tmp_path / "calm", tmp_path / "stormy"
     proc = start(fuzz_args(nodes.address, stormy, "--max-cases", str(CASES)))
-    log = stormy / "campaign.log"
-    wait_for(lambda: log.is_file() and "run started" in log.read_text()
-             or proc.poll() is not None)
-    time.sleep(5)  # every actor holds two ranges of some ten seconds each
+    # the node is removed while its case actor runs a range (Ray titles the actor's process
+    # with the method it runs)
+    wait_for(lambda: "ray::CaseRunner.run" in ray_titles(workers[0]) or proc.poll() is not None)
     nodes.remove_node(workers[0], allow_graceful=False)
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-2000:]

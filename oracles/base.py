@@ -27,8 +27,10 @@ class Outcome:
 
     Attributes:
         status: ``"ok"`` (every stage ran), ``"error"`` (an exception at ``stage``),
-            ``"signal"`` (the worker died by signal ``signal`` during ``stage``) or
-            ``"timeout"`` (``stage`` outlived the per-case timeout, ``timeout`` seconds).
+            ``"signal"`` (the worker died by signal ``signal`` during ``stage``),
+            ``"sanitizer"`` (a sanitizer halted the worker during ``stage``; its report is
+            ``extra["sanitizer_report"]``) or ``"timeout"`` (``stage`` outlived the
+            per-case timeout, ``timeout`` seconds).
         stage: last stage entered, one of :data:`STAGES`.
         error: ``"<ExceptionType>: <message>"`` when status is ``"error"``.
         traceback: the formatted traceback text, where one exists.

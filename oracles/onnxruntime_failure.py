@@ -39,8 +39,9 @@ def stage_failure(symptom: str, stage: str, doing: str) -> Oracle:
         if outcome.status == "error":
             message = outcome.error or f"{doing} failed"
             return [Finding(symptom, stage, message, {"error_class": run_error_class(message)})]
-        if outcome.status == "signal":
-            name = signal_name(outcome.signal)
+        if outcome.status in ("signal", "sanitizer"):
+            name = signal_name(outcome.signal) if outcome.status == "signal" else \
+                "a sanitizer report"
             return [Finding(symptom, stage, f"onnxruntime killed by {name} while {doing}",
                             {"signal": outcome.signal, "error_class": name})]
         return []

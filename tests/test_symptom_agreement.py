@@ -36,8 +36,9 @@ PLANTED: dict[str, tuple[str, str | None]] = {
 ROOT = Path(__file__).resolve().parents[1]
 
 
-#: symptoms whose planted bugs have tests of their own (a slow pass needs scaled models).
-PLANTED_ELSEWHERE = {"slow": "tests/test_slow.py"}
+#: symptoms whose planted bugs have tests of their own (a slow pass needs scaled models, a
+#: memory error the sanitizer runtime).
+PLANTED_ELSEWHERE = {"slow": "tests/test_slow.py", "memory-error": "tests/test_sanitizer.py"}
 
 
 def test_every_symptom_has_a_planted_bug():

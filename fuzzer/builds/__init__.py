@@ -41,13 +41,29 @@ def coverage_build(target: Any) -> Any:
     Raises:
         InputError: the target has no coverage build (the message says how to make one).
     """
+    return _installed_build(target, "coverage")
+
+
+def sanitizer_build(target: Any) -> Any:
+    """The sanitize build of ``target`` as installed, or None for a target without native
+    code of its own (``Target.reports_edges``: it runs as installed under the sanitizer
+    runtime, whose interceptors still see the heap errors it makes through libc).
+
+    Raises:
+        InputError: the target has no sanitize build (the message says how to make one).
+    """
+    return _installed_build(target, "sanitize")
+
+
+def _installed_build(target: Any, kind: str) -> Any:
     if target.reports_edges:
         return None
     if target.name not in BUILDERS:
-        raise InputError(f"no code coverage for target {target.name}; instrumented builds "
+        what = "code coverage" if kind == "coverage" else "sanitizer build"
+        raise InputError(f"no {what} for target {target.name}; instrumented builds "
                          f"exist for {', '.join(sorted(BUILDERS))}")
-    return load_build(target.name, "coverage", target.version())
+    return load_build(target.name, kind, target.version())
 
 
 __all__ = ["BUILDERS", "KINDS", "Build", "BuildKind", "build_folder", "builder",
-           "coverage_build", "load_build"]
+           "coverage_build", "load_build", "sanitizer_build"]

@@ -75,6 +75,26 @@ KINDS: dict[str, BuildKind] = {
 }
 
 
+def runtime_env(kind: BuildKind, log_prefix: str) -> dict[str, str]:
+    """Environment a process needs to run code of a ``kind`` build (``LD_PRELOAD`` of the
+    sanitizer runtime, the sanitizers' options with reports under ``log_prefix``, a path
+    prefix to which the runtime appends ``.<pid>``); empty for a coverage build.
+
+    Raises:
+        InputError: a runtime library to preload is missing.
+    """
+    from fuzzer.errors import InputError
+
+    env = {k: v.replace("{log}", log_prefix) for k, v in kind.env.items()}
+    libs = [runtime_library(name) for name in kind.preload]
+    if any(lib is None for lib in libs):
+        raise InputError(f"the {kind.name} build needs {', '.join(kind.preload)} "
+                         "(GCC's sanitizer runtime) at run time")
+    if libs:
+        env["LD_PRELOAD"] = " ".join(str(lib) for lib in libs)
+    return env
+
+
 @lru_cache(maxsize=8)
 def runtime_library(name: str) -> str | None:
     """The path of GCC's runtime library ``name`` (``libasan.so``), or None where GCC is

@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fuzzer.builds.kinds import KINDS, BuildKind, runtime_library
+from fuzzer.builds.kinds import KINDS, BuildKind
 from fuzzer.errors import InputError
 
 MANIFEST = "build.json"
@@ -85,24 +85,6 @@ class Build:
                              f"the {self.kind} build must be activated first")
         if self.site not in sys.path:
             sys.path.insert(0, self.site)
-
-    def runtime_env(self, log_prefix: str) -> dict[str, str]:
-        """Environment a process needs to load this build (``LD_PRELOAD`` of the sanitizer
-        runtime, the sanitizers' options with reports under ``log_prefix``); empty for a
-        coverage build.
-
-        Raises:
-            InputError: a runtime library to preload is missing.
-        """
-        kind = self.build_kind
-        env = {k: v.replace("{log}", log_prefix) for k, v in kind.env.items()}
-        libs = [runtime_library(name) for name in kind.preload]
-        if any(lib is None for lib in libs):
-            raise InputError(f"the {self.kind} build needs {', '.join(kind.preload)} "
-                             "(GCC's sanitizer runtime) at run time")
-        if libs:
-            env["LD_PRELOAD"] = " ".join(str(lib) for lib in libs)
-        return env
 
 
 def load_build(target: str, kind: str, version: str) -> Build:

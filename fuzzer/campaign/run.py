@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import queue
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -159,20 +160,22 @@ class Campaign:
         self.last_save = time.monotonic()
         self._lock = threading.Lock()
         self.guide = _guide(settings, self.store.root, self.target)
+        self.sanitizer = _sanitizer(settings, self.target)
         self.findings = self._finding_worker()
 
     def _finding_worker(self) -> Any:
         """What records findings (a :class:`FindingWorker` thread in a local campaign)."""
         settings = self.settings
         return FindingWorker(
-            self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit),
+            self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit,
+                                        sanitizer=self.sanitizer),
             self.target.version(), settings.policy, self._report)
 
     def _open_workers(self) -> Any:
         """The case workers: a sandbox of ``jobs`` processes (less the guide's)."""
         settings = self.settings
         return Sandbox(settings.jobs - (self.guide.jobs if self.guide else 0) or 1,
-                       settings.timeout, settings.memory_limit)
+                       settings.timeout, settings.memory_limit, sanitizer=self.sanitizer)
 
     def run(self) -> CampaignStats:
         """Run the case loop, finish the findings, save; see :func:`run_campaign`."""
@@ -214,6 +217,8 @@ class Campaign:
                 self.stats.guided = self.guide.stats()
             if not finished:
                 findings.finish(0.0, abandon=True)
+            if self.sanitizer is not None:
+                shutil.rmtree(self.sanitizer.folder, ignore_errors=True)
         if failure is None and findings.failure is not None:
             failure = as_campaign_error(findings.failure, "the finding thread", self.store.root)
         save_error = self._save()
@@ -389,6 +394,21 @@ def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:
     setup = EdgeSetup(folder=str(folder / "edges"), build=coverage_build(target))
     return Guide(setup, max(1, settings.jobs // 2), settings.timeout, settings.memory_limit,
                  folder, settings.seed, settings.resume)
+
+
+def _sanitizer(settings: CampaignSettings, target: Any) -> Any:
+    """The campaign's :class:`fuzzer.builds.sanitizer.SanitizerRuntime` (None unless
+    ``--build sanitize``).
+
+    Raises:
+        InputError: the target has no sanitize build, or GCC's ASan runtime is missing.
+    """
+    if settings.build != "sanitize":
+        return None
+    from fuzzer.builds import sanitizer_build
+    from fuzzer.builds.sanitizer import sanitizer_runtime
+
+    return sanitizer_runtime(sanitizer_build(target))
 
 
 def _is_corpus(case: TestCase) -> int:

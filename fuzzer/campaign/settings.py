@@ -28,7 +28,7 @@ IDENTITY: dict[str, str] = {
     "target": "target", "passes": "passes", "fixed_passes": "fixed-passes", "seed": "seed",
     "generated": "sources", "mutated": "sources", "corpus": "sources", "corpus_dirs": "sources",
     "corpus_models": "sources", "generator": "generator", "input_shapes": "input-shapes",
-    "tolerances": "tolerances", "guided": "guided",
+    "tolerances": "tolerances", "guided": "guided", "build": "build",
 }
 OPERATIONAL: dict[str, str] = {
     "timeout": "timeout", "memory_limit": "memory-limit", "reduce_seconds": "reduce-seconds",
@@ -61,6 +61,9 @@ class CampaignSettings:
         ray: run on Ray (:mod:`fuzzer.cluster`): ``""`` starts a local Ray instance,
             ``"auto"`` or ``"ray://host:port"`` joins a cluster; None runs locally. With Ray,
             ``jobs`` caps the case actors (0: one per CPU the cluster offers).
+        build: ``"sanitize"`` runs every case, localization and reduction on the target's
+            sanitize build under the sanitizer runtime (:mod:`fuzzer.builds.sanitizer`);
+            None runs the target as installed.
     """
 
     out: Path
@@ -86,6 +89,7 @@ class CampaignSettings:
     allow_change: frozenset[str] = frozenset()
     guided: bool = False
     ray: str | None = None
+    build: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The identity and operational settings as campaign.json keeps them (JSON types)."""
@@ -100,6 +104,8 @@ class CampaignSettings:
             "memory_limit": self.memory_limit, "reduce_seconds": self.policy.reduce_seconds,
             "localize": self.policy.localize, "guided": self.guided,
         }
+        if self.build:  # recorded only where set: older folders resume as before
+            record["build"] = self.build
         return json.loads(json.dumps(record))
 
 

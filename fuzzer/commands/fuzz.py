@@ -54,6 +54,11 @@ def register(app: typer.Typer) -> None:
                                     "branch coverage: half of the workers run its coverage "
                                     "build (`optfuzz target build TARGET --coverage`); "
                                     "findings come from the others."),
+        build: str = typer.Option(
+            None, "--build", metavar="sanitize|coverage", help="Run the target's "
+            "instrumented build: 'sanitize' runs every case under AddressSanitizer and "
+            "UndefinedBehaviorSanitizer (`optfuzz target build TARGET --sanitize`; reports "
+            "are memory-error findings); 'coverage' is --guided."),
         ray: str = typer.Option(
             None, "--ray", metavar="[ADDRESS]", help="Run on Ray: alone, a local Ray "
             "instance; 'auto' or ray://host:port joins a running cluster (needs the "
@@ -78,6 +83,12 @@ def register(app: typer.Typer) -> None:
         kinds = corpus_kinds(sources, corpus or [])
         models = load_corpus(kinds, corpus or [])
         pass_list = options.parse_list(passes)
+        if build not in (None, "sanitize", "coverage"):
+            raise InputError(f"unknown build {build!r}; known: sanitize, coverage")
+        if build == "sanitize" and (guided or ray is not None):
+            raise InputError("--build sanitize runs locally and unguided; leave out "
+                             + ("--guided" if guided else "--ray"))
+        guided = guided or build == "coverage"
         settings = CampaignSettings(
             out=out, target=adapter.name, seconds=limits[0] if limits else None,
             max_cases=max_cases, jobs=jobs or (0 if ray else 2), seed=seed,
@@ -89,7 +100,8 @@ def register(app: typer.Typer) -> None:
             timeout=timeout, memory_limit=options.memory_bytes(memory_limit_gib),
             policy=FindingPolicy(localize=not no_localize, reduce_seconds=reduce_seconds),
             resume=resume, live=not quiet, allow_change=allowed, guided=guided,
-            ray=None if ray is None else "" if ray == "local" else ray)
+            ray=None if ray is None else "" if ray == "local" else ray,
+            build="sanitize" if build == "sanitize" else None)
         if not settings.generated and not settings.mutated and not models:
             raise InputError("no test cases: no generated or mutated source and an empty "
                              "corpus")

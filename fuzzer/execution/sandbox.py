@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from pebble import ProcessExpired, ProcessPool, concurrent
 
+from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from oracles import judge
@@ -61,8 +62,12 @@ class Sandbox:
             replaces its pool (None: never); see :mod:`fuzzer.execution.worker`.
         edges: collect each case's edges of the target's own code into
             ``CaseResult.edges`` (workers of a coverage build are spawned, not forked).
+        sanitizer: run the workers under a sanitizer runtime (and the target's sanitize
+            build): they are spawned through its wrapper, with no address-space limit
+            (ASan reserves terabytes of shadow memory), and a worker a sanitizer halts gives
+            an Outcome of status ``"sanitizer"`` with the report.
         start_method: how workers start (``multiprocessing`` start methods; None: fork, or
-            spawn for a coverage build). A process with threads of its own that may hold
+            spawn for a coverage or sanitize build). A process with threads of its own that may hold
             locks at any time (a Ray actor's) uses ``"forkserver"``: workers fork from a
             single-threaded server that imported :data:`FORKSERVER_PRELOAD` once.
 
@@ -73,12 +78,17 @@ class Sandbox:
     def __init__(self, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
                  memory_limit: int | None = DEFAULT_MEMORY_LIMIT, max_tasks: int = MAX_TASKS,
                  max_rss_growth: int | None = MAX_RSS_GROWTH,
-                 edges: EdgeSetup | None = None, start_method: str | None = None) -> None:
+                 edges: EdgeSetup | None = None, start_method: str | None = None,
+                 sanitizer: SanitizerRuntime | None = None) -> None:
         # fork: workers inherit the imports made here (replacing a dead worker costs
         # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard; workers of
         # a coverage build start afresh (spawn), since they import another copy of the target
         method = start_method or ("spawn" if edges is not None and edges.build is not None
-                                  else "fork")
+                                  or sanitizer is not None else "fork")
+        self.sanitizer = sanitizer
+        if sanitizer is not None:
+            sanitizer.install()
+            memory_limit = None
         if method == "forkserver":
             multiprocessing.set_forkserver_preload(list(FORKSERVER_PRELOAD))
         context = multiprocessing.get_context(method)
@@ -96,7 +106,7 @@ class Sandbox:
             self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0))
             return ProcessPool(max_workers=jobs, max_tasks=max_tasks, initializer=_init,
                                initargs=(self._stages, memory_limit, self._recycling,
-                                         edges),
+                                         edges, sanitizer),
                                context=context)
 
         self._make_pool = make_pool
@@ -236,16 +246,24 @@ class Sandbox:
         except FutureTimeout:
             result = _death(case, Outcome("timeout", stage, timeout=self.timeout))
         except ProcessExpired as exc:
-            code = exc.exitcode
-            result = _death(case, Outcome("signal", stage,
-                                          signal=-code if code and code < 0 else None,
-                                          error=f"exit code {code}"))
+            result = _death(case, self._expired(exc, stage))
         except BaseException as exc:  # a bug of optfuzz itself, or an unpicklable result
             result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
                                 dict(case.source))
         if self._recycling.retire.value:
             self._recycle()
         future.set_result(result)
+
+    def _expired(self, exc: ProcessExpired, stage: str) -> Outcome:
+        """The Outcome of a case whose worker died: halted by a sanitizer where the worker
+        left a report, else killed by a signal (or an exit)."""
+        code = exc.exitcode
+        report = self.sanitizer.take(exc.pid) if self.sanitizer is not None else None
+        if report is not None:
+            return Outcome("sanitizer", stage, error=f"exit code {code}",
+                           extra={"sanitizer_report": report})
+        return Outcome("signal", stage, signal=-code if code and code < 0 else None,
+                       error=f"exit code {code}")
 
     def _recycle(self) -> None:
         """Replace the pool one of whose workers outgrew ``max_rss_growth``: new cases go
@@ -298,6 +316,8 @@ class Sandbox:
             drain.join(timeout=_POLL * 30)
         self._pool.stop()
         self._pool.join()
+        if self.sanitizer is not None:
+            release()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -307,10 +327,10 @@ class Sandbox:
 
 
 def _init(stages: Any, memory_limit: int | None, recycling: Any,
-          edges: EdgeSetup | None = None) -> None:
+          edges: EdgeSetup | None = None, sanitizer: SanitizerRuntime | None = None) -> None:
     from fuzzer.execution.worker import init_worker
 
-    init_worker(stages, memory_limit, recycling, edges)
+    init_worker(stages, memory_limit, recycling, edges, sanitizer)
 
 
 def _execute(case: TestCase, slot: int) -> CaseResult:

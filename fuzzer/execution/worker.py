@@ -17,6 +17,7 @@ import numpy  # noqa: F401  (preloaded for the workers)
 import onnx  # noqa: F401
 import onnxruntime
 
+from fuzzer.builds.sanitizer import SanitizerRuntime
 from fuzzer.edges.collector import features
 from fuzzer.edges.setup import EdgeCollector, EdgeSetup
 from fuzzer.execution.case import CaseResult, TestCase
@@ -56,13 +57,16 @@ class Recycling:
 
 
 def init_worker(stages: Any, memory_limit: int | None,
-                recycling: Recycling | None = None, edges: EdgeSetup | None = None) -> None:
+                recycling: Recycling | None = None, edges: EdgeSetup | None = None,
+                sanitizer: SanitizerRuntime | None = None) -> None:
     """Worker initializer: remember the shared stage array and the recycling limits; cap the
     address space at ``memory_limit`` bytes (RLIMIT_AS); silence onnxruntime; leave Ctrl-C
     to the campaign; with ``edges``, import the coverage build and collect each case's
-    edges."""
+    edges; with ``sanitizer``, import the target's sanitize build."""
     global _stages, _recycling, _edges
     _stages, _recycling = stages, recycling
+    if sanitizer is not None:
+        sanitizer.activate()
     if edges is not None:
         edges.activate()
         _edges = edges.collector()

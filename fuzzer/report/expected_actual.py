@@ -107,6 +107,10 @@ def output_table(expected: Arrays, actual: Arrays) -> str:
     return "\n".join(rows)
 
 
+#: lines of a sanitizer's report quoted under "Actual".
+REPORT_LINES = 30
+
+
 def undocumented(meta: BundleMeta) -> bool:
     """Whether the bundle's ``verified`` record says the behaviour is not one the target
     documents (``{"documented": false, ...}``)."""
@@ -150,6 +154,12 @@ def actual_lines(meta: BundleMeta, observed: Observation) -> list[str]:
                  f"not the recorded {_recorded(meta)}.\n"]
     if finding.symptom == "output-mismatch" and observed.expected and observed.actual:
         lines.append(output_table(observed.expected, observed.actual) + "\n")
+    report = finding.detail.get("report") if finding.symptom == "memory-error" else None
+    if report:
+        head = "\n".join(report.splitlines()[:REPORT_LINES])
+        lines.append(f"The sanitizer's report (its first {REPORT_LINES} lines; repro.py runs "
+                     "the target's sanitize build from `$OPTFUZZ_SANITIZE_SITE`):\n\n"
+                     f"```\n{head}\n```\n")
     return lines
 
 

@@ -115,20 +115,62 @@ def child():
     print(RESULT_MARK + json.dumps([f.to_json() for f in findings]), flush=True)
 
 
+def sanitized_env(folder):
+    """The child's environment under the sanitizer runtime (reports to ``folder``), or None
+    where SANITIZER is None. OPTFUZZ_SANITIZE_SITE names the folder that holds the
+    target's sanitize build (default: where optfuzz found the bug)."""
+    if not SANITIZER:
+        return None
+    env, libs = dict(os.environ), []
+    for name in SANITIZER["preload"]:
+        try:
+            path = subprocess.run(["gcc", f"-print-file-name={name}"], capture_output=True,
+                                  text=True, timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            path = ""
+        if not os.path.isabs(path):
+            print(f"cannot run the test: {name} (GCC's sanitizer runtime) not found")
+            sys.exit(CANNOT_RUN)
+        libs.append(path)
+    env["LD_PRELOAD"] = " ".join(libs)
+    for key, value in SANITIZER["env"].items():
+        env[key] = value.replace("{log}", os.path.join(folder, "report"))
+    site = os.environ.get("OPTFUZZ_SANITIZE_SITE", SANITIZER["site"])
+    if site:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (site, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def sanitizer_report(folder):
+    """The reports the sanitizers wrote into ``folder``, or None."""
+    texts = []
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), errors="replace") as f:
+            texts.append(f.read())
+    return "".join(texts).strip() or None
+
+
 def parent():
+    import tempfile
+
     here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"],
-                              cwd=here, capture_output=True, text=True, timeout=TIMEOUT_S)
-        out, code = proc.stdout, proc.returncode
-    except subprocess.TimeoutExpired as exc:
-        out, code = exc.stdout or "", None
-        if isinstance(out, bytes):
-            out = out.decode(errors="replace")
+    with tempfile.TemporaryDirectory(prefix="repro-sanitizer-") as folder:
+        try:
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"],
+                                  cwd=here, capture_output=True, text=True,
+                                  timeout=TIMEOUT_S, env=sanitized_env(folder))
+            out, code = proc.stdout, proc.returncode
+        except subprocess.TimeoutExpired as exc:
+            out, code = exc.stdout or "", None
+            if isinstance(out, bytes):
+                out = out.decode(errors="replace")
+        report = sanitizer_report(folder)
     lines = out.splitlines()
     last = ([ln[len(STAGE_MARK):] for ln in lines if ln.startswith(STAGE_MARK)] or ["load"])[-1]
     results = [ln[len(RESULT_MARK):] for ln in lines if ln.startswith(RESULT_MARK)]
-    if results:
+    if report is not None and last != "reference":
+        findings = judge(Outcome("sanitizer", last, extra={"sanitizer_report": report}))
+    elif results:
         findings = [Finding.from_json(f) for f in json.loads(results[-1])]
     elif code is None or code < 0:
         died = Outcome("timeout", last, timeout=TIMEOUT_S) if code is None else \
@@ -191,6 +233,8 @@ Exit status 1 while the bug reproduces, 0 once it is fixed, 2 if the test cannot
 The test runs in a child process (address space limited to MEMORY_LIMIT bytes), so a crash or
 a hang is observed, not suffered. The oracle code below `optimize` is optfuzz's own, copied
 verbatim, so this script and the campaign judge alike.
+Where SANITIZER is set, the child runs under GCC's AddressSanitizer runtime and imports the
+target's sanitize build from $OPTFUZZ_SANITIZE_SITE (default: SANITIZER["site"]).
 """
 
 from __future__ import annotations
@@ -212,6 +256,7 @@ except ImportError as exc:  # cannot run here: neither the bug nor its fix
 SYMPTOM = {symptom!r}
 TIMEOUT_S = {timeout!r}
 MEMORY_LIMIT = {memory_limit!r}
+SANITIZER = {sanitizer!r}
 TASK = {task!r}
 EXTRA = {extra!r}
 REPRODUCES, FIXED, CANNOT_RUN = {codes!r}
@@ -293,10 +338,12 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
     from fuzzer.targets import get_target
 
     adapter = get_target(target)
+    sanitizer = _sanitizer(symptom, adapter)
     snippet = "".join("    " + line if line.strip() else line for line in
                       adapter.repro_snippet(config).rstrip("\n").splitlines(keepends=True))
     head = _HEAD.format(bundle_id=bundle_id, symptom=symptom, target=target, version=version,
-                        timeout=float(timeout), memory_limit=memory_limit, task=task,
+                        timeout=float(timeout), task=task, sanitizer=sanitizer,
+                        memory_limit=None if sanitizer else memory_limit,
                         extra=oracle_extra(adapter, config),
                         codes=(REPRODUCES, FIXED, CANNOT_RUN), snippet=snippet + "\n")
     observer = _OBSERVERS.get(symptom, "")
@@ -304,6 +351,26 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
         observer = f"\n# ---- the test of {symptom}, in place of observe above ----{observer}"
     return (f"{head}\n\n{embedded_oracles(symptom)}\n\n# ---- optfuzz's pipeline checks, "
             f"verbatim ----\n{_pipeline_sources()}\n\n{_DRIVER.lstrip()}{observer}{_MAIN}")
+
+
+def _sanitizer(symptom_name: str, adapter: Any) -> dict[str, Any] | None:
+    """What repro.py needs to run its child under the sanitizer runtime, for a symptom only
+    a sanitizer shows (``memory-error``): the libraries to preload, the sanitizers' options
+    (``{log}``: the report path prefix) and the site folder of the target's sanitize build
+    in this user's cache ("" where there is none: a pure-Python target, or no build)."""
+    if symptom_name != "memory-error":
+        return None
+    from fuzzer.builds import sanitizer_build
+    from fuzzer.builds.kinds import KINDS
+    from fuzzer.errors import InputError
+
+    try:
+        build = sanitizer_build(adapter)
+    except InputError:
+        build = None
+    kind = KINDS["sanitize"]
+    return {"preload": list(kind.preload), "env": dict(kind.env),
+            "site": build.site if build is not None else ""}
 
 
 def _field(meta: Any, key: str) -> Any:

@@ -51,11 +51,14 @@ pass               effect on the model
                    each reading the one before; each shorter run is a branch edge of its
                    own (:func:`fuzzer.edges.python_edges.hit`): the planted deep branch that
                    coverage guidance climbs to and chance does not reach
+``double-free``    frees one heap block twice (through libc, with ctypes) on a graph with an
+                   Exp node: ``memory-error`` under the sanitizer runtime (``--build
+                   sanitize``), else glibc's own check aborts (``optimizer-abort``)
 =================  ==========================================================================
 
 Campaigns draw one to three passes of the pool in random order, so localization has lists
-to search; ``hog``, the ``slow-*`` passes and ``leak`` only run where ``--passes`` names
-them.
+to search; ``hog``, the ``slow-*`` passes, ``leak``, ``ladder`` and ``double-free`` only run
+where ``--passes`` names them.
 
 Set ``OPTFUZZ_FAKE_FIXED=raise,drop-node`` to switch bugs off (they become ``clean``), which
 models a new release of the optimizer that fixed them.
@@ -264,9 +267,23 @@ def _ladder(graph: Any) -> None:
         raise RuntimeError(f"fake/ladder.cc:6: a run of {longest} Neg nodes")
 
 
+def _double_free(graph: Any) -> None:
+    import ctypes
+
+    if not any(node.op_type == "Exp" for node in graph.node):
+        return
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    block = libc.malloc(64)
+    libc.free(block)
+    libc.free(block)
+
+
 #: passes drawn only where a user names them (they cost memory or time, not bugs of output,
-#: or, for ``ladder``, need a guided campaign)
-ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder"})
+#: or, for ``ladder``, need a guided campaign; ``double-free`` is a sanitizer's to report)
+ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder",
+                        "double-free"})
 
 
 PASSES: dict[str, Callable[[Any], None]] = {
@@ -298,6 +315,7 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "slow-linear": _slow_linear,
     "leak": _leak,
     "ladder": _ladder,
+    "double-free": _double_free,
 }
 BUGS = tuple(name for name in PASSES if name != "clean")
 

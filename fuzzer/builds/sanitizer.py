@@ -1,0 +1,118 @@
+"""The sanitizer runtime of a campaign: worker processes that load the target's ``sanitize``
+build (AddressSanitizer + UndefinedBehaviorSanitizer) under GCC's ASan runtime, and the
+reports they leave.
+
+Python itself is not instrumented, so the ASan runtime must be the first library the
+interpreter loads: it is preloaded (``LD_PRELOAD``) into workers that start as a fresh
+interpreter (multiprocessing's ``spawn``) through a small wrapper script that sets the
+environment and execs the interpreter, as the sanitizers' documentation recommends for
+Python extensions. A sanitizer that finds an error writes its report to
+``<folder>/report.<pid>`` and halts the worker (``halt_on_error=1``); the sandbox then takes
+the report of the dead worker's pid (:meth:`SanitizerRuntime.take`) and judges it
+(:mod:`oracles.sanitizer`, symptom ``memory-error``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing.spawn
+import os
+import shlex
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from fuzzer.builds.kinds import KINDS, runtime_env
+from fuzzer.builds.record import Build
+
+#: characters of a report kept (the report's head holds the error and its stack).
+REPORT_CHARS = 20_000
+
+_users = 0  # sandboxes using the installed runtime
+_before: str | None = None  # the executable spawn used before
+
+
+@dataclass(frozen=True)
+class SanitizerRuntime:
+    """Where a sandbox's sanitized workers write their reports and how they start.
+
+    Attributes:
+        folder: the reports' folder (``report.<pid>`` files) and the wrapper script's.
+        env: the environment the workers start with (``LD_PRELOAD``, ``ASAN_OPTIONS``,
+            ``UBSAN_OPTIONS``).
+        build: the target's sanitize build the workers import; None for a target without
+            native code of its own, which runs as installed under the runtime (its
+            interceptors of ``malloc``/``free`` still see every heap error).
+    """
+
+    folder: str
+    env: dict[str, str]
+    build: Build | None = None
+
+    @property
+    def python(self) -> str:
+        """The wrapper script that starts the interpreter under the runtime."""
+        return os.path.join(self.folder, "python")
+
+    def install(self) -> None:
+        """Make ``spawn`` start new processes through :attr:`python` until as many
+        :func:`release` calls as ``install`` calls were made (the sandboxes of a campaign
+        share one runtime: one per process at a time)."""
+        global _users, _before
+        if _users == 0:
+            _before = str(multiprocessing.spawn.get_executable())
+            multiprocessing.spawn.set_executable(self.python)
+        _users += 1
+
+    def activate(self) -> None:
+        """In a worker, before the target is imported: import the sanitize build.
+
+        Raises:
+            fuzzer.errors.InputError: the target was imported from elsewhere already.
+        """
+        if self.build is not None:
+            self.build.activate()
+
+    def take(self, pid: int | None) -> str | None:
+        """The report that worker ``pid`` wrote (its first :data:`REPORT_CHARS`
+        characters), removed from the folder; None where it wrote none."""
+        if pid is None:
+            return None
+        texts = []
+        for path in sorted(Path(self.folder).glob(f"report.{pid}*")):
+            try:
+                texts.append(path.read_text(errors="replace"))
+                path.unlink()
+            except OSError:
+                continue
+        text = "".join(texts).strip()
+        return text[:REPORT_CHARS] or None
+
+
+def release() -> None:
+    """Undo one :meth:`SanitizerRuntime.install`; the last one restores the
+    interpreter that ``spawn`` used before."""
+    global _users
+    _users = max(0, _users - 1)
+    if _users == 0 and _before is not None:
+        multiprocessing.spawn.set_executable(_before)
+
+
+def sanitizer_runtime(build: Build | None, folder: str | None = None) -> SanitizerRuntime:
+    """A runtime whose reports go to ``folder`` (a new temporary folder by default), with
+    its wrapper script written there.
+
+    Raises:
+        fuzzer.errors.InputError: GCC's ASan runtime library is missing.
+    """
+    folder = folder or tempfile.mkdtemp(prefix="optfuzz-sanitizer-")
+    os.makedirs(folder, exist_ok=True)
+    env = runtime_env(KINDS["sanitize"], os.path.join(folder, "report"))
+    runtime = SanitizerRuntime(folder, env, build)
+    lines = ["#!/bin/sh"] + [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
+    lines.append(f'exec {shlex.quote(sys.executable)} "$@"')
+    script = Path(runtime.python)
+    script.write_text("\n".join(lines) + "\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return runtime

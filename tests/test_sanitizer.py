@@ -1,0 +1,117 @@
+"""The sanitizer oracle (``memory-error``) and ``optfuzz fuzz --build sanitize``: report
+parsing on real report formats, and campaigns on the fake target whose ``double-free`` pass
+frees a heap block twice (ASan's interceptors see it; without them glibc aborts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzzer.builds.kinds import runtime_library
+from oracles import judge
+from oracles.base import Outcome
+from oracles.sanitizer import parse_report
+from tests.test_cli_check import assert_one_line_error, optfuzz
+
+REPORTS = Path(__file__).parent / "data" / "sanitizer"
+ASAN = (REPORTS / "asan_heap_use_after_free.txt").read_text()
+UBSAN = (REPORTS / "ubsan_signed_overflow.txt").read_text()
+
+HAS_ASAN = runtime_library("libasan.so") is not None
+needs_asan = pytest.mark.skipif(not HAS_ASAN, reason="GCC's ASan runtime is not installed")
+
+
+def test_asan_report_names_the_first_frame_in_the_pass_sources():
+    facts = parse_report(ASAN)
+    assert facts["tool"] == "AddressSanitizer" and facts["kind"] == "heap-use-after-free"
+    assert facts["function"] == "onnx::optimization::FuseBNIntoConv::modify_conv"
+    assert (facts["file"], facts["line"]) == ("fuse_bn_into_conv.h", 88)
+
+
+def test_ubsan_report_keeps_its_own_site_and_drops_the_values():
+    facts = parse_report(UBSAN)
+    assert facts["tool"] == "UndefinedBehaviorSanitizer"
+    assert facts["kind"] == "signed integer overflow"
+    assert (facts["file"], facts["line"]) == ("fuse_pad_into_conv.h", 121)
+    assert facts["function"] == "onnx::optimization::FusePadIntoConv::runTransform"
+
+
+def test_only_a_report_during_optimize_is_a_memory_error():
+    halted = Outcome("sanitizer", "optimize", extra={"sanitizer_report": ASAN})
+    found = judge(halted)
+    assert [f.symptom for f in found] == ["memory-error"]  # not also optimizer-abort
+    assert found[0].message == ("AddressSanitizer: heap-use-after-free in onnx::optimization::"
+                                "FuseBNIntoConv::modify_conv (fuse_bn_into_conv.h:88)")
+    assert found[0].detail["site"] == \
+        "heap-use-after-free onnx::optimization::FuseBNIntoConv::modify_conv"
+    # the same error in another process: the same root-cause core, whatever the addresses
+    other = ASAN.replace("4242", "77").replace("0x602000000010", "0x603000000fff")
+    assert judge(Outcome("sanitizer", "optimize",
+                         extra={"sanitizer_report": other}))[0].detail["site"] == \
+        found[0].detail["site"]
+    in_onnxruntime = judge(Outcome("sanitizer", "execute", extra={"sanitizer_report": ASAN}))
+    assert [f.symptom for f in in_onnxruntime] == ["runtime-failure"]
+    assert judge(Outcome("signal", "optimize", signal=6))[0].symptom == "optimizer-abort"
+
+
+def fuzz(out, *more: str) -> subprocess.CompletedProcess:
+    return optfuzz("fuzz", "--target", "fake", "--passes", "double-free,clean", "--source",
+                   "generated", "--max-cases", "60", "--out", str(out), "--quiet",
+                   "--reduce-seconds", "30", *more)
+
+
+def bundles(out) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(out.glob("*/meta.json"))]
+
+
+@needs_asan
+def test_sanitize_campaign_bundles_a_memory_error_that_its_repro_shows(tmp_path):
+    out = tmp_path / "crashes"
+    proc = fuzz(out, "--build", "sanitize")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = bundles(out)
+    assert [m["symptom"] for m in found] == ["memory-error"], found
+    meta = found[0]
+    assert meta["responsible_passes"] == ["double-free"]
+    assert meta["message"].startswith("AddressSanitizer: attempting double-free")
+    assert meta["nodes"]["minimized"] == 1  # the one Exp node the pass needs
+    folder = out / meta["id"]
+    assert "==ERROR: AddressSanitizer" in (folder / "report.md").read_text()
+    repro = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True,
+                           text=True, timeout=300)
+    assert repro.returncode == 1, repro.stdout + repro.stderr
+    assert "observed: memory-error" in repro.stdout
+    fixed = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True,
+                           text=True, timeout=300,
+                           env={**os.environ, "OPTFUZZ_FAKE_FIXED": "double-free"})
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr  # the fixed release: no report
+    # the same campaign without the sanitizer: glibc's own check aborts the worker
+    plain = fuzz(tmp_path / "plain")
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert [m["symptom"] for m in bundles(tmp_path / "plain")] == ["optimizer-abort"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--build", "bogus"], "unknown build 'bogus'"),
+    (["--build", "sanitize", "--ray"], "--build sanitize runs locally"),
+    (["--build", "sanitize", "--guided"], "--build sanitize runs locally"),
+])
+def test_bad_build_options_are_refused_in_one_line(tmp_path, args, words):
+    proc = fuzz(tmp_path / "out", *args)
+    assert_one_line_error(proc)
+    assert words in proc.stderr
+
+
+def test_a_missing_sanitize_build_names_the_command_that_makes_it(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "fuzzer", "fuzz", "--target", "onnxoptimizer", "--build",
+         "sanitize", "--max-cases", "5", "--out", str(tmp_path / "out"), "--quiet"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OPTFUZZ_CACHE_DIR": str(tmp_path / "cache")})
+    assert_one_line_error(proc)
+    assert "optfuzz target build onnxoptimizer --sanitize" in proc.stderr

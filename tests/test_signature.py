@@ -23,6 +23,8 @@ from tests.localize_models import chain
      "Non-zero status code returned while running Relu node. Name:'/a/b' Status Message: x"),
     ("input 't_3' of node: name: n2 OpType: Relu is not output of any previous nodes.",
      "input '8' of node: name: /Relu_1 OpType: Relu is not output of any previous nodes."),
+    ("Unresolved value references: w11,w12,w19,",
+     "Unresolved value references: layer16.prelu.bias,model/add_10/kernel:0,onnx::Ran"),
 ])
 def test_same_bug_different_models_normalize_alike(first, second):
     assert normalize_message(first) == normalize_message(second)

@@ -4,7 +4,8 @@ signature = target name | responsible passes (or the configured pass list where 
 localized) | symptom | normalized message [| ``g:`` graph hash]. The message is normalized so
 that the same bug reached from different models gives the same text: hexadecimal addresses,
 quoted tensor and node names (and the unquoted ones after ``name:``, ``Node (...)``,
-``Name:``), paths and numbers become placeholders. A source location inside the optimizer
+``Name:``, and comma-separated lists of them after a colon), paths and numbers become
+placeholders. A source location inside the optimizer
 (``fuse_bn_into_conv.h:87``), as in a C++ optimizer's assertion messages, is kept: it names the
 failing check.
 
@@ -30,6 +31,9 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b([Nn]ame:) ?(?!<name>)[^\s,;)]+"), r"\1 <name>"),
     (re.compile(r"\b([Nn]ode|[Oo]utput|[Ii]nput|[Tt]ensor) \((?!<name>)[^()\s]+\)"),
      r"\1 (<name>)"),
+    # an unquoted, comma-separated list of names after a colon (onnxoptimizer's
+    # "Unresolved value references: w3,model/add/kernel:0,")
+    (re.compile(r"(?<=: )(?:[\w./:-]+,)+[\w./:-]*"), "<names>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+-]+){2,}/?"), "<path>"),
     (re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),
     (re.compile(r"\s+"), " "),

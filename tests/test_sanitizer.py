@@ -115,3 +115,16 @@ def test_a_missing_sanitize_build_names_the_command_that_makes_it(tmp_path):
         env={**os.environ, "OPTFUZZ_CACHE_DIR": str(tmp_path / "cache")})
     assert_one_line_error(proc)
     assert "optfuzz target build onnxoptimizer --sanitize" in proc.stderr
+
+
+def test_processes_a_sanitized_worker_starts_run_without_the_runtime(tmp_path):
+    from fuzzer.builds.sanitizer import sanitizer_runtime, without_runtime
+
+    if not HAS_ASAN:
+        pytest.skip("GCC's ASan runtime is not installed")
+    runtime = sanitizer_runtime(None, str(tmp_path))
+    worker_env = {**runtime.env, "PATH": "/usr/bin", "HOME": "/root"}
+    assert "LD_PRELOAD" in worker_env and str(tmp_path) in worker_env["ASAN_OPTIONS"]
+    assert without_runtime(worker_env) == {"PATH": "/usr/bin", "HOME": "/root"}
+    script = (tmp_path / "python").read_text()  # the wrapper a worker is spawned through
+    assert "export LD_PRELOAD=" in script and script.rstrip().endswith('"$@"')

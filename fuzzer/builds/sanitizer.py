@@ -90,6 +90,15 @@ class SanitizerRuntime:
         return text[:REPORT_CHARS] or None
 
 
+def without_runtime(environ: dict[str, str]) -> dict[str, str]:
+    """``environ`` without the variables a sanitized worker starts with (``LD_PRELOAD``
+    and the sanitizers' options): the environment of a process that a worker starts to
+    run as a user would, e.g. a bundle's repro.py, which sets up a sanitizer itself where
+    its symptom needs one."""
+    names = {"LD_PRELOAD", *KINDS["sanitize"].env}
+    return {k: v for k, v in environ.items() if k not in names}
+
+
 def release() -> None:
     """Undo one :meth:`SanitizerRuntime.install`; the last one restores the
     interpreter that ``spawn`` used before."""

@@ -16,6 +16,7 @@ maintainer, so it must hold up the way the maintainer will check it.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from fuzzer.builds.sanitizer import without_runtime
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.report.repro import REPRODUCES
 
@@ -80,7 +82,8 @@ def more_exact_than_original(sandbox: Any, model_bytes: bytes, result: CaseResul
 def run_repro(files: dict[str, bytes], timeout: float) -> tuple[int, str]:
     """Write a bundle's ``files`` into a temporary folder, run its repro.py there with this
     interpreter, and return ``(exit status, last lines of its output)``. Meant to run in a
-    sandbox worker (:meth:`fuzzer.execution.sandbox.Sandbox.call`).
+    sandbox worker (:meth:`fuzzer.execution.sandbox.Sandbox.call`), in the environment a
+    user's shell has: a sanitized worker's runtime variables are not passed on.
 
     Raises:
         subprocess.TimeoutExpired: repro.py outlived ``timeout`` seconds.
@@ -91,7 +94,7 @@ def run_repro(files: dict[str, bytes], timeout: float) -> tuple[int, str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         proc = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, env=without_runtime(dict(os.environ)))
     tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
     return proc.returncode, tail
 

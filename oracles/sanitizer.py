@@ -74,6 +74,17 @@ def parse_report(text: str) -> dict[str, Any]:
     return facts
 
 
+_START = re.compile(r"^.*(?:==\d+==ERROR: \w+Sanitizer|: runtime error: ).*$", re.M)
+
+
+def report_in(text: str | None) -> str | None:
+    """The sanitizer report within a process's error output ``text`` (from its first line
+    that opens an ASan or UBSan report to the end), or None. GCC's UBSan runtime writes its
+    reports there even where ``log_path`` is set."""
+    match = _START.search(text or "")
+    return text[match.start():].strip() if match is not None and text else None
+
+
 def memory_error(outcome: Outcome) -> list[Finding]:
     """A sanitizer reported an error while the target optimized."""
     report = outcome.extra.get("sanitizer_report")

@@ -128,3 +128,14 @@ def test_processes_a_sanitized_worker_starts_run_without_the_runtime(tmp_path):
     assert without_runtime(worker_env) == {"PATH": "/usr/bin", "HOME": "/root"}
     script = (tmp_path / "python").read_text()  # the wrapper a worker is spawned through
     assert "export LD_PRELOAD=" in script and script.rstrip().endswith('"$@"')
+
+
+def test_a_ubsan_report_is_found_in_the_error_output_it_goes_to():
+    from oracles.sanitizer import report_in
+
+    noise = "onnxruntime warning: something\nfree(): nothing\n"
+    assert report_in(noise) is None and report_in(None) is None
+    found = report_in(noise + UBSAN)
+    assert found is not None and found.startswith("/cache/src/onnxoptimizer/passes/")
+    assert parse_report(found)["kind"] == "signed integer overflow"
+    assert report_in(noise + ASAN).startswith("==4242==ERROR: AddressSanitizer")

@@ -64,7 +64,10 @@ KINDS: dict[str, BuildKind] = {
                   "-fno-sanitize-recover=undefined -O1 -g",
         link_flags="-fsanitize=address,undefined",
         build_type="RelWithDebInfo",
-        preload=("libasan.so",),
+        # libstdc++ too: ASan's __cxa_throw interceptor needs the real one at start-up, or
+        # the first C++ exception (an onnx assertion) ends in "CHECK failed" instead of a
+        # Python exception
+        preload=("libasan.so", "libstdc++.so.6"),
         env={
             "ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:abort_on_error=0:"
                             "allocator_may_return_null=1:log_path={log}:symbolize=1",

@@ -6,8 +6,9 @@ Python itself is not instrumented, so the ASan runtime must be the first library
 interpreter loads: it is preloaded (``LD_PRELOAD``) into workers that start as a fresh
 interpreter (multiprocessing's ``spawn``) through a small wrapper script that sets the
 environment and execs the interpreter, as the sanitizers' documentation recommends for
-Python extensions. A sanitizer that finds an error writes its report to
-``<folder>/report.<pid>`` and halts the worker (``halt_on_error=1``); the sandbox then takes
+Python extensions. A sanitizer that finds an error writes its report (ASan to
+``<folder>/report.<pid>``, GCC's UBSan to the worker's error output, which goes to
+``<folder>/stderr.<pid>``) and halts the worker (``halt_on_error=1``); the sandbox then takes
 the report of the dead worker's pid (:meth:`SanitizerRuntime.take`) and judges it
 (:mod:`oracles.sanitizer`, symptom ``memory-error``).
 """
@@ -66,28 +67,40 @@ class SanitizerRuntime:
         _users += 1
 
     def activate(self) -> None:
-        """In a worker, before the target is imported: import the sanitize build.
+        """In a worker, before the target is imported: send this process's error output to
+        ``<folder>/stderr.<pid>`` (GCC's UBSan runtime reports there whatever ``log_path``
+        says) and import the sanitize build.
 
         Raises:
             fuzzer.errors.InputError: the target was imported from elsewhere already.
         """
+        stream = os.open(os.path.join(self.folder, f"stderr.{os.getpid()}"),
+                         os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(stream, 2)
+        os.close(stream)
         if self.build is not None:
             self.build.activate()
 
     def take(self, pid: int | None) -> str | None:
-        """The report that worker ``pid`` wrote (its first :data:`REPORT_CHARS`
-        characters), removed from the folder; None where it wrote none."""
+        """The report that worker ``pid`` left (its first :data:`REPORT_CHARS`
+        characters): the error report in ASan's ``report.<pid>`` file, else the one in its
+        error output (:func:`oracles.sanitizer.report_in`); both files are removed from the
+        folder. None where it left none."""
         if pid is None:
             return None
-        texts = []
-        for path in sorted(Path(self.folder).glob(f"report.{pid}*")):
+        from oracles.sanitizer import report_in
+
+        texts = {}
+        for path in Path(self.folder).glob(f"*.{pid}*"):
             try:
-                texts.append(path.read_text(errors="replace"))
+                texts[path.name.partition(".")[0]] = path.read_text(errors="replace")
                 path.unlink()
             except OSError:
                 continue
-        text = "".join(texts).strip()
-        return text[:REPORT_CHARS] or None
+        # a report opens with an error; the runtime's own failures ("CHECK failed") are not
+        # the target's
+        text = report_in(texts.get("report")) or report_in(texts.get("stderr"))
+        return text[:REPORT_CHARS] if text else None
 
 
 def without_runtime(environ: dict[str, str]) -> dict[str, str]:

@@ -164,7 +164,9 @@ def parent():
             out, code = exc.stdout or "", None
             if isinstance(out, bytes):
                 out = out.decode(errors="replace")
-        report = sanitizer_report(folder)
+        report = report_in(sanitizer_report(folder)) if SANITIZER else None
+    if SANITIZER and report is None and code is not None:
+        report = report_in(proc.stderr)  # GCC's UBSan reports to the error output
     lines = out.splitlines()
     last = ([ln[len(STAGE_MARK):] for ln in lines if ln.startswith(STAGE_MARK)] or ["load"])[-1]
     results = [ln[len(RESULT_MARK):] for ln in lines if ln.startswith(RESULT_MARK)]

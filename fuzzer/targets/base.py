@@ -207,8 +207,11 @@ class Target:
         ``unused_initializers_are_bloat`` (bool: the configuration promises their removal),
         ``interface_may_change`` (bool: it renames or retypes the graph interface on
         purpose) and ``cleanup_ran`` (bool: it ran the target's own dead-node cleanup, so
-        the bloat oracle counts any node growth as surviving). Absent keys take the
-        oracles' defaults (True, False, False)."""
+        the bloat oracle counts any node growth as surviving), and ``judge_until`` (the
+        last stage of :data:`oracles.base.STAGES` the test runs: ``"compare"``, or
+        ``"load"`` for a configuration whose outputs are not the model's, or
+        ``"optimize"`` for one whose output the target documents as non-conforming).
+        Absent keys take the oracles' defaults (True, False, False, ``"compare"``)."""
         return {}
 
 

@@ -5,6 +5,7 @@ shared by several consumers."""
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto, helper
 
 from generators.builder import GraphBuilder, tensor_proto, value_info
 from generators.motifs.spec import Motif
@@ -51,6 +52,54 @@ def _shared_weight(b: GraphBuilder, x: Value) -> Value:
     return b.op("Mul", [a, w], x.dtype, x.shape)
 
 
+#: element types of typed duplicates: every type a Cast reads (opset 13 adds bfloat16), each
+#: parsed by onnxoptimizer's ParseTensorData<T> when it hashes initializers.
+WIDE_TYPES = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.INT8,
+              TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32,
+              TensorProto.UINT32, TensorProto.INT64, TensorProto.UINT64, TensorProto.BOOL)
+
+
+def _stored(array: np.ndarray, dtype: int, name: str, raw: bool) -> TensorProto:
+    """``array`` as a TensorProto of element type ``dtype``: in ``raw_data`` or in the typed
+    field the ONNX spec assigns that type (``int32_data`` for 8- and 16-bit types, float16
+    and bfloat16 bit patterns and bool; ``uint64_data`` for uint32 and uint64)."""
+    values = array.reshape(-1)
+    if dtype == TensorProto.BFLOAT16:
+        bits = (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        tensor = helper.make_tensor(name, dtype, array.shape, bits.tobytes(), raw=True)
+        if not raw:
+            tensor.ClearField("raw_data")
+            tensor.int32_data.extend(int(v) for v in bits)
+        return tensor
+    typed = values.astype(helper.tensor_dtype_to_np_dtype(dtype))
+    if raw:
+        return helper.make_tensor(name, dtype, array.shape, typed.tobytes(), raw=True)
+    if dtype == TensorProto.FLOAT16:
+        return helper.make_tensor(name, dtype, array.shape, typed.view(np.uint16).tolist())
+    return helper.make_tensor(name, dtype, array.shape, typed.tolist())
+
+
+def _typed_duplicates(b: GraphBuilder, x: Value) -> Value:
+    """Two initializers with the same values, of a random element type and each stored raw
+    or typed (so one pair may differ only in storage), cast to x's type and added to x."""
+    kinds = WIDE_TYPES + ((TensorProto.BFLOAT16,) if b.opset >= 13 else ())
+    dtype = b.rng.choice(kinds)
+    width = x.shape[-1]
+    if dtype == TensorProto.BOOL:
+        array = b.nprng.integers(0, 2, width).astype(np.bool_)
+    elif dtype in (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16,
+                   TensorProto.BFLOAT16):
+        array = b.nprng.standard_normal(width)
+    else:
+        array = b.nprng.integers(0, 4, width)
+    names = [b.namer.weight("Cast") for _ in range(2)]
+    stored = [_stored(array, dtype, name, b.rng.random() < 0.5) for name in names]
+    b.initializers.extend(stored)
+    casts = [b.op("Cast", [name], x.dtype, (width,), to=x.dtype) for name in names]
+    both = b.op("Add", casts, x.dtype, (width,))
+    return b.op("Add", [x, both], x.dtype, x.shape)
+
+
 MOTIFS = (
     Motif("constant-weights", ("extract_constant_to_initializer",), setup=_constant_weights,
           v1=True),
@@ -60,4 +109,7 @@ MOTIFS = (
     Motif("unused-initializer", ("eliminate_unused_initializer",), finish=_unused_initializer),
     Motif("shared-weight", ("eliminate_duplicate_initializer", "split_predict"),
           emit=_shared_weight),
+    Motif("typed-duplicate-initializers",
+          ("eliminate_duplicate_initializer", "eliminate_common_subexpression"),
+          emit=_typed_duplicates, since=9),
 )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
+from oracles.base import STAGES
 from oracles.tolerance import ONLY_INPUT_INFINITE
 
 #: Passes that need a special model layout or change the model's interface on purpose;
@@ -18,6 +19,19 @@ SPECIAL_PASSES = frozenset({
 #: Passes that rename, retype or cut the graph interface by design.
 INTERFACE_PASSES = frozenset({"rename_input_output", "rewrite_input_dtype", "split_init",
                               "split_predict"})
+#: How far a configuration holding one of these passes is judged (``judge_until``):
+#: ``split_init`` and ``split_predict`` cut the graph into its init and predict nets (one
+#: half's outputs are not the model's: split.h), and ``lift_lexical_references`` "yields a
+#: graph that does not conform to the ONNX spec" (lift_lexical_references.h), so it is
+#: judged only as far as the optimizer's own run.
+JUDGED_UNTIL = {"split_init": "load", "split_predict": "load",
+                "lift_lexical_references": "optimize"}
+#: Share of drawn configurations (other than the default and "all" lists) that add one of
+#: :data:`SPECIAL_PASSES`, where the user named no passes.
+SPECIAL_SHARE = 0.15
+#: Passes that must end the pass list (pass_manager.h: "split_init and split_predict
+#: should be the last in the list").
+LAST_PASSES = frozenset({"split_init", "split_predict"})
 #: The pass whose job is to remove unused initializers.
 CLEANUP_PASS = "eliminate_unused_initializer"
 #: Passes that never orphan an initializer: they may run after the clean-up.
@@ -40,6 +54,17 @@ def deadend_ran_last(passes: list[str]) -> bool:
         return False
     last = len(passes) - 1 - passes[::-1].index(DEADEND_PASS)
     return all(p in NO_DEAD_NODES for p in passes[last:])
+
+
+def with_special_pass(passes: list[str], rng: random.Random) -> list[str]:
+    """``passes`` with one of :data:`SPECIAL_PASSES` added: at the end for
+    :data:`LAST_PASSES`, else at a random place."""
+    special = rng.choice(sorted(SPECIAL_PASSES))
+    chosen = [p for p in passes if p not in LAST_PASSES]
+    if special in LAST_PASSES:
+        return chosen + [special]
+    chosen.insert(rng.randint(0, len(chosen)), special)
+    return chosen
 
 
 def cleanup_ran_last(passes: list[str]) -> bool:
@@ -86,6 +111,15 @@ def _documented_expansion(finding: Any, config: dict[str, Any]) -> bool:
         not finding.detail.get("unused_initializers")
 
 
+def _input_casts(finding: Any, config: dict[str, Any]) -> bool:
+    """Node growth made only of Cast nodes in a configuration with ``rewrite_input_dtype``,
+    which retypes each int64 graph input to int32 and casts it back for its consumers."""
+    added = set(finding.detail.get("ops_added", ()))
+    return finding.symptom == "bloat" and added == {"Cast"} \
+        and "rewrite_input_dtype" in (config.get("passes") or ()) \
+        and not finding.detail.get("unused_initializers")
+
+
 def _log_softmax_finite(finding: Any, config: dict[str, Any]) -> bool:
     """A wrong output of a configuration with ``fuse_consecutive_log_softmax`` that differs
     only where the input model's output is infinite and the optimized one finite."""
@@ -111,6 +145,11 @@ DOCUMENTED = (
         "onnxoptimizer/passes/replace_einsum_with_matmul.h (Before/After comment): an Einsum "
         "of a transposed-matmul equation becomes Transpose + MatMul, one node more",
         _documented_expansion),
+    DocumentedBehaviour(
+        "int32-input-casts",
+        "onnxoptimizer/passes/rewrite_input_dtype.h, rewrite_input_dtype: each int64 graph "
+        "input becomes int32, with a new Cast node back to int64 before its consumers",
+        _input_casts),
     DocumentedBehaviour(
         "log-softmax-finite-where-softmax-underflows",
         "ONNX operator spec, LogSoftmax: \"LogSoftmax(input, axis) = Log(Softmax(input, "
@@ -165,11 +204,15 @@ class OnnxOptimizerTarget(Target):
         elif kind == "all":
             chosen = list(pool)
         else:
-            chosen = rng.sample(pool, rng.randint(2, max(2, min(len(pool), 8))))
+            chosen = rng.sample(pool, rng.randint(min(2, len(pool)), min(len(pool), 8)))
+        if passes is None and kind in ("single", "subset") and rng.random() < SPECIAL_SHARE:
+            chosen = with_special_pass(chosen, rng)
         return {"passes": chosen, "fixed_point": rng.random() < 0.5}
 
     def special_passes(self) -> frozenset[str]:
-        """Passes that rename, retype or cut the graph by design (drawn only on request)."""
+        """Passes outside the fuse-and-elimination family: they rename, retype or cut the
+        graph by design, or serve other frameworks; one joins :data:`SPECIAL_SHARE` of the
+        drawn configurations."""
         return SPECIAL_PASSES
 
     def documented_behaviours(self) -> tuple[DocumentedBehaviour, ...]:
@@ -182,9 +225,11 @@ class OnnxOptimizerTarget(Target):
 
     def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:
         passes = self.passes_of(config)
+        stages = [JUDGED_UNTIL[p] for p in passes if p in JUDGED_UNTIL]
         return {"unused_initializers_are_bloat": cleanup_ran_last(passes),
                 "interface_may_change": bool(INTERFACE_PASSES.intersection(passes)),
-                "cleanup_ran": deadend_ran_last(passes)}
+                "cleanup_ran": deadend_ran_last(passes),
+                "judge_until": min(stages, key=STAGES.index) if stages else "compare"}
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
         return (

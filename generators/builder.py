@@ -24,6 +24,7 @@ from onnx import (
     NodeProto,
     TensorProto,
     ValueInfoProto,
+    numpy_helper,
 )
 
 from generators.names import Namer
@@ -50,14 +51,48 @@ def tensor_proto(array: np.ndarray, name: str) -> TensorProto:
     return t
 
 
+#: the typed field of each element type (ONNX spec, TensorProto): 8- and 16-bit types and
+#: bool in ``int32_data`` (float16 and bfloat16 as bit patterns), uint32/uint64 in
+#: ``uint64_data``.
+_TYPED_FIELD = {
+    TensorProto.FLOAT: "float_data", TensorProto.DOUBLE: "double_data",
+    TensorProto.INT64: "int64_data", TensorProto.INT32: "int32_data",
+    TensorProto.INT16: "int32_data", TensorProto.INT8: "int32_data",
+    TensorProto.UINT16: "int32_data", TensorProto.UINT8: "int32_data",
+    TensorProto.BOOL: "int32_data", TensorProto.FLOAT16: "int32_data",
+    TensorProto.BFLOAT16: "int32_data", TensorProto.UINT32: "uint64_data",
+    TensorProto.UINT64: "uint64_data",
+}
+
+
+def store_typed(tensor: TensorProto) -> TensorProto:
+    """Move ``tensor``'s ``raw_data`` into the typed field of its element type (in place;
+    returned). Tensors of other types, or not stored raw, are left as they are."""
+    field = _TYPED_FIELD.get(tensor.data_type)
+    if field is None or not tensor.HasField("raw_data"):
+        return tensor
+    if tensor.data_type in (TensorProto.FLOAT16, TensorProto.BFLOAT16):
+        values = np.frombuffer(tensor.raw_data, dtype="<u2").tolist()
+    else:
+        values = numpy_helper.to_array(tensor).reshape(-1).tolist()
+    tensor.ClearField("raw_data")
+    getattr(tensor, field).extend(int(v) if field != "float_data" and field != "double_data"
+                                  else v for v in values)
+    return tensor
+
+
 def attribute(name: str, value: Any) -> AttributeProto:
-    """An AttributeProto for an int, float, str, bytes, TensorProto, GraphProto or a non-empty
-    list of ints / floats.
+    """An AttributeProto for an int, float, str, bytes, TensorProto, GraphProto, a non-empty
+    list of ints / floats, or a copy of an AttributeProto under ``name``.
 
     Raises:
         TypeError: any other value (including an empty list, whose type is ambiguous).
     """
     a = AttributeProto()
+    if isinstance(value, AttributeProto):  # made elsewhere (e.g. a list of strings)
+        a.CopyFrom(value)
+        a.name = name
+        return a
     a.name = name
     if isinstance(value, bool | int | np.integer):
         a.type = AttributeProto.INT

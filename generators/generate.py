@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from generators import ops
-from generators.builder import GraphBuilder
+from generators.builder import GraphBuilder, store_typed
 from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, Motif
 from generators.names import Namer
 from generators.pooled_random import PooledRandom
@@ -32,6 +32,30 @@ from generators.versions import (
 
 _DTYPE = {"float": FLOAT, "float16": FLOAT16, "int64": INT64, "int32": INT32, "bool": BOOL}
 #: Largest tensor (elements) a step may consume; keeps tensors and run time small.
+#: share of generated models whose initializers and Constant tensors sit in the typed
+#: fields (``float_data``, ``int64_data``, ...) rather than ``raw_data``: optimizers parse
+#: both (onnxoptimizer's ParseTensorData takes a branch for each).
+TYPED_STORAGE_SHARE = 1 / 3
+#: salt of the seed that decides the storage (the model's own random stream stays as is).
+TYPED_STORAGE_SALT = 0x7E9D
+
+
+def stored_tensors(model: Any) -> list[Any]:
+    """The TensorProtos ``model`` stores: initializers and Constant ``value`` attributes of
+    every graph."""
+    found, graphs = [], [model.graph]
+    while graphs:
+        graph = graphs.pop()
+        found.extend(graph.initializer)
+        for node in graph.node:
+            for a in node.attribute:
+                graphs.extend([a.g] if a.HasField("g") else [])
+                graphs.extend(a.graphs)
+                if node.op_type == "Constant" and a.name == "value":
+                    found.append(a.t)
+    return found
+
+
 MAX_OPERAND = 1024
 #: Attempts per step before the step is skipped.
 ATTEMPTS = 6
@@ -249,5 +273,8 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     if rng.random() < recipe.annotate:
         b.annotate(1.0 if rng.random() < 0.7 else 0.5)
     model = b.model()
+    if random.Random(seed ^ TYPED_STORAGE_SALT).random() < TYPED_STORAGE_SHARE:
+        for tensor in stored_tensors(model):
+            store_typed(tensor)
     return GeneratedModel(model, seed, b.motifs, opset, generator, ir_version_for(opset),
                           style, shapes or None)

@@ -139,3 +139,15 @@ def test_a_ubsan_report_is_found_in_the_error_output_it_goes_to():
     assert found is not None and found.startswith("/cache/src/onnxoptimizer/passes/")
     assert parse_report(found)["kind"] == "signed integer overflow"
     assert report_in(noise + ASAN).startswith("==4242==ERROR: AddressSanitizer")
+
+
+@needs_asan
+def test_a_sanitize_campaign_resumes_only_as_one(tmp_path):
+    out = tmp_path / "crashes"
+    first = optfuzz("fuzz", "--target", "fake", "--passes", "clean", "--source", "generated",
+                    "--max-cases", "10", "--out", str(out), "--quiet", "--build", "sanitize")
+    assert first.returncode == 0, first.stderr[-2000:]
+    plain = optfuzz("fuzz", "--target", "fake", "--passes", "clean", "--source", "generated",
+                    "--max-cases", "10", "--out", str(out), "--quiet", "--resume")
+    assert_one_line_error(plain)
+    assert "build" in plain.stderr

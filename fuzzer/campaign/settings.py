@@ -102,10 +102,8 @@ class CampaignSettings:
             "generator": self.generator, "input_shapes": self.input_shapes,
             "tolerances": tolerances(), "timeout": self.timeout,
             "memory_limit": self.memory_limit, "reduce_seconds": self.policy.reduce_seconds,
-            "localize": self.policy.localize, "guided": self.guided,
+            "localize": self.policy.localize, "guided": self.guided, "build": self.build,
         }
-        if self.build:  # recorded only where set: older folders resume as before
-            record["build"] = self.build
         return json.loads(json.dumps(record))
 
 

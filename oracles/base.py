@@ -118,6 +118,8 @@ class Symptom:
             per-case timeout per candidate).
         severity_class: the class a maintainer ranks by: ``wrong-output``,
             ``invalid-model``, ``crash``, ``hang``, ``size`` or ``interface``.
+        build: the instrumented build of the target the symptom needs to show
+            (``"sanitize"``), or None where the installed target shows it.
     """
 
     name: str
@@ -131,6 +133,7 @@ class Symptom:
     confirm: bool = False
     reducible: bool = True
     severity_class: str = "crash"
+    build: str | None = None
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.

@@ -90,6 +90,10 @@ def test_sanitize_campaign_bundles_a_memory_error_that_its_repro_shows(tmp_path)
                            text=True, timeout=300,
                            env={**os.environ, "OPTFUZZ_FAKE_FIXED": "double-free"})
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr  # the fixed release: no report
+    # replay runs it under the sanitizer too: still failing, and fixed once it is
+    replay = optfuzz("replay", str(out))
+    assert replay.returncode == 1 and "still fails" in replay.stdout, replay.stdout
+    assert json.loads((folder / "meta.json").read_text())["replay"]["status"] == "fails"
     # the same campaign without the sanitizer: glibc's own check aborts the worker
     plain = fuzz(tmp_path / "plain")
     assert plain.returncode == 0, plain.stderr[-2000:]

@@ -5,6 +5,7 @@ could not run), 0 when all are fixed."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import typer
@@ -31,7 +32,7 @@ def register(app: typer.Typer) -> None:
 
         from fuzzer.store.folder import BundleStore, damage_note
         from fuzzer.targets import target_names
-        from fuzzer.triage.replay import FAILING, replay_all
+        from fuzzer.triage.replay import FAILING, replay_all, sanitized_sandboxes
         from fuzzer.triage.rows import TriageFilter
 
         if not folder.is_dir():
@@ -46,8 +47,10 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"bundles name unknown target(s) {unknown}")
         console = Console(highlight=False, soft_wrap=True)
         counts: dict[str, int] = {}
-        with options.sandbox(timeout, memory_limit_gib, jobs) as sandbox:
-            for result in replay_all(store, metas, sandbox):
+        with contextlib.ExitStack() as stack:
+            sandbox = stack.enter_context(options.sandbox(timeout, memory_limit_gib, jobs))
+            sanitized = sanitized_sandboxes(metas, jobs, timeout, stack)
+            for result in replay_all(store, metas, sandbox, sanitized):
                 counts[result.status] = counts.get(result.status, 0) + 1
                 label, style = _look(result.status)
                 was = f" (was {_label(result.previous)})" if result.previous and \

@@ -367,8 +367,11 @@ def _sanitizer(symptom_name: str, adapter: Any) -> dict[str, Any] | None:
     """What repro.py needs to run its child under the sanitizer runtime, for a symptom only
     a sanitizer shows (``memory-error``): the libraries to preload, the sanitizers' options
     (``{log}``: the report path prefix) and the site folder of the target's sanitize build
-    in this user's cache ("" where there is none: a pure-Python target, or no build)."""
-    if symptom_name != "memory-error":
+    in this user's cache ("" where there is none: a pure-Python target, or no build).
+    None for a symptom the installed target shows (``Symptom.build``)."""
+    from oracles import symptom
+
+    if symptom(symptom_name).build != "sanitize":
         return None
     from fuzzer.builds import sanitizer_build
     from fuzzer.builds.kinds import KINDS

@@ -13,7 +13,7 @@ severe finding of the replay (``null`` when clean).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +24,7 @@ from fuzzer.store.folder import BundleStore
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.versions import utc_now
 from fuzzer.triage.versions import installed_versions
+from oracles import symptom as symptom_record
 
 REPLAY_STATUSES = ("fixed", "fails", "changed", "unusable", "untestable")
 #: statuses that make ``optfuzz replay`` exit non-zero.
@@ -31,6 +32,8 @@ FAILING = frozenset({"fails", "changed", "unusable"})
 #: reason prefix of a bundle whose configuration names passes the installed target lacks
 #: (an older release): the bug cannot be checked there, which is neither fixed nor failing.
 UNTESTABLE = "passes missing in the installed target"
+#: why a bundle whose symptom needs an instrumented build cannot replay here.
+NO_BUILD = "no sanitize build here"
 
 
 @dataclass
@@ -79,7 +82,7 @@ def missing_passes(case: TestCase) -> list[str]:
 
 
 def _is_untestable(meta: BundleMeta, result: CaseResult) -> bool:
-    return bool(result.unusable) and result.unusable.startswith(UNTESTABLE)
+    return bool(result.unusable) and result.unusable.startswith((UNTESTABLE, NO_BUILD))
 
 
 def _is_unusable(meta: BundleMeta, result: CaseResult) -> bool:
@@ -126,11 +129,14 @@ def record_replay(store: BundleStore, replay: Replay, versions: dict[str, str]) 
         store.update(replay.bundle_id, change)
 
 
-def replay_all(store: BundleStore, metas: list[BundleMeta], sandbox: Any) -> Iterator[
-        Replay]:
+def replay_all(store: BundleStore, metas: list[BundleMeta], sandbox: Any,
+               sanitized: Mapping[str, Any] | None = None) -> Iterator[Replay]:
     """Replay every bundle (by its meta) of ``store`` in ``sandbox`` (a
     :class:`fuzzer.execution.sandbox.Sandbox`), record each result in its meta.json and yield it, in
-    the order of ``metas``. A bundle with missing or unreadable files yields ``unusable``."""
+    the order of ``metas``. A bundle with missing or unreadable files yields ``unusable``.
+    A bundle whose symptom only a sanitizer shows (``Symptom.build``) runs in
+    ``sanitized[target name]`` (:func:`sanitized_sandboxes`), and is ``untestable`` where
+    there is none."""
     versions: dict[str, dict[str, str]] = {}
     pending: list[tuple[BundleMeta, Future[CaseResult] | None, str | None]] = []
     for meta in metas:
@@ -144,7 +150,14 @@ def replay_all(store: BundleStore, metas: list[BundleMeta], sandbox: Any) -> Ite
         if missing:
             pending.append((meta, None, f"{UNTESTABLE}: {', '.join(missing)}"))
             continue
-        pending.append((meta, sandbox.submit(case), None))
+        box = sandbox
+        if symptom_record(meta.symptom).build == "sanitize":
+            box = (sanitized or {}).get(meta.target.name)
+            if box is None:
+                pending.append((meta, None, f"{NO_BUILD}: optfuzz target build "
+                                            f"{meta.target.name} --sanitize"))
+                continue
+        pending.append((meta, box.submit(case), None))
     for meta, future, problem in pending:
         name = meta.target.name
         if name not in versions:
@@ -156,3 +169,25 @@ def replay_all(store: BundleStore, metas: list[BundleMeta], sandbox: Any) -> Ite
         replay = classify(meta, result)
         record_replay(store, replay, versions[name])
         yield replay
+
+
+def sanitized_sandboxes(metas: list[BundleMeta], jobs: int, timeout: float,
+                        stack: contextlib.ExitStack) -> dict[str, Any]:
+    """Target name -> a sandbox on its sanitize build (closed with ``stack``), for the
+    targets of ``metas`` whose symptom only a sanitizer shows; a target without a sanitize
+    build here gets none."""
+    from fuzzer.builds import sanitizer_build
+    from fuzzer.builds.sanitizer import sanitizer_runtime
+    from fuzzer.errors import InputError
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.targets import get_target
+
+    names = {m.target.name for m in metas if symptom_record(m.symptom).build == "sanitize"}
+    boxes: dict[str, Any] = {}
+    for name in sorted(names):
+        try:
+            runtime = sanitizer_runtime(sanitizer_build(get_target(name)))
+        except (InputError, ImportError):
+            continue
+        boxes[name] = stack.enter_context(Sandbox(jobs, timeout, None, sanitizer=runtime))
+    return boxes

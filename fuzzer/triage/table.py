@@ -14,7 +14,7 @@ STATUS_LOOK: dict[str, tuple[str, str]] = {
     "fixed": ("fixed", "green"),
     "changed": ("changed symptom", "yellow"),
     "unusable": ("unusable", "magenta"),
-    "untestable": ("pass missing", "cyan"),
+    "untestable": ("cannot test here", "cyan"),
     "unverified": ("unverified", "dim"),
 }
 MAX_PASSES_SHOWN = 3

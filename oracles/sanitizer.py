@@ -26,10 +26,26 @@ _OWN = ("/passes/", "onnxoptimizer/")
 
 
 def _short(function: str) -> str:
-    """``ns::Class::method`` of ``ns::Class::method(args) const``."""
+    """``ns::Class::method<T>`` of ``std::vector<T> const ns::Class::method<T>(args) const``:
+    the arguments and, for a template, the return type dropped."""
     name = function.strip()
     cut = name.find("(", 1 if not name.startswith("operator") else name.find(")") + 1)
-    return (name[:cut] if cut > 0 else name)[:160]
+    name = name[:cut] if cut > 0 else name
+    depth, start = 0, 0
+    for i, char in enumerate(name):
+        depth += (char == "<") - (char == ">")
+        if char == " " and depth == 0:
+            start = i + 1
+    return name[start:][:160]
+
+
+def _untemplated(function: str) -> str:
+    """``function`` without template arguments (one bug, whatever type it was built for)."""
+    while True:
+        shorter = re.sub(r"<[^<>]*>", "", function)
+        if shorter == function:
+            return function
+        function = shorter
 
 
 def _where(location: str) -> tuple[str, int | None]:
@@ -94,7 +110,7 @@ def memory_error(outcome: Outcome) -> list[Finding]:
     where = facts["file"] + (f":{facts['line']}" if facts["line"] else "")
     inside = f" in {facts['function']}" if facts["function"] else ""
     message = f"{facts['tool']}: {facts['kind']}{inside}" + (f" ({where})" if where else "")
-    facts["site"] = f"{facts['kind']} {facts['function'] or facts['file']}"
+    facts["site"] = f"{facts['kind']} {_untemplated(facts['function']) or facts['file']}"
     return [Finding("memory-error", "optimize", message, {**facts, "report": report})]
 
 

@@ -155,3 +155,16 @@ def test_a_sanitize_campaign_resumes_only_as_one(tmp_path):
                     "--max-cases", "10", "--out", str(out), "--quiet", "--resume")
     assert_one_line_error(plain)
     assert "build" in plain.stderr
+
+
+def test_a_template_function_is_one_root_cause_whatever_its_type():
+    report = (REPORTS / "ubsan_null_argument.txt").read_text()
+    longs = judge(Outcome("sanitizer", "optimize", extra={"sanitizer_report": report}))[0]
+    floats = judge(Outcome("sanitizer", "optimize", extra={
+        "sanitizer_report": report.replace("long", "float")}))[0]
+    assert longs.message == ("UndefinedBehaviorSanitizer: null pointer passed as argument N, "
+                             "which is declared to never be null in "
+                             "onnx::optimization::ParseTensorData<long> (tensor_util.cc:74)")
+    assert longs.detail["site"] == floats.detail["site"] == (
+        "null pointer passed as argument N, which is declared to never be null "
+        "onnx::optimization::ParseTensorData")

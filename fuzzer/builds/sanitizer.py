@@ -3,14 +3,16 @@ build (AddressSanitizer + UndefinedBehaviorSanitizer) under GCC's ASan runtime, 
 reports they leave.
 
 Python itself is not instrumented, so the ASan runtime must be the first library the
-interpreter loads: it is preloaded (``LD_PRELOAD``) into workers that start as a fresh
-interpreter (multiprocessing's ``spawn``) through a small wrapper script that sets the
-environment and execs the interpreter, as the sanitizers' documentation recommends for
-Python extensions. A sanitizer that finds an error writes its report (ASan to
-``<folder>/report.<pid>``, GCC's UBSan to the worker's error output, which goes to
-``<folder>/stderr.<pid>``) and halts the worker (``halt_on_error=1``); the sandbox then takes
-the report of the dead worker's pid (:meth:`SanitizerRuntime.take`) and judges it
-(:mod:`oracles.sanitizer`, symptom ``memory-error``).
+interpreter loads: it is preloaded (``LD_PRELOAD``) into a fresh interpreter started through a
+small wrapper script that sets the environment (the build's site folder first on
+``PYTHONPATH``) and execs the interpreter, as the sanitizers' documentation recommends for
+Python extensions. That interpreter is multiprocessing's fork server, which imports onnx,
+onnxruntime and the build once; the workers fork from it. A sanitizer that finds an error
+writes its report (ASan to ``<folder>/report.<pid>``, GCC's UBSan to the worker's error
+output, which goes to ``<folder>/stderr.<pid>``) and halts the worker
+(``halt_on_error=1``); the sandbox then takes the report of the dead worker's pid
+(:meth:`SanitizerRuntime.take`) and judges it (:mod:`oracles.sanitizer`, symptom
+``memory-error``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from fuzzer.builds.record import Build
 
 #: characters of a report kept (the report's head holds the error and its stack).
 REPORT_CHARS = 20_000
+
+#: the variable naming the sanitize build's site folder (repro.py reads it too).
+SITE_VARIABLE = "OPTFUZZ_SANITIZE_SITE"
 
 _users = 0  # sandboxes using the installed runtime
 _before: str | None = None  # the executable spawn used before
@@ -107,9 +112,17 @@ def without_runtime(environ: dict[str, str]) -> dict[str, str]:
     """``environ`` without the variables a sanitized worker starts with (``LD_PRELOAD``
     and the sanitizers' options): the environment of a process that a worker starts to
     run as a user would, e.g. a bundle's repro.py, which sets up a sanitizer itself where
-    its symptom needs one."""
+    its symptom needs one. The build's site leaves ``PYTHONPATH``; :data:`SITE_VARIABLE`
+    stays, as repro.py of a ``memory-error`` bundle reads it."""
     names = {"LD_PRELOAD", *KINDS["sanitize"].env}
-    return {k: v for k, v in environ.items() if k not in names}
+    clean = {k: v for k, v in environ.items() if k not in names}
+    site = environ.get(SITE_VARIABLE)
+    if site and "PYTHONPATH" in clean:
+        rest = [p for p in clean["PYTHONPATH"].split(os.pathsep) if p and p != site]
+        clean["PYTHONPATH"] = os.pathsep.join(rest)
+        if not rest:
+            del clean["PYTHONPATH"]
+    return clean
 
 
 def release() -> None:
@@ -131,6 +144,10 @@ def sanitizer_runtime(build: Build | None, folder: str | None = None) -> Sanitiz
     folder = folder or tempfile.mkdtemp(prefix="optfuzz-sanitizer-")
     os.makedirs(folder, exist_ok=True)
     env = runtime_env(KINDS["sanitize"], os.path.join(folder, "report"))
+    if build is not None:  # the fork server imports the build, before any other copy
+        env[SITE_VARIABLE] = build.site
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (build.site, os.environ.get("PYTHONPATH")) if p)
     runtime = SanitizerRuntime(folder, env, build)
     lines = ["#!/bin/sh"] + [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
     lines.append(f'exec {shlex.quote(sys.executable)} "$@"')

@@ -63,13 +63,16 @@ class Sandbox:
         edges: collect each case's edges of the target's own code into
             ``CaseResult.edges`` (workers of a coverage build are spawned, not forked).
         sanitizer: run the workers under a sanitizer runtime (and the target's sanitize
-            build): they are spawned through its wrapper, with no address-space limit
-            (ASan reserves terabytes of shadow memory), and a worker a sanitizer halts gives
-            an Outcome of status ``"sanitizer"`` with the report.
-        start_method: how workers start (``multiprocessing`` start methods; None: fork, or
-            spawn for a coverage or sanitize build). A process with threads of its own that may hold
-            locks at any time (a Ray actor's) uses ``"forkserver"``: workers fork from a
-            single-threaded server that imported :data:`FORKSERVER_PRELOAD` once.
+            build): they fork from a fork server started through its wrapper (the runtime
+            loaded, onnx, onnxruntime and the build imported once, so a worker a sanitizer
+            halts is replaced in milliseconds), with no address-space limit (ASan reserves
+            terabytes of shadow memory); a worker a sanitizer halts gives an Outcome of
+            status ``"sanitizer"`` with the report.
+        start_method: how workers start (``multiprocessing`` start methods; None: fork,
+            spawn for a coverage build, the fork server for a sanitize build). A process
+            with threads of its own that may hold locks at any time (a Ray actor's) uses
+            ``"forkserver"``: workers fork from a single-threaded server that imported
+            :data:`FORKSERVER_PRELOAD` once.
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
     exception of the case's making. :attr:`recycled` counts pools replaced for growth.
@@ -84,7 +87,7 @@ class Sandbox:
         # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard; workers of
         # a coverage build start afresh (spawn), since they import another copy of the target
         method = start_method or ("spawn" if edges is not None and edges.build is not None
-                                  or sanitizer is not None else "fork")
+                                  else "forkserver" if sanitizer is not None else "fork")
         self.sanitizer = sanitizer
         if sanitizer is not None:
             sanitizer.install()

@@ -98,3 +98,15 @@ def test_repro_judges_a_renaming_pass_as_the_campaign_does(tmp_path):
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # no failure: feeds matched
     assert "observed: none" in proc.stdout
+
+
+def test_a_graph_cutting_pass_keys_its_root_causes_without_a_footprint():
+    from fuzzer.campaign.record import cuts_the_graph
+
+    target = get_target("onnxoptimizer")
+    config = {"passes": ["eliminate_identity", "split_init"]}
+    assert cuts_the_graph(target, config, "split_init")
+    assert not cuts_the_graph(target, config, "lift_lexical_references")  # not in the list
+    assert not cuts_the_graph(target, config, "eliminate_identity")
+    assert cuts_the_graph(target, {"passes": ["lift_lexical_references"]},
+                          "lift_lexical_references")

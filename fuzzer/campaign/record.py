@@ -165,6 +165,17 @@ def blame(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] 
     return breaking, enabling, footprint
 
 
+def cuts_the_graph(target: Any, config: dict[str, Any], breaking: str) -> bool:
+    """Whether the pass ``breaking`` alone is judged short of comparing outputs
+    (``judge_until`` in the target's oracle context: a pass that cuts the graph, or whose
+    output the target documents as non-conforming), so that the op types it removes or
+    adds are the model's, not a rewrite's."""
+    if breaking not in target.passes_of(config):
+        return False
+    alone = target.oracle_context(target.with_passes(config, [breaking]))
+    return alone.get("judge_until", "compare") != "compare"
+
+
 def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] | None,
            run: CaseResult, trigger: str | None = None) -> tuple[str, str, list[str]]:
     """``(root-cause key, breaking pass, enabling passes)`` of ``finding`` whose minimal
@@ -180,6 +191,8 @@ def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str]
         breaking, enabling = breaking_and_enabling(passes)
         return root_cause_key(case.target, f"({cause})", finding), breaking, enabling
     breaking, enabling, footprint = blame(sandbox, case, finding, passes, run)
+    if footprint and cuts_the_graph(target, case.config, breaking):
+        footprint = ""  # it removes whole regions by design: the ops it removed are the model's
     key = root_cause_key(case.target, breaking, finding, footprint,
                          target.anchors().get(breaking, ()), trigger)
     return key, breaking, enabling

@@ -340,3 +340,21 @@ def test_documented_with_the_minimal_passes_moves_too(tmp_path: Path, monkeypatc
     assert summary.documented == 1, lines
     assert (tmp_path / "crashes" / "documented" / bid / "model.onnx").is_file()
     assert f"moved {bid} to documented/{bid} (bad-neg-alone)" in lines
+
+
+def test_a_bundle_only_a_sanitizer_shows_is_left_in_place(tmp_path: Path) -> None:
+    out = tmp_path / "crashes"
+    bid = "memory-error-0123abcd"
+    (out / bid).mkdir(parents=True)
+    meta = meta_dict(bid, stage="optimize", message="AddressSanitizer: heap-use-after-free",
+                     target={"name": "fake", "version": "1.0",
+                             "config": {"passes": ["double-free"], "fixed_point": False}})
+    (out / bid / "meta.json").write_text(json.dumps(meta))
+    onnx.save(chain([("Exp", "e")]), out / bid / "model.onnx")
+    onnx.save(chain([("Exp", "e")]), out / bid / "original.onnx")
+    (out / bid / "inputs.npz").write_bytes(npz_bytes(FEEDS))
+    lines: list[str] = []
+    summary = rebucket(BundleStore(out), None, lines.append)
+    assert summary.left == 1 and summary.fixed == 0
+    assert lines == [f"left {bid}: cannot run (memory-error shows only on the sanitize "
+                     "build of fake)"]

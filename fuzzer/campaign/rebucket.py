@@ -205,7 +205,8 @@ def _replays(store: BundleStore, metas: list[BundleMeta], sandbox: Any) -> Itera
             missing = missing_passes(case)
             job: Future[CaseResult] | str = \
                 f"passes missing in the installed target: {', '.join(missing)}" if missing \
-                else sandbox.submit(case)
+                else f"{meta.symptom} shows only on the {needs} build of {meta.target.name}" \
+                if (needs := symptom_record(meta.symptom).build) else sandbox.submit(case)
         except KeyError as exc:  # an unknown target
             job = str(exc.args[0])
         except ImportError as exc:

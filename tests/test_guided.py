@@ -38,8 +38,9 @@ def test_guided_campaign_reaches_the_planted_branch_and_chance_does_not(
         tmp_path: Path) -> None:
     guided = _campaign(tmp_path / "guided", "--guided")
     assert guided["guided"]["edge_features"] >= 6  # one per run length, 1 to 6
-    assert guided["guided"]["seeds"] >= 6
-    assert (tmp_path / "guided" / "queue.jsonl").is_file()
+    # a seed may bring several run lengths at once: the pool grew, and queue.jsonl holds it
+    queue = (tmp_path / "guided" / "queue.jsonl").read_text().splitlines()
+    assert len(queue) == guided["guided"]["seeds"] >= 2
     assert len(_ladder_bundles(tmp_path / "guided")) == 1
     plain = _campaign(tmp_path / "plain")
     assert plain["cases"] == guided["cases"]

@@ -71,14 +71,19 @@ class FindingWorker:
         self._thread = threading.Thread(target=self._run, name="findings", daemon=True)
         self._thread.start()
 
-    def put(self, case: TestCase, result: CaseResult) -> None:
-        """Queue a result with findings; blocks while the queue is full and the thread runs.
+    def put(self, case: TestCase, result: CaseResult,
+            waiting: Callable[[], None] | None = None) -> None:
+        """Queue a result with findings; blocks while the queue is full and the thread runs,
+        calling ``waiting()`` every :data:`POLL_SECONDS` meanwhile (it may raise, e.g. on
+        Ctrl-C: :meth:`fuzzer.campaign.interrupt.StopRequest.check`).
 
         Raises:
             CampaignError: the thread has stopped (see :meth:`check`).
         """
         while True:
             self.check()
+            if waiting is not None:
+                waiting()
             try:
                 self._queue.put((case, result), timeout=POLL_SECONDS)
                 return

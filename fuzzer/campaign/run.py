@@ -30,6 +30,7 @@ from fuzzer.campaign.failure import (
     stopped,
 )
 from fuzzer.campaign.finding_thread import FindingWorker
+from fuzzer.campaign.interrupt import StopRequest
 from fuzzer.campaign.log import PROGRESS_SECONDS, close_log, open_log
 from fuzzer.campaign.progress import render, summary
 from fuzzer.campaign.record import Handled
@@ -162,6 +163,7 @@ class Campaign:
         self.guide = _guide(settings, self.store.root, self.target)
         self.sanitizer = _sanitizer(settings, self.target)
         self.findings = self._finding_worker()
+        self.ctrl_c = StopRequest()
 
     def _finding_worker(self) -> Any:
         """What records findings (a :class:`FindingWorker` thread in a local campaign)."""
@@ -178,7 +180,13 @@ class Campaign:
                        settings.timeout, settings.memory_limit, sanitizer=self.sanitizer)
 
     def run(self) -> CampaignStats:
-        """Run the case loop, finish the findings, save; see :func:`run_campaign`."""
+        """Run the case loop, finish the findings, save; see :func:`run_campaign`. Ctrl-C
+        stops the loop between two cases (:mod:`fuzzer.campaign.interrupt`); a second press
+        abandons the queued findings."""
+        with self.ctrl_c:
+            return self._run_interruptibly()
+
+    def _run_interruptibly(self) -> CampaignStats:
         settings, findings = self.settings, self.findings
         interrupted, finished = False, False
         failure: CampaignError | None = None
@@ -199,6 +207,7 @@ class Campaign:
                     if not is_disk_full(exc):
                         raise
                     failure = disk_full(exc, self.store.root)
+                self.ctrl_c.raising = True  # from here a press abandons the queued findings
                 self.stats.last_run = {"cases": self.run_cases,
                                        "seconds": round(time.monotonic() - self.run_started, 3)}
                 sandbox.close()
@@ -248,6 +257,7 @@ class Campaign:
             OSError: campaign.json could not be written.
         """
         while True:
+            self.ctrl_c.check()
             self._fill(sandbox)
             if self.in_flight == 0:
                 return
@@ -330,7 +340,7 @@ class Campaign:
         if result.unusable and case.source.get("kind") == "corpus":
             self.stream.skip_model(case.source.get("model", ""))
         if result.findings and result.artifacts is not None:
-            self.findings.put(case, result)
+            self.findings.put(case, result, self.ctrl_c.check)
 
     def _checkpoint(self) -> None:
         # Cases still in flight are abandoned; a resumed campaign starts after the last one

@@ -250,6 +250,7 @@ class ClusterCampaign(Campaign):
 
     def _loop(self, pool: ActorPool, live: Any) -> None:
         while True:
+            self.ctrl_c.check()
             self.findings.check()
             if not self.exhausted:
                 self._fill(pool)

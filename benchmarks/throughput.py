@@ -1,104 +1,149 @@
 """Throughput of a campaign with isolation vs. a bare in-process loop, in one run.
 
-Both run the same generated ~10-node graphs through one target's default configuration
-(onnxoptimizer's default pass list; onnxruntime's ORT_ENABLE_ALL with every transformer,
-the optimized model saved and loaded back, as its target does):
+Both run the same cases: the first ``N`` generated cases of a campaign with seed 0 and the
+target's default configuration (onnxoptimizer's default pass list; onnxruntime's
+ORT_ENABLE_ALL with every transformer, the optimized model saved and loaded back, as its
+target does):
 
-- bare loop (one core, no isolation): optimize, two onnxruntime sessions, two runs, compare;
-- campaign: ``run_campaign`` with N worker processes over the same models (saved as a corpus
-  folder), which adds materialization, validation, oracles and inter-process traffic.
+- bare loop (one core, no isolation): each case's model and feeds materialized beforehand,
+  then timed: optimize, two onnxruntime sessions, two runs, compare;
+- campaign: ``run_campaign`` with N worker processes, twice over the same cases. The first
+  run finds their root causes (each new bundle costs a determinism run, a float64 run and
+  its repro.py in a fresh process); the timed run resumes the folder from case 0 again
+  (``next_case`` reset in campaign.json), so its findings are hits of known root causes, as
+  in the hours of an overnight campaign: the per-case path. It adds materialization
+  (generation from the seed), validation, every oracle, hit handling and inter-process
+  traffic.
 
-Prints cases/s of each and their ratio (campaign / bare). The machine is shared, so only
-the ratio measured in one run means anything.
+Prints cases/s of each, the new bundles of each campaign run, and the ratio (timed campaign
+run / bare). The machine is shared, so only the ratio measured in one run means anything.
 
-    python benchmarks/throughput.py [--models 3000] [--jobs 2] [--target onnxoptimizer]
+    python benchmarks/throughput.py [--cases 3000] [--jobs 2] [--target onnxoptimizer]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-import onnx
 from rich.console import Console
 
 
-def make_models(count: int, folder: Path) -> list[onnx.ModelProto]:
-    """``count`` generated models of 8 to 14 nodes, also saved into ``folder``."""
-    from generators import generate_model
+def materialized_cases(target_name: str, first: int, count: int) -> list[tuple[Any, ...]]:
+    """``(model, feeds, config)`` of the campaign's cases ``first .. first + count - 1``
+    (seed 0, generated source, the target's default configuration), built in this process."""
+    from fuzzer.campaign.stream import CaseStream, StreamConfig
+    from fuzzer.execution.pipeline import materialize_case
+    from fuzzer.targets import get_target
 
-    models, seed = [], 0
-    while len(models) < count:
-        model = generate_model(seed, nodes=(5, 9)).model
-        seed += 1
-        if 8 <= len(model.graph.node) <= 14:
-            onnx.save(model, folder / f"m{len(models):05d}.onnx")
-            models.append(model)
-    return models
+    stream = CaseStream(StreamConfig(target_name, 0, fixed_passes=True),
+                        get_target(target_name), first, 0)
+    cases = []
+    for _ in range(count):
+        case = stream.draw(corpus_ok=False)
+        try:
+            model, feeds, _ = materialize_case(case)
+        except Exception:  # unusable in the campaign too: it is counted, not run
+            continue
+        cases.append((model, feeds, case.config))
+    return cases
 
 
-def bare_loop(models: list[onnx.ModelProto], target_name: str) -> float:
-    """Cases/s of optimize (target ``target_name``, default configuration) + two sessions +
-    two runs + compare, in this process."""
+def _bare_range(cases: list[tuple[Any, ...]], target_name: str, first: int,
+                progress: Any) -> None:
+    """Run the bare loop from case ``first`` on, in a forked child; ``progress`` (shared
+    ``[next case, seconds]``) is updated after each case, so that a case that kills the
+    child (the target's own memory errors) is skipped by the next child."""
     from fuzzer.execution.reference import make_session, run_session
     from fuzzer.targets import get_target
-    from generators.inputs import synthesize_inputs
     from oracles.tolerance import compare_arrays
 
     target = get_target(target_name)
-    config = target.default_config()
-    feeds = [synthesize_inputs(m, 0) for m in models]
-    start = time.perf_counter()
-    for model, feed in zip(models, feeds, strict=True):
+    for index in range(first, len(cases)):
+        model, feeds, config = cases[index]
+        start = time.perf_counter()
         try:  # a failure is a finding; the loop goes on, as a campaign does
+            expected = run_session(make_session(model.SerializeToString()), feeds)
             optimized = target.optimize(model, config)
-            expected = run_session(make_session(model.SerializeToString()), feed)
-            actual = run_session(make_session(optimized.SerializeToString()), feed)
+            actual = run_session(make_session(optimized.SerializeToString()), feeds)
+            for e, a in zip(expected.values(), actual.values(), strict=False):
+                compare_arrays(e, a)
         except Exception:
-            continue
-        for e, a in zip(expected.values(), actual.values(), strict=False):
-            compare_arrays(e, a)
-    return len(models) / (time.perf_counter() - start)
+            pass
+        progress[1] += time.perf_counter() - start
+        progress[0] = index + 1
 
 
-def campaign(folder: Path, count: int, jobs: int, out: Path, target: str) -> float:
-    """Cases/s of a real campaign on ``target`` over the models in ``folder`` (default
-    configuration), over its case loop (from start-up to the last result; without the
-    final summary.html)."""
+def bare_loop(cases: list[tuple[Any, ...]], target_name: str) -> float:
+    """Cases/s of optimize (target ``target_name``) + two sessions + two runs + compare,
+    with no isolation: one process runs case after case (a forked child of this one, the
+    imports already made; a case that kills it is skipped and not timed, and the next child
+    goes on)."""
+    context = multiprocessing.get_context("fork")
+    progress = context.Array("d", [0.0, 0.0], lock=False)
+    skipped = 0
+    while progress[0] < len(cases):
+        child = context.Process(target=_bare_range,
+                                args=(cases, target_name, int(progress[0]), progress))
+        child.start()
+        child.join()
+        if child.exitcode != 0:  # the case at progress[0] killed it
+            skipped += 1
+            progress[0] += 1
+    return (len(cases) - skipped) / progress[1]
+
+
+def campaign(out: Path, count: int, jobs: int, target: str, resume: bool) -> dict[str, Any]:
+    """One campaign run of ``count`` cases on ``target`` (seed 0, default configuration,
+    no localization or reduction) in ``out``: its cases/s over the case loop (from start-up
+    to the last result; without the final summary.html) and the bundles in ``out``."""
     from fuzzer.campaign.record import FindingPolicy
     from fuzzer.campaign.run import CampaignSettings, run_campaign
-    from fuzzer.corpus import iter_models
 
-    models = list(iter_models(["dir"], [str(folder)]))
-    settings = CampaignSettings(out=out, max_cases=count, jobs=jobs, generated=False,
-                                target=target,
-                                corpus=models, fixed_passes=True, live=False,
+    settings = CampaignSettings(out=out, max_cases=count, jobs=jobs, target=target, seed=0,
+                                fixed_passes=True, live=False, resume=resume,
                                 policy=FindingPolicy(localize=False, reduce_seconds=0))
     stats = run_campaign(settings, Console(quiet=True))
-    return stats.last_run["cases"] / stats.last_run["seconds"]
+    run = stats.last_run
+    return {"rate": run["cases"] / run["seconds"], "bundles": stats.bundles_new}
+
+
+def replay_from_start(out: Path) -> None:
+    """Let a resumed run of the campaign in ``out`` start at case 0 again."""
+    path = out / "campaign.json"
+    state = json.loads(path.read_text())
+    state["next_case"] = 0
+    path.write_text(json.dumps(state))
 
 
 def main() -> None:
     """Measure both rates in one run and print them with their ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", type=int, default=3000)
+    parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--target", default="onnxoptimizer")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        folder, out = Path(tmp) / "models", Path(tmp) / "crashes"
-        folder.mkdir()
-        models = make_models(args.models, folder)
-        nodes = sum(len(m.graph.node) for m in models) / len(models)
-        bare = bare_loop(models, args.target)
-        camp = campaign(folder, len(models), args.jobs, out, args.target)
-    print(f"target {args.target}; models: {len(models)} generated graphs, {nodes:.1f} nodes "
-          "on average")
-    print(f"bare in-process loop, 1 core : {bare:8.1f} cases/s")
-    print(f"campaign, {args.jobs} workers        : {camp:8.1f} cases/s")
-    print(f"ratio campaign / bare        : {camp / bare:8.2f}")
+        out = Path(tmp) / "crashes"
+        first = campaign(out, args.cases, args.jobs, args.target, resume=False)
+        cases = materialized_cases(args.target, 0, args.cases)
+        bare = bare_loop(cases, args.target)
+        replay_from_start(out)
+        timed = campaign(out, args.cases, args.jobs, args.target, resume=True)
+    nodes = sum(len(m.graph.node) for m, _, _ in cases) / max(1, len(cases))
+    print(f"target {args.target}; cases 0..{args.cases - 1} of seed 0, "
+          f"{nodes:.1f} nodes on average")
+    print(f"campaign, first run {args.jobs} workers: {first['rate']:8.1f} cases/s "
+          f"({first['bundles']} new bundles)")
+    print(f"bare in-process loop, 1 core  : {bare:8.1f} cases/s")
+    print(f"campaign again, {args.jobs} workers : {timed['rate']:8.1f} cases/s "
+          f"({timed['bundles'] - first['bundles']} new bundles)")
+    print(f"ratio campaign / bare         : {timed['rate'] / bare:8.2f}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -73,3 +75,23 @@ def test_a_pool_that_pebble_marks_broken_is_rebuilt_and_no_verdict_is_lost(monke
         assert box.alive and box.restarts == 1
     assert [v.findings[0].symptom for v in verdicts] == \
         ["optimizer-abort", "optimizer-error"] * 15
+
+
+def _temp_root() -> str:
+    return tempfile.gettempdir()
+
+
+def _leave_and_die() -> None:
+    tempfile.mkdtemp(prefix="half-written-")
+    os.abort()
+
+
+def test_a_dead_workers_temporary_files_are_removed_and_the_rest_on_close():
+    with Sandbox(jobs=1, timeout=10.0) as box:
+        scratch = Path(box.scratch)
+        assert Path(box.call(_temp_root)).parent == scratch  # a folder of its own
+        with pytest.raises(SandboxError, match="worker died"):
+            box.call(_leave_and_die)
+        assert not list(scratch.glob("*/half-written-*"))
+        assert Path(box.call(_temp_root)).parent == scratch  # its successor has one too
+    assert not scratch.exists()

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import collections
 import multiprocessing
+import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -96,6 +99,9 @@ class Sandbox:
             multiprocessing.set_forkserver_preload(list(FORKSERVER_PRELOAD))
         context = multiprocessing.get_context(method)
         self.jobs, self.timeout = jobs, timeout
+        # each worker's temporary files live in a folder of its own under this one, removed
+        # when a worker dies and, whole, on close: a case killed mid-way leaves nothing behind
+        self.scratch = tempfile.mkdtemp(prefix="optfuzz-workers-")
         self._slots = jobs * _SLOTS_PER_JOB
         self._stages = context.Array("b", self._slots, lock=False)
         self._free = list(range(self._slots))
@@ -109,7 +115,7 @@ class Sandbox:
             self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0))
             return ProcessPool(max_workers=jobs, max_tasks=max_tasks, initializer=_init,
                                initargs=(self._stages, memory_limit, self._recycling,
-                                         edges, sanitizer),
+                                         edges, sanitizer, self.scratch),
                                context=context)
 
         self._make_pool = make_pool
@@ -222,9 +228,11 @@ class Sandbox:
         try:
             return self._wait(future)
         except FutureTimeout:
+            self._sweep()
             raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result after "
                                f"{timeout or self.timeout:g} s") from None
         except (ProcessExpired, BrokenProcessPool) as exc:
+            self._sweep()
             raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
                                f"({exc})") from None
 
@@ -247,8 +255,10 @@ class Sandbox:
         try:
             result = done.result()
         except FutureTimeout:
+            self._sweep()
             result = _death(case, Outcome("timeout", stage, timeout=self.timeout))
         except ProcessExpired as exc:
+            self._sweep()
             result = _death(case, self._expired(exc, stage))
         except BaseException as exc:  # a bug of optfuzz itself, or an unpicklable result
             result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
@@ -256,6 +266,21 @@ class Sandbox:
         if self._recycling.retire.value:
             self._recycle()
         future.set_result(result)
+
+    def _sweep(self) -> None:
+        """Remove the temporary folders of workers that no longer run (killed for a
+        timeout or dead by a signal: what they were writing is left there)."""
+        try:
+            entries = os.listdir(self.scratch)
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                os.kill(int(entry), 0)
+            except (ValueError, ProcessLookupError):
+                shutil.rmtree(os.path.join(self.scratch, entry), ignore_errors=True)
+            except PermissionError:  # alive, another user's: not ours to remove
+                pass
 
     def _expired(self, exc: ProcessExpired, stage: str) -> Outcome:
         """The Outcome of a case whose worker died: halted by a sanitizer where the worker
@@ -319,6 +344,7 @@ class Sandbox:
             drain.join(timeout=_POLL * 30)
         self._pool.stop()
         self._pool.join()
+        shutil.rmtree(self.scratch, ignore_errors=True)
         if self.sanitizer is not None:
             release()
 
@@ -329,10 +355,20 @@ class Sandbox:
         self.close()
 
 
+def worker_scratch(scratch: str, pid: int) -> str:
+    """The temporary folder of worker ``pid`` under a sandbox's ``scratch`` folder."""
+    return f"{scratch}/{pid}"
+
+
 def _init(stages: Any, memory_limit: int | None, recycling: Any,
-          edges: EdgeSetup | None = None, sanitizer: SanitizerRuntime | None = None) -> None:
+          edges: EdgeSetup | None = None, sanitizer: SanitizerRuntime | None = None,
+          scratch: str | None = None) -> None:
     from fuzzer.execution.worker import init_worker
 
+    if scratch is not None:  # tempfile and child processes write under the worker's folder
+        folder = worker_scratch(scratch, os.getpid())
+        os.makedirs(folder, exist_ok=True)
+        tempfile.tempdir = os.environ["TMPDIR"] = folder
     init_worker(stages, memory_limit, recycling, edges, sanitizer)
 
 

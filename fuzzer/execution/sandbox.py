@@ -45,6 +45,8 @@ MAX_TASKS = 2000
 MAX_RSS_GROWTH = 256 << 20
 #: modules the fork server imports once, so its workers start warm.
 FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.targets")
+#: stages before the target runs: a timeout there is retried once before it counts.
+PRE_TARGET_STAGES = ("materialize", "reference")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 
 
@@ -245,8 +247,12 @@ class Sandbox:
             moved = done in self._moved  # cancelled by a recycling: not a retry
             self._moved.discard(done)
         self._available.release()
-        lost = done.cancelled() or isinstance(done.exception(), BrokenProcessPool)
-        if lost and (moved or not retried) and not self._closed:
+        error = None if done.cancelled() else done.exception()
+        lost = done.cancelled() or isinstance(error, BrokenProcessPool)
+        # a timeout before the target ran (a slow start or reference run on a loaded machine)
+        # would call the seed unusable: it runs once more first
+        early = isinstance(error, FutureTimeout) and stage in PRE_TARGET_STAGES
+        if (lost or early) and (moved or not retried) and not self._closed:
             # the pool broke under the case, or was recycled before it started: run it
             # (once more), off pebble's own thread
             threading.Thread(target=self._retry, args=(case, future, retried or not moved),
@@ -382,7 +388,7 @@ def _death(case: TestCase, outcome: Outcome) -> CaseResult:
     """Judge a case whose worker died or hung; an unusable seed if it happened before the
     target ran (during materialization or the reference run)."""
     source = dict(case.source)
-    if outcome.stage in ("materialize", "reference"):
+    if outcome.stage in PRE_TARGET_STAGES:
         what = "timeout" if outcome.status == "timeout" else f"signal {outcome.signal}"
         return CaseResult([], f"{outcome.stage}: worker {what}", outcome.stage, source)
     from fuzzer.execution.pipeline import oracle_extra

@@ -1,0 +1,44 @@
+"""A case that outlives its timeout before the target ran (a reference run slowed by a loaded
+machine) runs once more before its seed is called unusable."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from fuzzer.execution import pipeline
+from fuzzer.execution.case import TestCase
+from fuzzer.execution.sandbox import Sandbox
+from tests.conftest import unary_chain_model
+
+
+def _case() -> TestCase:
+    return TestCase("fake", {"passes": ["clean"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+
+
+def test_a_reference_run_that_stalls_once_is_run_again(monkeypatch, tmp_path):
+    marker = tmp_path / "stalled-once"
+    real = pipeline.run_session
+
+    def stall_the_first_time(session, feeds):  # inherited by the forked workers
+        if not marker.exists():
+            marker.touch()
+            time.sleep(60)
+        return real(session, feeds)
+
+    monkeypatch.setattr(pipeline, "run_session", stall_the_first_time)
+    with Sandbox(jobs=1, timeout=2.0) as box:
+        result = box.run(_case())
+    assert Path(marker).exists()
+    assert result.unusable is None and result.stage == "compare"
+
+
+def test_a_reference_run_that_always_stalls_makes_the_seed_unusable(monkeypatch):
+    def stall(session, feeds):
+        time.sleep(60)
+
+    monkeypatch.setattr(pipeline, "run_session", stall)
+    with Sandbox(jobs=1, timeout=1.0) as box:
+        result = box.run(_case())
+    assert result.unusable == "reference: worker timeout" and not result.findings

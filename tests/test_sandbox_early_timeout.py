@@ -4,7 +4,6 @@ machine) runs once more before its seed is called unusable."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from fuzzer.execution import pipeline
 from fuzzer.execution.case import TestCase
@@ -30,7 +29,7 @@ def test_a_reference_run_that_stalls_once_is_run_again(monkeypatch, tmp_path):
     monkeypatch.setattr(pipeline, "run_session", stall_the_first_time)
     with Sandbox(jobs=1, timeout=2.0) as box:
         result = box.run(_case())
-    assert Path(marker).exists()
+    assert marker.exists()
     assert result.unusable is None and result.stage == "compare"
 
 

@@ -192,6 +192,19 @@ def rebucket(store: BundleStore, sandbox: Any, echo: Echo) -> Summary:
     return summary
 
 
+def _cannot_replay(meta: BundleMeta, case: TestCase) -> str | None:
+    """Why ``case``, the replay of bundle ``meta``, cannot run in a plain sandbox (passes
+    the installed target lacks, or a symptom only a build such as the sanitize build
+    shows), else None."""
+    missing = missing_passes(case)
+    if missing:
+        return f"passes missing in the installed target: {', '.join(missing)}"
+    needs = symptom_record(meta.symptom).build
+    if needs:
+        return f"{meta.symptom} shows only on the {needs} build of {meta.target.name}"
+    return None
+
+
 def _replays(store: BundleStore, metas: list[BundleMeta], sandbox: Any) -> Iterator[
         tuple[BundleMeta, TestCase | None, CaseResult | str]]:
     """``(meta, case, result or why it cannot run)`` of every bundle, in the order of
@@ -202,11 +215,7 @@ def _replays(store: BundleStore, metas: list[BundleMeta], sandbox: Any) -> Itera
         try:
             case = bundle_case(store.path(meta.id), meta,
                                replay_config(meta, pass_available(meta.target.name)))
-            missing = missing_passes(case)
-            job: Future[CaseResult] | str = \
-                f"passes missing in the installed target: {', '.join(missing)}" if missing \
-                else f"{meta.symptom} shows only on the {needs} build of {meta.target.name}" \
-                if (needs := symptom_record(meta.symptom).build) else sandbox.submit(case)
+            job: Future[CaseResult] | str = _cannot_replay(meta, case) or sandbox.submit(case)
         except KeyError as exc:  # an unknown target
             job = str(exc.args[0])
         except ImportError as exc:

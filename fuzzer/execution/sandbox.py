@@ -253,8 +253,8 @@ class Sandbox:
         # would call the seed unusable: it runs once more first
         early = isinstance(error, FutureTimeout) and stage in PRE_TARGET_STAGES
         if (lost or early) and (moved or not retried) and not self._closed:
-            # the pool broke under the case, or was recycled before it started: run it
-            # (once more), off pebble's own thread
+            # the pool broke under the case, it was recycled before it started, or it timed
+            # out before the target ran: run it (once more), off pebble's own thread
             threading.Thread(target=self._retry, args=(case, future, retried or not moved),
                              name="sandbox-retry", daemon=True).start()
             return
@@ -361,18 +361,13 @@ class Sandbox:
         self.close()
 
 
-def worker_scratch(scratch: str, pid: int) -> str:
-    """The temporary folder of worker ``pid`` under a sandbox's ``scratch`` folder."""
-    return f"{scratch}/{pid}"
-
-
 def _init(stages: Any, memory_limit: int | None, recycling: Any,
           edges: EdgeSetup | None = None, sanitizer: SanitizerRuntime | None = None,
           scratch: str | None = None) -> None:
     from fuzzer.execution.worker import init_worker
 
     if scratch is not None:  # tempfile and child processes write under the worker's folder
-        folder = worker_scratch(scratch, os.getpid())
+        folder = os.path.join(scratch, str(os.getpid()))  # named by pid: see Sandbox._sweep
         os.makedirs(folder, exist_ok=True)
         tempfile.tempdir = os.environ["TMPDIR"] = folder
     init_worker(stages, memory_limit, recycling, edges, sanitizer)

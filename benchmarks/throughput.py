@@ -5,18 +5,18 @@ target's default configuration (onnxoptimizer's default pass list; onnxruntime's
 ORT_ENABLE_ALL with every transformer, the optimized model saved and loaded back, as its
 target does):
 
-- bare loop (one core, no isolation): each case's model and feeds materialized beforehand,
-  then timed: optimize, two onnxruntime sessions, two runs, compare;
+- bare loop (one core, no isolation): per case, timed: the model and feeds built from the
+  case's seed (as a campaign's worker builds them), optimize, two onnxruntime sessions, two
+  runs, compare; the same loop on models built beforehand is printed too;
 - campaign: ``run_campaign`` with N worker processes, twice over the same cases. The first
   run finds their root causes (each new bundle costs a determinism run, a float64 run and
   its repro.py in a fresh process); the timed run resumes the folder from case 0 again
   (``next_case`` reset in campaign.json), so its findings are hits of known root causes, as
-  in the hours of an overnight campaign: the per-case path. It adds materialization
-  (generation from the seed), validation, every oracle, hit handling and inter-process
-  traffic.
+  in the hours of an overnight campaign: the per-case path. It adds validation, every
+  oracle, hit handling and inter-process traffic.
 
-Prints cases/s of each, the new bundles of each campaign run, and the ratio (timed campaign
-run / bare). The machine is shared, so only the ratio measured in one run means anything.
+Prints cases/s of each, the new bundles of each campaign run, and the ratios (timed campaign
+run / each bare loop). The machine is shared, so only the ratio measured in one run means anything.
 
     python benchmarks/throughput.py [--cases 3000] [--jobs 2] [--target onnxoptimizer]
 """
@@ -34,42 +34,50 @@ from typing import Any
 from rich.console import Console
 
 
-def materialized_cases(target_name: str, first: int, count: int) -> list[tuple[Any, ...]]:
-    """``(model, feeds, config)`` of the campaign's cases ``first .. first + count - 1``
-    (seed 0, generated source, the target's default configuration), built in this process."""
+def campaign_cases(target_name: str, count: int) -> list[Any]:
+    """The campaign's cases ``0 .. count - 1`` (seed 0, generated source, the target's
+    default configuration) as drawn by its case stream: seeds, not yet models."""
     from fuzzer.campaign.stream import CaseStream, StreamConfig
-    from fuzzer.execution.pipeline import materialize_case
     from fuzzer.targets import get_target
 
     stream = CaseStream(StreamConfig(target_name, 0, fixed_passes=True),
-                        get_target(target_name), first, 0)
-    cases = []
-    for _ in range(count):
-        case = stream.draw(corpus_ok=False)
+                        get_target(target_name), 0, 0)
+    return [stream.draw(corpus_ok=False) for _ in range(count)]
+
+
+def prebuilt(cases: list[Any]) -> list[tuple[Any, Any] | None]:
+    """``(model, feeds)`` of each case, built in this process (None: unusable)."""
+    from fuzzer.execution.pipeline import materialize_case
+
+    built: list[tuple[Any, Any] | None] = []
+    for case in cases:
         try:
-            model, feeds, _ = materialize_case(case)
-        except Exception:  # unusable in the campaign too: it is counted, not run
-            continue
-        cases.append((model, feeds, case.config))
-    return cases
+            built.append(materialize_case(case)[:2])
+        except Exception:  # unusable in the campaign too: it costs the attempt only
+            built.append(None)
+    return built
 
 
-def _bare_range(cases: list[tuple[Any, ...]], target_name: str, first: int,
-                progress: Any) -> None:
+def _bare_range(cases: list[Any], target_name: str, first: int, progress: Any,
+                built: list[tuple[Any, Any] | None] | None) -> None:
     """Run the bare loop from case ``first`` on, in a forked child; ``progress`` (shared
     ``[next case, seconds]``) is updated after each case, so that a case that kills the
-    child (the target's own memory errors) is skipped by the next child."""
+    child (the target's own memory errors) is skipped by the next child. Without ``built``
+    (:func:`prebuilt`) each case's model and feeds are built from its seed in the timed
+    part, as the campaign's workers do."""
+    from fuzzer.execution.pipeline import materialize_case
     from fuzzer.execution.reference import make_session, run_session
     from fuzzer.targets import get_target
     from oracles.tolerance import compare_arrays
 
     target = get_target(target_name)
     for index in range(first, len(cases)):
-        model, feeds, config = cases[index]
+        case = cases[index]
         start = time.perf_counter()
         try:  # a failure is a finding; the loop goes on, as a campaign does
+            model, feeds = built[index] if built else materialize_case(case)[:2]  # type: ignore[misc]
             expected = run_session(make_session(model.SerializeToString()), feeds)
-            optimized = target.optimize(model, config)
+            optimized = target.optimize(model, case.config)
             actual = run_session(make_session(optimized.SerializeToString()), feeds)
             for e, a in zip(expected.values(), actual.values(), strict=False):
                 compare_arrays(e, a)
@@ -79,17 +87,19 @@ def _bare_range(cases: list[tuple[Any, ...]], target_name: str, first: int,
         progress[0] = index + 1
 
 
-def bare_loop(cases: list[tuple[Any, ...]], target_name: str) -> float:
-    """Cases/s of optimize (target ``target_name``) + two sessions + two runs + compare,
-    with no isolation: one process runs case after case (a forked child of this one, the
-    imports already made; a case that kills it is skipped and not timed, and the next child
-    goes on)."""
+def bare_loop(cases: list[Any], target_name: str,
+              built: list[tuple[Any, Any] | None] | None = None) -> float:
+    """Cases/s of (without ``built``: the model and feeds built from the case's seed) +
+    optimize (target ``target_name``) + two sessions + two runs + compare, with no
+    isolation: one process runs case after case (a forked child of this one, the imports
+    already made; a case that kills it is skipped and not timed, and the next child goes
+    on)."""
     context = multiprocessing.get_context("fork")
     progress = context.Array("d", [0.0, 0.0], lock=False)
     skipped = 0
     while progress[0] < len(cases):
         child = context.Process(target=_bare_range,
-                                args=(cases, target_name, int(progress[0]), progress))
+                                args=(cases, target_name, int(progress[0]), progress, built))
         child.start()
         child.join()
         if child.exitcode != 0:  # the case at progress[0] killed it
@@ -131,19 +141,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "crashes"
         first = campaign(out, args.cases, args.jobs, args.target, resume=False)
-        cases = materialized_cases(args.target, 0, args.cases)
+        cases = campaign_cases(args.target, args.cases)
         bare = bare_loop(cases, args.target)
+        built = prebuilt(cases)
+        bare_built = bare_loop(cases, args.target, built)
         replay_from_start(out)
         timed = campaign(out, args.cases, args.jobs, args.target, resume=True)
-    nodes = sum(len(m.graph.node) for m, _, _ in cases) / max(1, len(cases))
+    models = [b[0] for b in built if b is not None]
+    nodes = sum(len(m.graph.node) for m in models) / max(1, len(models))
     print(f"target {args.target}; cases 0..{args.cases - 1} of seed 0, "
           f"{nodes:.1f} nodes on average")
-    print(f"campaign, first run {args.jobs} workers: {first['rate']:8.1f} cases/s "
+    print(f"campaign, first run, {args.jobs} workers     : {first['rate']:8.1f} cases/s "
           f"({first['bundles']} new bundles)")
-    print(f"bare in-process loop, 1 core  : {bare:8.1f} cases/s")
-    print(f"campaign again, {args.jobs} workers : {timed['rate']:8.1f} cases/s "
+    print(f"bare loop, 1 core                  : {bare:8.1f} cases/s")
+    print(f"bare loop on prebuilt models, 1 core: {bare_built:8.1f} cases/s")
+    print(f"campaign again, {args.jobs} workers         : {timed['rate']:8.1f} cases/s "
           f"({timed['bundles'] - first['bundles']} new bundles)")
-    print(f"ratio campaign / bare         : {timed['rate'] / bare:8.2f}")
+    print(f"ratio campaign / bare loop         : {timed['rate'] / bare:8.2f}")
+    print(f"ratio campaign / prebuilt bare loop: {timed['rate'] / bare_built:8.2f}")
 
 
 if __name__ == "__main__":

@@ -339,7 +339,7 @@ class Campaign:
         self.stats.add(case, result)
         if result.unusable and case.source.get("kind") == "corpus":
             self.stream.skip_model(case.source.get("model", ""))
-        if result.findings and result.artifacts is not None:
+        if result.findings and result.artifacts is not None and not result.documented:
             self.findings.put(case, result, self.ctrl_c.check)
 
     def _checkpoint(self) -> None:

@@ -104,6 +104,8 @@ class CampaignStats:
         if result.findings:
             self.findings[result.findings[0].symptom] += 1
             self.findings_per_pass.update(passes)
+        if result.documented:  # judged in the worker: counted, never queued
+            self.documented[result.documented] += 1
 
     def handled(self, status: str, bundle_id: str | None, name: str, message: str,
                 signature: str = "") -> None:

@@ -292,7 +292,8 @@ class ClusterCampaign(Campaign):
         for case, run in result.runs:
             if run.unusable and case.source.get("kind") == "corpus":
                 self.skipped.add(case.source.get("model", ""))
-        findings = [(c, r) for c, r in result.runs if r.findings and r.artifacts is not None]
+        findings = [(c, r) for c, r in result.runs
+                    if r.findings and r.artifacts is not None and not r.documented]
         self.unsettled[portion.key] = [len(findings), result.runs, portion]
         for case, run in findings:
             self.findings.put(case, run, portion.key)

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         loaded = load_model(model)
         case = TestCase(adapter.name, config, {"kind": "file", "path": str(model.resolve())},
                         model_bytes=loaded.SerializeToString(), input_seed=inputs.seed,
-                        input_shapes=inputs.shapes())
+                        input_shapes=inputs.shapes(), keep=True)
         timeout = case_timeout(execution.timeout, count_nodes(loaded.graph))
         with options.sandbox(timeout, execution.memory_limit_gib) as sandbox:
             result = sandbox.run(case)

@@ -124,6 +124,9 @@ class CaseResult:
         artifacts: see :class:`Artifacts`; present when findings exist or ``keep`` was set.
         edges: the edge features of the target's own code the case took
             (:func:`fuzzer.edges.collector.features`), where its sandbox collects them.
+        documented: the name of the target's documented behaviour that the primary finding
+            shows (:meth:`fuzzer.targets.base.Target.documented`), judged in the worker: such
+            a result is counted, never bundled, so its artifacts stay there (unless ``keep``).
     """
 
     findings: list[Finding]
@@ -135,3 +138,4 @@ class CaseResult:
     timings: dict[str, float] = field(default_factory=dict)
     artifacts: Artifacts | None = None
     edges: frozenset[int] | None = None
+    documented: str | None = None

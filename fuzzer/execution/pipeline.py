@@ -159,16 +159,20 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
     task = case.task or mat.task
     model_bytes = case.model_bytes or model.SerializeToString()
 
+    target = get_target(case.target)
+
     def result(findings: list, stage: str, optimized_bytes: bytes | None = None,
                expected: Any = None, actual: Any = None, optimized: Any = None,
                changed: bool | None = None) -> CaseResult:
         enter("done")
+        explained = target.documented(findings[0], case.config) if findings else None
         arts = None
-        if findings or case.keep:
+        if (findings and explained is None) or case.keep:
             arts = Artifacts(model_bytes, optimized_bytes, feeds, expected, actual)
         n_opt = len(optimized.graph.node) if optimized is not None else None
         return CaseResult(findings, None, stage, source, (len(model.graph.node), n_opt),
-                          changed, timings, arts)
+                          changed, timings, arts,
+                          documented=explained.name if explained is not None else None)
 
     if case.require_valid:
         import onnx
@@ -187,7 +191,6 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
                           (len(model.graph.node), None), None, timings)
 
     enter("optimize")
-    target = get_target(case.target)
     optimize_start = time.perf_counter()
     try:
         optimized = target.optimize(model, case.config)

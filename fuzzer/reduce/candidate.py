@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fuzzer.reduce.graph import ancestors, reads, writes
+from fuzzer.reduce.graph import ancestors, reads, with_graph, writes
 from fuzzer.reduce.values import Recorded
 
 #: highest IR version onnxruntime 1.31 reads.
@@ -107,7 +107,8 @@ class Builder:
         if not outputs:
             return None
         needed = list(dict.fromkeys(n for node in kept for n in reads(node) if n not in made))
-        graph = onnx.GraphProto(name=self.model.graph.name or "reduced")
+        model = with_graph(self.model, onnx.GraphProto(name=self.model.graph.name or "reduced"))
+        graph = model.graph
         feeds: dict[str, np.ndarray] = {}
         for name in needed:
             if not self._source(name, graph, feeds):
@@ -117,9 +118,6 @@ class Builder:
             graph.output.append(self._output_info(name))
         graph.value_info.extend(self.value_info[n] for n in made
                                 if n in self.value_info and n not in outputs)
-        model = onnx.ModelProto()
-        model.CopyFrom(self.model)
-        model.graph.CopyFrom(graph)
         model.ir_version = min(model.ir_version, MAX_IR_VERSION)
         return Built(model, feeds)
 

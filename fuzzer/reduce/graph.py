@@ -1,5 +1,6 @@
 """Graph facts the reducer needs: which names a node reads (its subgraphs' outer-scope
-references included) and writes, and which nodes a set of outputs depends on.
+references included) and writes, which nodes a set of outputs depends on, and a model with
+another graph built without copying the model's own.
 
 ONNX keeps ``graph.node`` in topological order, so a node's index is its place in that order.
 """
@@ -11,8 +12,8 @@ from typing import Any
 
 from fuzzer.modelio.graphs import count_nodes, subgraphs
 
-__all__ = ["ancestors", "count_nodes", "descendants", "outer_references", "produced_names",
-           "producers", "reads", "subgraphs", "writes"]
+__all__ = ["ancestors", "copy_fields", "count_nodes", "descendants", "outer_references",
+           "produced_names", "producers", "reads", "subgraphs", "with_graph", "writes"]
 
 
 def outer_references(graph: Any) -> set[str]:
@@ -63,6 +64,31 @@ def ancestors(nodes: Sequence[Any], outputs: Iterable[str]) -> list[int]:
         stack.extend(made[n] for n in reads(nodes[index]) if n in made)
     return sorted(keep)
 
+
+def copy_fields(source: Any, target: Any, skip: Iterable[str] = ()) -> None:
+    """Copy every field set in the protobuf message ``source`` into ``target`` (of the same
+    type), except the fields named in ``skip``."""
+    for field, value in source.ListFields():
+        if field.name in skip:
+            continue
+        if field.is_repeated:
+            getattr(target, field.name).extend(value)
+        elif field.type == field.TYPE_MESSAGE:
+            getattr(target, field.name).CopyFrom(value)
+        else:
+            setattr(target, field.name, value)
+
+
+def with_graph(model: Any, graph: Any) -> Any:
+    """A new ``onnx.ModelProto`` with every field of ``model`` but its graph, and a copy of
+    ``graph`` as its graph. Copying ``model`` whole and then replacing its graph would copy
+    every initializer of the original first (54 MB for one OCR model, per candidate)."""
+    import onnx
+
+    new = onnx.ModelProto()
+    copy_fields(model, new, ("graph",))
+    new.graph.CopyFrom(graph)
+    return new
 
 
 def descendants(nodes: Sequence[Any], start: int) -> list[int]:

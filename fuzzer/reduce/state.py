@@ -66,7 +66,7 @@ class Context:
 
         built = self.builder.build(nodes, outputs)
         if built is not None and len(built.model.graph.node) == 1:
-            for families in (list(EDITS), [f for f in EDITS if f in PRESERVING]):
+            for families in (EDITS, PRESERVING):
                 simpler = apply_all(built, families)
                 if simpler is not None and self.predicate(simpler):
                     return self.keep(simpler)

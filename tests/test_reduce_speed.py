@@ -132,27 +132,6 @@ def test_simplification_that_survives_costs_one_check() -> None:
     assert [d.dim_value for d in simplified.graph.input[0].type.tensor_type.shape.dim][1] == 1
 
 
-class NegOnFullSize(HasNeg):
-    """Fails while a Neg is left and every feed keeps the size of the original's (3, 4)."""
-
-    def run(self, built: Built, key: str) -> bool:
-        self.ran.append(built)
-        return any(n.op_type == "Neg" for n in built.model.graph.node) and \
-            all(v.shape == (3, 4) for v in built.feeds.values())
-
-
-def test_one_node_needing_its_dims_is_kept_renamed_without_checking_it_as_built() -> None:
-    pred = NegOnFullSize()
-    reduction = reduce_model(chain(6, 3), FEEDS, pred)
-    graph = reduction.built.model.graph
-    assert [n.op_type for n in graph.node] == ["Neg"]
-    assert [i.name for i in graph.input] == ["t0"]
-    assert pred(reduction.built)
-    one_node = [b for b in pred.ran if len(b.model.graph.node) == 1]
-    # every edit (dims 1: passes), the renamed one (fails), then dims halved (passes)
-    assert [b.feeds["t0"].shape for b in one_node] == [(1, 1), (3, 4), (2, 2)]
-
-
 def test_recorded_values_come_back_as_files_removed_afterwards() -> None:
     model = chain(8, 4)
     expected = record(model, FEEDS)

@@ -58,18 +58,14 @@ class Context:
         A candidate of one node is tried first with every simplification applied
         (:func:`fuzzer.reduce.simplify.apply_all`): where the failure survives that, as it
         usually does, the reduction is done in one check (no node to remove, nothing left
-        to simplify). Where it does not (smaller dims or default attributes lose it), the
-        edits that keep what the model computes come next, before the candidate as built:
-        the simplification step tries both groups in that order anyway, so the check of the
-        unsimplified candidate is saved wherever the failure survives the second group."""
-        from fuzzer.reduce.simplify import EDITS, PRESERVING, apply_all
+        to simplify)."""
+        from fuzzer.reduce.simplify import EDITS, apply_all
 
         built = self.builder.build(nodes, outputs)
         if built is not None and len(built.model.graph.node) == 1:
-            for families in (EDITS, PRESERVING):
-                simpler = apply_all(built, families)
-                if simpler is not None and self.predicate(simpler):
-                    return self.keep(simpler)
+            simplest = apply_all(built, EDITS)
+            if simplest is not None and self.predicate(simplest):
+                return self.keep(simplest)
         return self.try_built(built) if built is not None else None
 
     def try_cuts(self, cuts: Sequence[tuple[list[Any], list[str]]]) -> list[State | None]:

@@ -37,7 +37,9 @@ def materialize(source: dict[str, Any], input_seed: int,
 
     Args:
         source: ``{"kind": "generated", "seed": int, "generator": "v1" | "v2" (default
-            "v2"), "passes": [pass names] (optional hint)}``.
+            "v2"), "passes": [pass names] (optional hint), "with_motifs": [motif names]
+            (optional: exactly these motifs, e.g. the ``block-run`` of a case that asks for
+            the scaling probe)}``.
         input_seed: unused here (feeds are synthesized by the worker from the model).
         input_shapes: the user's sizes for dynamic dims; they win over the generator's.
 
@@ -48,7 +50,8 @@ def materialize(source: dict[str, Any], input_seed: int,
     Raises:
         KeyError: missing ``seed`` or unknown generator.
     """
-    gm = generate(int(source["seed"]), source.get("generator", "v2"), source.get("passes"))
+    gm = generate(int(source["seed"]), source.get("generator", "v2"), source.get("passes"),
+                  motifs=source.get("with_motifs"))
     shapes = gm.input_shapes
     if input_shapes:
         shapes = {**(shapes or {}), **input_shapes}

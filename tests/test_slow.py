@@ -4,6 +4,7 @@ linear one is not), then localized, scaled down and bundled by ``optfuzz check -
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -172,3 +173,61 @@ def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
     assert repro.returncode == 1, repro.stdout + repro.stderr
     linear = optfuzz("check", str(model), "--target", "fake", "--passes", "slow-linear")
     assert linear.returncode == 0, linear.stdout + linear.stderr
+
+
+# --- a campaign's generated case that asks for the probe --------------------------------------
+
+
+def asking_case(seed: int) -> TestCase:
+    """A generated case as the campaign stream makes one in GROWTH_ONE_IN: the block-run
+    motif, the probe asked up to GROWTH_NODES nodes; the fake target's quadratic pass."""
+    from fuzzer.campaign.stream import GROWTH_MOTIF, GROWTH_NODES
+
+    source = {"kind": "generated", "seed": seed, "generator": "v2",
+              "with_motifs": [GROWTH_MOTIF]}
+    return TestCase("fake", {"passes": ["slow-quadratic"], "fixed_point": False}, source,
+                    input_seed=seed, growth=True, growth_nodes=GROWTH_NODES)
+
+
+def test_the_stream_asks_one_generated_case_in_growth_one_in_for_the_probe(monkeypatch):
+    from fuzzer.campaign import stream as stream_module
+    from fuzzer.campaign.stream import CaseStream, StreamConfig
+    from fuzzer.targets import get_target
+
+    def drawn() -> list[TestCase]:
+        stream = CaseStream(StreamConfig("fake", 3), get_target("fake"))
+        return [stream.draw(corpus_ok=False) for _ in range(50)]
+
+    assert not any(c.growth or c.growth_nodes for c in drawn())
+    monkeypatch.setattr(stream_module, "GROWTH_ONE_IN", 1)
+    cases = drawn()
+    assert all(c.growth and c.growth_nodes == stream_module.GROWTH_NODES for c in cases)
+    assert all(c.source["with_motifs"] == [stream_module.GROWTH_MOTIF] for c in cases)
+
+
+def test_the_block_run_motif_makes_a_run_of_alike_blocks_in_most_models():
+    from generators import generate_model
+
+    runs = [find_run(generate_model(seed, motifs=["block-run"]).model.graph)
+            for seed in range(40)]
+    assert sum(r is not None and r.count >= MIN_BLOCKS for r in runs) >= 24
+
+
+@pytest.mark.slow
+def test_a_generated_run_is_scaled_up_found_slow_and_trimmed_to_the_run(box):
+    from fuzzer.campaign.growth import scale_down
+    from fuzzer.execution.pipeline import materialize_case
+
+    seed = next(s for s in range(100)
+                if (r := find_run(materialize_case(asking_case(s))[0].graph)) is not None
+                and len(materialize_case(asking_case(s))[0].graph.node) > r.count * r.period)
+    case = asking_case(seed)
+    model = materialize_case(case)[0]
+    result = box.run(dataclasses.replace(case, keep=True))
+    (slow,) = [f for f in result.findings if f.symptom == "slow"]
+    assert slow.detail["table"][-1]["nodes"] > 4 * len(model.graph.node)  # scaled up
+    smaller, run, again = scale_down(box, case, result, slow, 120.0)
+    kept = onnx.load_from_string(smaller.model_bytes)
+    assert again.symptom == "slow" and run.artifacts is not None
+    assert len(kept.graph.node) < len(model.graph.node)
+    assert find_run(kept.graph) is not None

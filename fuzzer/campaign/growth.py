@@ -9,12 +9,13 @@ three sizes: a pass list reproduces where the time it adds to the no-pass baseli
 superlinearly (``growth: passes``), the empty list where the target's own load and save
 does (``growth: framework``).
 
-Reduction here is over the model's run of repeated blocks (:mod:`fuzzer.modelio.repeat`):
+Reduction here is first over the model's run of repeated blocks (:mod:`fuzzer.modelio.repeat`):
 block counts of the found model divided by powers of 2, smallest first, each checked by the
 reducer's own predicate (:class:`fuzzer.reduce.signature_check.SignatureCheck`: the same
 symptom and key detail, i.e. still superlinear and in the same part of the target); the
-first that holds is the minimized model. Deleting single nodes as the generic reducer does
-would cost a three-size timing per candidate for no gain on a chain.
+first that holds is kept. Then the generic reducer removes the nodes around the run that the
+growth does not need, with the same predicate: a candidate that cuts into the run has no run
+to scale and fails fast, one that keeps it costs a three-size timing.
 """
 
 from __future__ import annotations
@@ -71,9 +72,13 @@ def after_timeout(sandbox: Any, case: TestCase, result: CaseResult,
 
 def scale_down(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
                seconds: float) -> tuple[TestCase, CaseResult, Finding]:
-    """The smallest scaled form of the found model that still shows ``finding``: ``(case,
-    run, finding)`` of it, or of the found model where nothing smaller does within
-    ``seconds``."""
+    """The smallest form of the found model that still shows ``finding``, within
+    ``seconds``: first the smallest scaled form (:func:`smaller_counts`), then that form
+    with the nodes around its run removed where the growth does not need them (the generic
+    reducer, :func:`fuzzer.reduce.reducer.reduce_model`, with the same check: a candidate
+    that breaks the run shows no growth and is refused at the cost of a run that finds no
+    run to scale). ``(case, run, finding)`` of it, or of the found model where nothing
+    smaller shows it."""
     from fuzzer.modelio.load import parse_model
     from fuzzer.modelio.repeat import find_run, rescale
     from fuzzer.reduce.candidate import Built
@@ -89,19 +94,41 @@ def scale_down(sandbox: Any, case: TestCase, result: CaseResult, finding: Findin
         return case, result, finding
     check = SignatureCheck(sandbox, case, finding.symptom, finding.message, Budget(seconds),
                            finding.detail)
+    chosen = None
     for count in smaller_counts(run):
         built = Built(rescale(model, run, count), dict(arts.feeds))
         try:
-            if not check(built):
-                continue
+            if check(built):
+                chosen = built
+                break
         except OutOfTime:
             break
-        smaller = check.results[fingerprint(built)]
-        again = next((f for f in smaller.findings if f.symptom == finding.symptom), finding)
-        data = built.model.SerializeToString()
-        return case.with_model(data, feeds=built.feeds, input_shapes=None), \
-            _with_model(smaller, data), again
-    return case, result, finding
+    chosen = _trimmed(sandbox, check, chosen or Built(model, dict(arts.feeds))) or chosen
+    if chosen is None:
+        return case, result, finding
+    smaller = check.results[fingerprint(chosen)]
+    again = next((f for f in smaller.findings if f.symptom == finding.symptom), finding)
+    data = chosen.model.SerializeToString()
+    return case.with_model(data, feeds=chosen.feeds, input_shapes=None), \
+        _with_model(smaller, data), again
+
+
+def _trimmed(sandbox: Any, check: Any, built: Any) -> Any:
+    """``built`` (a :class:`fuzzer.reduce.candidate.Built` that shows the growth) reduced
+    by the generic reducer under ``check``; None where it removed nothing or could not run
+    (out of time, a reducer error)."""
+    from functools import partial
+
+    from fuzzer.reduce.reducer import reduce_model
+    from fuzzer.reduce.values import record_sandboxed
+
+    try:
+        reduction = reduce_model(built.model, built.feeds, check,
+                                 record_sandboxed(sandbox, built.model, built.feeds),
+                                 partial(record_sandboxed, sandbox), verified=True)
+    except Exception:  # OutOfTime, NotReproducible, or a bug of the reducer
+        return None
+    return reduction.built if reduction.nodes[1] < reduction.nodes[0] else None
 
 
 def _with_model(result: CaseResult, model: bytes) -> CaseResult:
@@ -149,12 +176,23 @@ class Handling:
             run before localization (seconds: the reduction budget).
         meta_fields: ``finding -> {meta.json field: value}`` of the final finding.
         files: ``(meta, model.onnx bytes) -> {bundle file name: bytes}``.
+        passes: ``(finding, localized passes) -> the passes its root-cause key names``.
     """
 
     case: Any
     prepare: Any
     meta_fields: Any
     files: Any
+    passes: Any
 
 
-SLOW = Handling(timed, scale_down, timing_fields, scaled_files)
+def own_passes(finding: Finding, passes: list[str] | None) -> list[str] | None:
+    """The pass list a ``slow`` finding's root cause names: none where its own timing
+    says the target's load and save with no pass grows so (``growth: framework``), whatever
+    pass localization named (a run of that list may have timed under the threshold on a
+    loaded machine), else ``passes``; so every such finding is one root cause,
+    ``(framework)``."""
+    return [] if finding.detail.get("growth") == "framework" else passes
+
+
+SLOW = Handling(timed, scale_down, timing_fields, scaled_files, own_passes)

@@ -182,10 +182,14 @@ def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str]
     passes are ``passes`` and whose run with only those passes is ``run``; the breaking
     pass and its footprint come from :func:`blame` (runs through ``sandbox``), except for
     a finding the target explains by a cause outside any pass
-    (:meth:`fuzzer.targets.base.Target.shared_cause`), keyed by that cause instead;
-    ``trigger`` is the trigger probes' sentence where they ran
-    (:func:`fuzzer.findings.rootcause.root_cause_key`)."""
+    (:meth:`fuzzer.targets.base.Target.shared_cause`), keyed by that cause instead; a
+    symptom's own :data:`HANDLING` may replace ``passes`` (a ``slow`` finding whose growth
+    is the target's own load and save names none); ``trigger`` is the trigger probes'
+    sentence where they ran (:func:`fuzzer.findings.rootcause.root_cause_key`)."""
     target = get_target(case.target)
+    handling = HANDLING.get(finding.symptom)
+    if handling is not None:
+        passes = handling.passes(finding, passes)
     cause = target.shared_cause(finding)
     if cause is not None:  # one cause whatever pass shows it: no blame runs, no footprint
         breaking, enabling = breaking_and_enabling(passes)

@@ -56,6 +56,15 @@ class StreamConfig:
 
 #: One mutated case in this many mutates a corpus model (where there are any).
 CORPUS_PARENT_ONE_IN = 4
+#: One generated or mutated case in this many asks its worker for the scaling probe of the
+#: ``slow`` oracle (:mod:`fuzzer.execution.scaling`): a generated model with a run of
+#: repeated blocks (:data:`GROWTH_MOTIF`) timed scaled up to :data:`GROWTH_NODES` nodes,
+#: about 3 s of a worker's time, a few percent of a campaign's.
+GROWTH_ONE_IN = 20000
+#: main-graph nodes the sizes of an asked probe may reach.
+GROWTH_NODES = 8192
+#: the motif a case that asks for the probe is generated with (:mod:`generators.motifs.runs`).
+GROWTH_MOTIF = "block-run"
 
 
 class CaseStream:
@@ -158,8 +167,12 @@ class CaseStream:
         task = None
         if self.config.mutated and (not self.config.generated or seed % 2):
             source, task = self._mutated(source, seed)
+        growth = source["kind"] == "generated" and (seed >> 32) % GROWTH_ONE_IN == 0
+        if growth:
+            source["with_motifs"] = [GROWTH_MOTIF]
         return TestCase(self.config.target_name, config, source, input_seed=seed,
-                        input_shapes=self.config.input_shapes, task=task)
+                        input_shapes=self.config.input_shapes, task=task, growth=growth,
+                        growth_nodes=GROWTH_NODES if growth else None)
 
     def _mutated(self, generated: dict[str, Any], seed: int) -> tuple[dict[str, Any],
                                                                         str | None]:

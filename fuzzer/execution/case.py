@@ -51,6 +51,9 @@ class TestCase:
         growth: time the target on the model at three sizes whatever its single timing
             (:mod:`fuzzer.execution.scaling`), as localization and reduction of a ``slow``
             finding need; else only a suspicious single timing is followed up.
+        growth_nodes: with ``growth``, the main-graph node count the probe's sizes may
+            reach (a generated model's short run of blocks is scaled up to it); None: four
+            times the model's own size.
     """
 
     __test__ = False  # not a pytest class
@@ -66,6 +69,7 @@ class TestCase:
     keep: bool = False
     require_valid: bool = False
     growth: bool = False
+    growth_nodes: int | None = None
 
     def with_model(self, model_bytes: bytes, **changes: Any) -> TestCase:
         """A copy that carries ``model_bytes`` (and any other field changes)."""

@@ -119,7 +119,8 @@ def growth_extra(case: TestCase, target: Any, model: Any, feeds: dict[str, Any],
         return extra
     budget = PROBE_SECONDS if left is None else min(PROBE_SECONDS, left / 2)
     try:
-        series = scaling_series(target, case.config, model, feeds, budget, case.growth)
+        series = scaling_series(target, case.config, model, feeds, budget, case.growth,
+                                case.growth_nodes)
     except Exception:
         series = None
     if series:

@@ -94,7 +94,8 @@ def may_probe(asked: bool) -> bool:
 
 
 def scaling_series(target: Any, config: dict[str, Any], model: Any, feeds: dict[str, Any],
-                   budget: float, asked: bool) -> list[dict[str, Any]] | None:
+                   budget: float, asked: bool,
+                   nodes: int | None = None) -> list[dict[str, Any]] | None:
     """The series :func:`oracles.slow.judge_growth` judges (layout in :mod:`oracles.slow`),
     or None where the model has no run of repeated blocks, no size is slow enough to time,
     or the timings outran ``budget`` seconds.
@@ -106,6 +107,8 @@ def scaling_series(target: Any, config: dict[str, Any], model: Any, feeds: dict[
         budget: seconds the probe may take.
         asked: the case asked for the probe (the sizes may then reach four times the
             model's).
+        nodes: where the case asked, the main-graph node count the sizes may reach
+            instead, where that is more (``TestCase.growth_nodes``).
 
     Raises:
         Exception: whatever the target or onnxruntime raise on a scaled model.
@@ -113,16 +116,20 @@ def scaling_series(target: Any, config: dict[str, Any], model: Any, feeds: dict[
     global _spent
     started = time.monotonic()
     try:
-        return _series(target, config, model, feeds, budget, asked, started)
+        return _series(target, config, model, feeds, budget, asked, started, nodes)
     finally:
         _spent += time.monotonic() - started
 
 
 def _series(target: Any, config: dict[str, Any], model: Any, feeds: dict[str, Any],
-            budget: float, asked: bool, started: float) -> list[dict[str, Any]] | None:
+            budget: float, asked: bool, started: float,
+            nodes: int | None) -> list[dict[str, Any]] | None:
     run = find_run(model.graph)
     if run is None:
         return None
+    top = run.count * (4 if asked else 2)
+    if asked and nodes:  # the run's blocks alone may reach the node count
+        top = max(top, nodes // run.period)
     empty = target.with_passes(config, [])
     no_passes = not target.passes_of(config)
 
@@ -135,7 +142,7 @@ def _series(target: Any, config: dict[str, Any], model: Any, feeds: dict[str, An
         scaled = rescale(model, run, count)
         return min(_timed(target.optimize, scaled, config) for _ in range(3))
 
-    first = smallest_count(run, run.count * (4 if asked else 2), time_count, budget)
+    first = smallest_count(run, top, time_count, budget)
     if first is None:
         return None
     sizes = []

@@ -17,7 +17,8 @@ def bundle_case(folder: Path, meta: BundleMeta,
                 config: dict[str, Any] | None = None) -> TestCase:
     """The TestCase of a bundle folder: model.onnx bytes, inputs.npz feeds, and the target
     and configuration recorded in its meta.json (``config`` replaces the latter). A bundle
-    with a ``scaling/`` folder asks for the three-size timing (``TestCase.growth``).
+    with a ``scaling/`` folder asks for the three-size timing (``TestCase.growth``), its
+    sizes up to the largest there (``TestCase.growth_nodes``).
 
     Raises:
         OSError: model.onnx or inputs.npz is missing or unreadable.
@@ -25,7 +26,9 @@ def bundle_case(folder: Path, meta: BundleMeta,
     """
     model = (folder / "model.onnx").read_bytes()
     feeds = read_npz(folder / "inputs.npz")
+    sizes = [int(p.stem) for p in (folder / SCALING_DIR).glob("*.onnx") if p.stem.isdigit()]
     return TestCase(meta.target.name,
                     dict(config if config is not None else meta.target.config),
                     {"kind": "bundle", "id": meta.id, "path": str(folder)},
-                    model_bytes=model, feeds=feeds, growth=(folder / SCALING_DIR).is_dir())
+                    model_bytes=model, feeds=feeds, growth=(folder / SCALING_DIR).is_dir(),
+                    growth_nodes=max(sizes, default=None))

@@ -16,7 +16,7 @@ FAMILIES: tuple[str, ...] = ("weights", "fusion", "elimination", "shape", "subgr
                              "onnxscript_rules", "opset_changes", "onnxslim_conv",
                              "onnxslim_matmul",
                              "onnxslim_shape", "onnxslim_cleanup",
-                             "onnxsim_fold", "onnxsim_fusion")
+                             "onnxsim_fold", "onnxsim_fusion", "runs")
 
 
 #: Families whose motifs are drawn only for a pass hint that names one of their passes (the

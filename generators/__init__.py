@@ -11,8 +11,12 @@ Entry points:
 
 from __future__ import annotations
 
-from generators.generate import GeneratedModel, generate
+from typing import TYPE_CHECKING, Any
+
 from generators.recipe import RECIPES
+
+if TYPE_CHECKING:
+    from generators.generate import GeneratedModel
 
 #: Registered generator names.
 GENERATORS: tuple[str, ...] = tuple(RECIPES)
@@ -40,7 +44,20 @@ def generate_model(seed: int, *, generator: str = "v2", passes: list[str] | None
         KeyError: unknown generator or motif.
         ValueError: opset outside 7..21.
     """
+    from generators.generate import generate
+
     return generate(seed, generator, passes, nodes, motifs, opset)
+
+
+def __getattr__(name: str) -> Any:
+    """``GeneratedModel`` on first use: the generator and its motif library are imported
+    only where a model is generated (0.2 s that a process importing the package for
+    :class:`generators.materialize.Materialized` or the inputs does not need)."""
+    if name == "GeneratedModel":
+        from generators.generate import GeneratedModel
+
+        return GeneratedModel
+    raise AttributeError(f"module 'generators' has no attribute {name!r}")
 
 
 __all__ = ["GENERATORS", "GeneratedModel", "generate_model"]

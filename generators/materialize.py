@@ -8,8 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from generators.generate import generate
-
 
 @dataclass
 class Materialized:
@@ -50,6 +48,9 @@ def materialize(source: dict[str, Any], input_seed: int,
     Raises:
         KeyError: missing ``seed`` or unknown generator.
     """
+    from generators.generate import generate  # the generator is heavy to import: not for
+    # every importer of Materialized (a reducer process never generates)
+
     gm = generate(int(source["seed"]), source.get("generator", "v2"), source.get("passes"),
                   motifs=source.get("with_motifs"))
     shapes = gm.input_shapes

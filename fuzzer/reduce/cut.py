@@ -40,10 +40,11 @@ def cut_points(state: State, ctx: Context) -> list[int]:
     return points or list(range(len(state.nodes)))
 
 
-#: the output search stops at a failing cut with at most this many cut points: the input
-#: cut's first candidate (the last node alone) and the linear pass finish it for at most
-#: the checks the search would still make.
-FEW = 2
+#: the output search stops at a failing cut with at most this many cut points. At 2 the
+#: input cut and the linear pass then spent up to four checks where the search needed one
+#: more (a node whose consumer was cut with it: 9 checks instead of 6 on a 12-node model);
+#: at 1 no model of benchmarks/reduce_vs_polygraphy.py needed more checks.
+FEW = 1
 
 
 def search_cut(points: Sequence[int], cut: Cut, ctx: Context, guess: int | None = None,

@@ -329,10 +329,15 @@ def simplify(state: State, ctx: Context) -> State:
 
     All edits together come first, then the :data:`PRESERVING` ones together: where the
     failure survives them, one check replaces one per edit. The families not yet applied are
-    then tried one edit at a time."""
+    then tried one edit at a time. Where the predicate checks several candidates at once,
+    the groups and the first single edits on top of the preserving group are started
+    together (:func:`_started`), so that the usual outcome, the preserving group kept and
+    then one edit, costs one round of checks instead of two."""
     families = list(EDITS)
-    for group in (families, [f for f in families if f in PRESERVING]):
-        candidate = apply_all(state.built, group)
+    groups = [families, [f for f in families if f in PRESERVING]]
+    candidates = [apply_all(state.built, group) for group in groups]
+    _started(ctx, candidates, [f for f in families if f not in PRESERVING])
+    for group, candidate in zip(groups, candidates, strict=True):
         if candidate is not None and ctx.predicate(candidate):
             state = ctx.keep(candidate)
             families = [f for f in families if f not in group]
@@ -343,3 +348,23 @@ def simplify(state: State, ctx: Context) -> State:
             if candidate is not None and ctx.predicate(candidate):
                 state = ctx.keep(candidate)
     return state
+
+
+def _started(ctx: Context, groups: list[Built | None], rest: list[str]) -> None:
+    """Where the predicate runs checks at once, start checking the group candidates and, on
+    the spare checks, the first single edits of ``rest`` on the last (preserving) group; the
+    loop of :func:`simplify` then finds their verdicts cached."""
+    predicate = ctx.predicate
+    if predicate.parallel <= 1:
+        return
+    started = [c for c in groups if c is not None]
+    base = groups[-1]
+    if base is not None:
+        for family in rest:
+            started += [e(base) for e in EDITS[family](base)]
+    fresh = 0
+    for candidate in started:
+        if fresh == predicate.parallel:
+            break
+        if candidate is not None:
+            fresh += not predicate.submit(candidate).done()  # cached verdicts take no check

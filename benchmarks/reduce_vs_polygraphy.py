@@ -7,11 +7,12 @@ Softmax is dropped (logits are the output).
 
 For each model: optfuzz natively (sandbox predicate), optfuzz ``--check``, and polygraphy
 ``debug reduce --check`` run the same check command (benchmarks/reduce_checker.py). Prints node
-counts, wall times (seconds) and the time ratio; exits 1 if ``optfuzz reduce --check`` (the
-same predicate as polygraphy's) leaves more nodes than polygraphy, or takes longer, on any
-model.
+counts (the most any run left), wall times (seconds; the median of ``--repeats`` runs of
+each, the reducers in turn, as one run of a few seconds moves by a second on a shared
+machine) and the time ratio; exits 1 if ``optfuzz reduce --check`` (the same predicate as
+polygraphy's) leaves more nodes than polygraphy, or takes longer, on any model.
 
-Usage: python benchmarks/reduce_vs_polygraphy.py [--out DIR] [--quick]
+Usage: python benchmarks/reduce_vs_polygraphy.py [--out DIR] [--quick] [--repeats 3]
 (needs ``polygraphy`` and ``onnx-graphsurgeon`` from the package index on PATH).
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -128,6 +130,12 @@ def real_subjects(work: Path, quick: bool) -> list[Subject]:
     return [s for s in subjects if fails(s)]
 
 
+def max_nodes(results: tuple[tuple[int | None, float], ...]) -> int | None:
+    """The most nodes any run of one reducer left (None where a run left no model)."""
+    counts = [n for n, _ in results]
+    return None if None in counts else max(counts)  # type: ignore[type-var]
+
+
 def nodes(path: Path) -> int | None:
     return len(onnx.load(str(path)).graph.node) if path.is_file() else None
 
@@ -178,6 +186,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/optfuzz-reduce-bench"))
     parser.add_argument("--quick", action="store_true", help="one model of each kind")
     parser.add_argument("--generated", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs of each reducer per model, in turn; the median time counts")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     subjects = generated_subjects(args.out, 1 if args.quick else args.generated)
@@ -188,9 +198,13 @@ def main() -> int:
     for subject in subjects:
         model = onnx.load(str(subject.path))
         stem = args.out / subject.path.stem
-        n_native, t_native = run_optfuzz_native(subject, stem.with_suffix(".optfuzz.onnx"))
-        n_check, t_check = run_optfuzz_check(subject, stem.with_suffix(".optfuzz-check.onnx"))
-        n_poly, t_poly = run_polygraphy(subject, stem.with_suffix(".polygraphy.onnx"))
+        runs = [(run_optfuzz_native(subject, stem.with_suffix(".optfuzz.onnx")),
+                 run_optfuzz_check(subject, stem.with_suffix(".optfuzz-check.onnx")),
+                 run_polygraphy(subject, stem.with_suffix(".polygraphy.onnx")))
+                for _ in range(max(1, args.repeats))]
+        (n_native, t_native), (n_check, t_check), (n_poly, t_poly) = \
+            [(max_nodes(column), statistics.median(t for _, t in column))
+             for column in zip(*runs, strict=True)]
         ratio = f"{t_native / t_poly:.2f} / {t_check / t_poly:.2f}" if t_poly else "-"
         where = failure_position(model, subject.passes == "drop-middle")
         print(f"{subject.name:28} {len(model.graph.node):>6} {where:>10} | "

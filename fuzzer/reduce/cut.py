@@ -87,6 +87,8 @@ def bisect_inputs(state: State, ctx: Context) -> State:
     first, see :meth:`fuzzer.reduce.state.Context.try_cut`); the bisection goes on below it.
     """
     nodes = state.nodes
+    if len(nodes) <= 1:  # nothing to cut away; the simplification step tries its edits
+        return state
     points = cut_points(state, ctx)[::-1]
     found = ctx.try_cut(nodes[points[0]:], state.outputs)
     if found is not None and len(found.nodes) < len(nodes):

@@ -215,12 +215,15 @@ def test_the_block_run_motif_makes_a_run_of_alike_blocks_in_most_models():
 
 @pytest.mark.slow
 def test_a_generated_run_is_scaled_up_found_slow_and_trimmed_to_the_run(box):
-    from fuzzer.campaign.growth import scale_down
+    from fuzzer.campaign.growth import TRIM_AT_LEAST, scale_down
     from fuzzer.execution.pipeline import materialize_case
 
-    seed = next(s for s in range(100)
-                if (r := find_run(materialize_case(asking_case(s))[0].graph)) is not None
-                and len(materialize_case(asking_case(s))[0].graph.node) > r.count * r.period)
+    def around(seed: int) -> int:  # nodes outside the model's run (-1: no run)
+        graph = materialize_case(asking_case(seed))[0].graph
+        run = find_run(graph)
+        return -1 if run is None else len(graph.node) - run.count * run.period
+
+    seed = next(s for s in range(100) if around(s) >= TRIM_AT_LEAST)
     case = asking_case(seed)
     model = materialize_case(case)[0]
     result = box.run(dataclasses.replace(case, keep=True))

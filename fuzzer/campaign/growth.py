@@ -30,6 +30,9 @@ from oracles.base import Finding
 
 #: meta.json field holding the timing table and the exponents.
 TIMING_FIELD = "timing"
+#: fewest nodes around the run that the generic reducer is run for: each of its checks that
+#: keeps the run costs a three-size timing (seconds), too much to save a single node.
+TRIM_AT_LEAST = 2
 
 
 def smaller_counts(run: Any) -> list[int]:
@@ -103,7 +106,8 @@ def scale_down(sandbox: Any, case: TestCase, result: CaseResult, finding: Findin
                 break
         except OutOfTime:
             break
-    chosen = _trimmed(sandbox, check, chosen or Built(model, dict(arts.feeds))) or chosen
+    if len(model.graph.node) - run.count * run.period >= TRIM_AT_LEAST:
+        chosen = _trimmed(sandbox, check, chosen or Built(model, dict(arts.feeds))) or chosen
     if chosen is None:
         return case, result, finding
     smaller = check.results[fingerprint(chosen)]

@@ -22,6 +22,9 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
+# the generator is preloaded before the workers fork: a worker started after a crash would
+# import it again, 0.2 s each
+import generators.generate  # noqa: F401
 from fuzzer.campaign.failure import (
     CampaignError,
     as_campaign_error,
@@ -164,6 +167,7 @@ class Campaign:
         self.sanitizer = _sanitizer(settings, self.target)
         self.findings = self._finding_worker()
         self.ctrl_c = StopRequest()
+        self.documented_logged: set[str] = set()
 
     def _finding_worker(self) -> Any:
         """What records findings (a :class:`FindingWorker` thread in a local campaign)."""
@@ -339,8 +343,19 @@ class Campaign:
         self.stats.add(case, result)
         if result.unusable and case.source.get("kind") == "corpus":
             self.stream.skip_model(case.source.get("model", ""))
-        if result.findings and result.artifacts is not None and not result.documented:
+        if result.documented:
+            self._log_documented(result)
+        elif result.findings and result.artifacts is not None:
             self.findings.put(case, result, self.ctrl_c.check)
+
+    def _log_documented(self, result: CaseResult) -> None:
+        """Log the first finding of each documented behaviour in this run; the rest are
+        counted in campaign.json (they can be a seventh of all cases)."""
+        name = result.documented or ""
+        if name not in self.documented_logged:
+            self.documented_logged.add(name)
+            self.log.info("finding dropped (documented: %s): %s (later ones are counted in "
+                          "campaign.json)", name[:200], result.findings[0].message[:200])
 
     def _checkpoint(self) -> None:
         # Cases still in flight are abandoned; a resumed campaign starts after the last one

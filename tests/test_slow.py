@@ -180,13 +180,14 @@ def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
 
 def asking_case(seed: int) -> TestCase:
     """A generated case as the campaign stream makes one in GROWTH_ONE_IN: the block-run
-    motif, the probe asked up to GROWTH_NODES nodes; the fake target's quadratic pass."""
-    from fuzzer.campaign.stream import GROWTH_MOTIF, GROWTH_NODES
+    motif, the probe asked up to a node count (4,096 here: the fake target's quadratic pass
+    shows at that size in a fraction of the time GROWTH_NODES would take)."""
+    from fuzzer.campaign.stream import GROWTH_MOTIF
 
     source = {"kind": "generated", "seed": seed, "generator": "v2",
               "with_motifs": [GROWTH_MOTIF]}
     return TestCase("fake", {"passes": ["slow-quadratic"], "fixed_point": False}, source,
-                    input_seed=seed, growth=True, growth_nodes=GROWTH_NODES)
+                    input_seed=seed, growth=True, growth_nodes=4096)
 
 
 def test_the_stream_asks_one_generated_case_in_growth_one_in_for_the_probe(monkeypatch):

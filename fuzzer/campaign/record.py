@@ -12,12 +12,7 @@ from fuzzer.campaign.minimize import Minimal, minimize, probe, run_with_passes
 from fuzzer.campaign.verify import deterministic, more_exact_than_original, reproduces
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.findings.dedup import (
-    PRELIMINARY_KEYS,
-    find_root_cause,
-    finding_signature,
-    remember_preliminary,
-)
+from fuzzer.findings.dedup import find_root_cause, finding_signature
 from fuzzer.findings.rootcause import (
     breaking_and_enabling,
     footprint_of,
@@ -280,14 +275,11 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
         files = {".onnx": minimal.case.model_bytes, ".npz": npz_bytes(arts.feeds)} \
             if arts is not None else {".onnx": minimal.case.model_bytes}
         store.add_variant(known, files, policy.max_variants, utc_now())
-        remember_preliminary(store, known, prelim)
         roots.remember(prelim, known)
         return Handled("merged", known, signature=first_wave)
     bid = root_cause_id(finding.symptom, key)
     extra: dict[str, Any] = {"root_cause": key, "breaking_pass": breaking,
                              "enabling_passes": enabling, "trigger": trigger}
-    if prelim != key:
-        extra[PRELIMINARY_KEYS] = [prelim]
     if where is not None:
         extra["localization"] = where.to_json()
     if handling is not None:

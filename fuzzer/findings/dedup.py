@@ -7,8 +7,6 @@ still found, so later sightings count as hits on it instead of opening a second 
 
 from __future__ import annotations
 
-from typing import Any
-
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.graph_hash import MAX_GRAPH_VARIANTS, change_hash
 from fuzzer.findings.signature import bundle_id, make_signature, signature_core
@@ -56,39 +54,12 @@ def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
     return None
 
 
-#: meta.json key listing the preliminary root-cause keys (taken on found models, before
-#: reduction) that led to the bundle, so that a later campaign on the folder (a resumed one,
-#: another machine) sends such a finding to it as a hit without reducing it again.
-PRELIMINARY_KEYS = "preliminary_keys"
-#: most preliminary keys one bundle keeps (its meta stays small).
-MAX_PRELIMINARY_KEYS = 32
-
-
 def find_root_cause(store: BundleStore, symptom_name: str, key: str) -> str | None:
     """The id of the bundle of root-cause ``key`` (:mod:`fuzzer.findings.rootcause`): the
-    one named after it, else one whose meta records it as its root cause or among its
-    :data:`PRELIMINARY_KEYS`; None when there is none."""
+    one named after it, else one whose meta records it; None when there is none."""
     from fuzzer.findings.rootcause import root_cause_id
 
     direct = root_cause_id(symptom_name, key)
     if store.exists(direct):
         return direct
-    metas = store.index()
-    return next((m.id for m in metas if m.root_cause == key), None) or \
-        next((m.id for m in metas if key in (m.extra.get(PRELIMINARY_KEYS) or ())), None)
-
-
-def remember_preliminary(store: BundleStore, bundle_id: str, key: str) -> None:
-    """Record in bundle ``bundle_id``'s meta that preliminary root-cause ``key`` led to it
-    (at most :data:`MAX_PRELIMINARY_KEYS`; nothing where it is its root cause already).
-
-    Raises:
-        fuzzer.store.folder.DamagedBundleError: the bundle's meta is unreadable.
-        OSError: the meta cannot be written.
-    """
-    def change(meta: Any) -> None:
-        keys = list(meta.extra.get(PRELIMINARY_KEYS) or [])
-        if key != meta.root_cause and key not in keys and len(keys) < MAX_PRELIMINARY_KEYS:
-            meta.extra[PRELIMINARY_KEYS] = [*keys, key]
-
-    store.update(bundle_id, change)
+    return next((m.id for m in store.index() if m.root_cause == key), None)

@@ -28,7 +28,7 @@ from fuzzer.report.expected_actual import Observation
 from fuzzer.report.issue_draft import render_issue_draft
 from fuzzer.report.repro import render_repro, repro_context
 from fuzzer.store.folder import BundleStore, dump_json
-from fuzzer.store.meta import SCHEMA, BundleMeta
+from fuzzer.store.meta import PRELIMINARY_KEYS, SCHEMA, BundleMeta
 from fuzzer.store.npz import npz_bytes
 from fuzzer.store.versions import environment_versions, utc_now
 from fuzzer.targets import get_target
@@ -274,12 +274,14 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
         arts = minimal.run.artifacts
         files = {".onnx": minimal.case.model_bytes, ".npz": npz_bytes(arts.feeds)} \
             if arts is not None else {".onnx": minimal.case.model_bytes}
-        store.add_variant(known, files, policy.max_variants, utc_now())
+        store.add_variant(known, files, policy.max_variants, utc_now(), key=prelim)
         roots.remember(prelim, known)
         return Handled("merged", known, signature=first_wave)
     bid = root_cause_id(finding.symptom, key)
     extra: dict[str, Any] = {"root_cause": key, "breaking_pass": breaking,
                              "enabling_passes": enabling, "trigger": trigger}
+    if prelim != key:
+        extra[PRELIMINARY_KEYS] = [prelim]
     if where is not None:
         extra["localization"] = where.to_json()
     if handling is not None:

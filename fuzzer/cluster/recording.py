@@ -28,6 +28,7 @@ class StoreOp:
         files: file name (or variant suffix) -> bytes.
         limit: the variant cap.
         when: ISO time of the sighting (variants).
+        key: the preliminary root-cause key that led to the bundle (variants; None: none).
     """
 
     kind: str
@@ -35,6 +36,7 @@ class StoreOp:
     files: dict[str, bytes] = field(default_factory=dict)
     limit: int = 0
     when: str = ""
+    key: str | None = None
 
 
 class RecordingStore:
@@ -52,16 +54,18 @@ class RecordingStore:
 
     def index(self) -> list[Any]:
         """Id and root-cause key of every known bundle (what root-cause lookup reads)."""
-        return [SimpleNamespace(id=bid, root_cause=key) for bid, key in self.known.items()]
+        return [SimpleNamespace(id=bid, root_cause=key, extra={})
+                for bid, key in self.known.items()]
 
     def add_hit(self, bundle_id: str, when: str | None = None) -> None:
         """Record one more sighting."""
         self.ops.append(StoreOp("hit", bundle_id))
 
     def add_variant(self, bundle_id: str, files: dict[str, bytes], limit: int,
-                    when: str) -> bool:
-        """Record one more sighting with a variant; True (the driver decides on the cap)."""
-        self.ops.append(StoreOp("variant", bundle_id, dict(files), limit, when))
+                    when: str, key: str | None = None) -> bool:
+        """Record one more sighting with a variant (and the preliminary root-cause key that
+        led to it); True (the driver decides on the cap)."""
+        self.ops.append(StoreOp("variant", bundle_id, dict(files), limit, when, key))
         return True
 
     def create(self, bundle_id: str, files: dict[str, bytes], on_exists: Any = None) -> bool:
@@ -99,7 +103,7 @@ def apply(store: BundleStore, handled: Handled, ops: list[StoreOp]) -> Handled:
             if not store.create(op.bundle_id, op.files, on_exists=hit):
                 handled = Handled("hit", op.bundle_id, handled.name, handled.signature)
         elif op.kind == "variant":
-            store.add_variant(op.bundle_id, op.files, op.limit, op.when)
+            store.add_variant(op.bundle_id, op.files, op.limit, op.when, op.key)
         elif store.exists(op.bundle_id):
             store.add_hit(op.bundle_id)
     return handled

@@ -56,10 +56,15 @@ def find_bundle(store: BundleStore, symptom: str, signature: str) -> str | None:
 
 def find_root_cause(store: BundleStore, symptom_name: str, key: str) -> str | None:
     """The id of the bundle of root-cause ``key`` (:mod:`fuzzer.findings.rootcause`): the
-    one named after it, else one whose meta records it; None when there is none."""
+    one named after it, else one whose meta records it as its root cause, else one whose
+    meta lists it among its preliminary keys (:data:`fuzzer.store.meta.PRELIMINARY_KEYS`);
+    None when there is none."""
     from fuzzer.findings.rootcause import root_cause_id
+    from fuzzer.store.meta import PRELIMINARY_KEYS
 
     direct = root_cause_id(symptom_name, key)
     if store.exists(direct):
         return direct
-    return next((m.id for m in store.index() if m.root_cause == key), None)
+    metas = store.index()
+    return next((m.id for m in metas if m.root_cause == key), None) or \
+        next((m.id for m in metas if key in (m.extra.get(PRELIMINARY_KEYS) or ())), None)

@@ -298,11 +298,13 @@ class BundleStore:
         return meta
 
     def add_variant(self, bundle_id: str, files: dict[str, bytes], limit: int,
-                    when: str) -> bool:
+                    when: str, key: str | None = None) -> bool:
         """Record one more sighting of a bundle's root cause (``hits`` + 1, ``last_seen``
         = ``when``) and, while it holds fewer than ``limit`` variants, keep ``files`` (suffix
         -> bytes, e.g. ``{".onnx": model, ".npz": feeds}``) as ``variants/<n><suffix>``,
-        listed in meta ``variants``. Returns whether a variant was kept.
+        listed in meta ``variants``; ``key``, the preliminary root-cause key that led here,
+        is kept too (:meth:`fuzzer.store.meta.BundleMeta.add_preliminary_key`). Returns
+        whether a variant was kept.
 
         Raises:
             DamagedBundleError: the bundle's meta is unreadable (nothing is written).
@@ -311,6 +313,8 @@ class BundleStore:
 
         def change(meta: BundleMeta) -> None:
             meta.add_hits(1, when)
+            if key is not None:
+                meta.add_preliminary_key(key)
             if len(meta.variants) >= limit:
                 return
             folder = self.path(bundle_id) / VARIANTS

@@ -33,6 +33,12 @@ SCHEMA1_OPTIONAL = ("localization", "aliases", "replay")
 SCHEMA2_FIELDS = ("breaking_pass", "enabling_passes", "root_cause", "variants", "trigger",
                   "verified")
 KNOWN_FIELDS = frozenset(SCHEMA1_REQUIRED + SCHEMA1_OPTIONAL + SCHEMA2_FIELDS)
+#: meta.json key (kept in :attr:`BundleMeta.extra`) listing the preliminary root-cause keys,
+#: taken on found models before reduction, that led to the bundle: a later campaign on the
+#: folder (a resumed one) sends such a finding to the bundle as a hit without reducing it.
+PRELIMINARY_KEYS = "preliminary_keys"
+#: most preliminary keys one bundle keeps (its meta stays small).
+MAX_PRELIMINARY_KEYS = 32
 
 _KIND_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "a list"}
 
@@ -288,6 +294,13 @@ class BundleMeta:
         """``{"target": "<name> <version>", **versions}``: the versions the bundle was found
         with, in the layout of :func:`fuzzer.triage.versions.installed_versions`."""
         return {"target": f"{self.target.name} {self.target.version}", **self.versions}
+
+    def add_preliminary_key(self, key: str) -> None:
+        """Record that preliminary root-cause ``key`` led here (:data:`PRELIMINARY_KEYS`;
+        at most :data:`MAX_PRELIMINARY_KEYS`, none that is the root cause itself)."""
+        keys = list(self.extra.get(PRELIMINARY_KEYS) or [])
+        if key != self.root_cause and key not in keys and len(keys) < MAX_PRELIMINARY_KEYS:
+            self.extra[PRELIMINARY_KEYS] = [*keys, key]
 
     def add_hits(self, count: int, when: str) -> None:
         """Count ``count`` more sightings; ``last_seen`` becomes ``when`` (ISO UTC time)

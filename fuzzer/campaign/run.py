@@ -351,7 +351,7 @@ class Campaign:
     def _log_documented(self, result: CaseResult) -> None:
         """Log the first finding of each documented behaviour in this run; the rest are
         counted in campaign.json (they can be a seventh of all cases)."""
-        name = result.documented or ""
+        name = str(result.documented)
         if name not in self.documented_logged:
             self.documented_logged.add(name)
             self.log.info("finding dropped (documented: %s): %s (later ones are counted in "

@@ -28,7 +28,7 @@ PLANTED = "raise,segv,drop-node,invalid,bloat"
 FILLER = ",".join(f"nop-{i}" for i in range(40))
 QUICK = "raise,drop-node,invalid,bloat"  # no worker to replace after each finding
 SYMPTOMS = {"optimizer-error", "optimizer-abort", "output-mismatch", "invalid-model", "bloat"}
-CASES = 8 * RANGE_SIZE
+CASES = 4 * RANGE_SIZE
 
 
 @pytest.fixture
@@ -136,7 +136,8 @@ def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
 def test_killing_the_driver_and_resuming_completes_the_same_ranges(cluster, tmp_path):
     nodes, _ = cluster
     out = tmp_path / "crashes"
-    total = 16 * CASES  # more than the actors run before campaign.json is first saved (10 s)
+    total = 64 * RANGE_SIZE  # more than the actors run before campaign.json is first saved
+    # (10 s)
     proc = start(fuzz_args(nodes.address, out, "--max-cases", str(total), planted=QUICK))
     wait_for(lambda: len(expand(campaign(out).get("cluster", {}).get("done", []))) >= 2
              or proc.poll() is not None)

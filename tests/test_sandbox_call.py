@@ -73,7 +73,7 @@ def test_a_pool_that_pebble_marks_broken_is_rebuilt_and_no_verdict_is_lost(monke
     with Sandbox(jobs=2, timeout=5.0) as box:
         verdicts = [f.result(timeout=120) for f in [box.submit(c) for c in cases]]
         assert box.alive and box.restarts == 1
-    assert [v.findings[0].symptom for v in verdicts] == \
+    assert [v.findings[0].symptom if v.findings else v.unusable for v in verdicts] == \
         ["optimizer-abort", "optimizer-error"] * 15
 
 
@@ -95,3 +95,26 @@ def test_a_dead_workers_temporary_files_are_removed_and_the_rest_on_close():
         assert not list(scratch.glob("*/half-written-*"))
         assert Path(box.call(_temp_root)).parent == scratch  # its successor has one too
     assert not scratch.exists()
+
+
+def _rebuilt_here(case):
+    """A stand-in for the sandbox's rebuild of a dead worker's case: the case's model, no
+    feeds, and the pid of the process that built it."""
+    return case.model_bytes, {}, {"rebuilt_by": os.getpid()}
+
+
+def test_a_dead_workers_case_is_rebuilt_in_a_worker_of_the_pool(monkeypatch):
+    """The model of a case whose worker died is rebuilt for its bundle in one of the pool's
+    own workers, not in a child forked from the calling process (whose other threads may
+    hold an import lock forever in that child) and not on pebble's manager thread."""
+    import fuzzer.execution.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "_materialize_elsewhere", _rebuilt_here)
+    data = unary_chain_model().SerializeToString()
+    with Sandbox(jobs=1, timeout=10.0) as box:  # workers fork after the patch: they see it
+        dead = box.run(TestCase("fake", {"passes": ["segv"]}, {"kind": "bytes"},
+                                model_bytes=data))
+        worker = box.call(os.getpid)
+    assert dead.findings[0].symptom == "optimizer-abort"
+    assert dead.artifacts is not None and dead.artifacts.model == data
+    assert dead.source["rebuilt_by"] == worker != os.getpid()

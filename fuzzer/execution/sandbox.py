@@ -21,7 +21,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from pebble import ProcessExpired, ProcessPool, concurrent
+from pebble import ProcessExpired, ProcessPool
 
 from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
@@ -258,20 +258,55 @@ class Sandbox:
             threading.Thread(target=self._retry, args=(case, future, retried or not moved),
                              name="sandbox-retry", daemon=True).start()
             return
+        death: Outcome | None = None
+        result: CaseResult | None = None
         try:
             result = done.result()
         except FutureTimeout:
             self._sweep()
-            result = _death(case, Outcome("timeout", stage, timeout=self.timeout))
+            death = Outcome("timeout", stage, timeout=self.timeout)
         except ProcessExpired as exc:
             self._sweep()
-            result = _death(case, self._expired(exc, stage))
+            death = self._expired(exc, stage)
         except BaseException as exc:  # a bug of optfuzz itself, or an unpicklable result
             result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
                                 dict(case.source))
         if self._recycling.retire.value:
             self._recycle()
+        if death is not None:
+            # judged here (pebble forks new workers from this thread: an import made on
+            # another thread meanwhile could leave its lock held in the child); the model
+            # is rebuilt for the bundle off this thread, in a worker of this pool
+            result = _death(case, death)
+            if result.findings:
+                threading.Thread(target=self._with_artifacts, args=(case, result, future),
+                                 name="sandbox-rebuild", daemon=True).start()
+                return
         future.set_result(result)
+
+    def _with_artifacts(self, case: TestCase, result: CaseResult, future: Future) -> None:
+        """Resolve ``future`` with ``result`` (a dead worker's case) and the artifacts and
+        provenance of its case (:meth:`_rebuild`)."""
+        try:
+            result.artifacts, provenance = self._rebuild(case)
+            result.source.update(provenance)
+        finally:  # the case must end whatever happened here
+            future.set_result(result)
+
+    def _rebuild(self, case: TestCase) -> tuple[Artifacts | None, dict[str, Any]]:
+        """Materialize model and feeds of a case whose worker died again, for its bundle, in
+        a worker of this pool (a mutated case's materialization runs onnx's checker and
+        onnxruntime on the model, which never run in the calling process; and a child
+        forked from the calling process, whose other threads may hold import locks, could
+        wait forever on one). Returns the artifacts and the materializer's provenance (e.g.
+        the mutators applied); ``(None, {})`` where that fails, kills the worker or outlives
+        :data:`REBUILD_TIMEOUT`."""
+        try:
+            model, feeds, provenance = self.call(_materialize_elsewhere, case,
+                                                 timeout=REBUILD_TIMEOUT)
+        except Exception:
+            return None, {}
+        return Artifacts(case.model_bytes or model, None, feeds), provenance
 
     def _sweep(self) -> None:
         """Remove the temporary folders of workers that no longer run (killed for a
@@ -380,8 +415,9 @@ def _execute(case: TestCase, slot: int) -> CaseResult:
 
 
 def _death(case: TestCase, outcome: Outcome) -> CaseResult:
-    """Judge a case whose worker died or hung; an unusable seed if it happened before the
-    target ran (during materialization or the reference run)."""
+    """Judge a case whose worker died or hung (its artifacts are left to
+    :meth:`Sandbox._rebuild`); an unusable seed if it happened before the target ran (during
+    materialization or the reference run)."""
     source = dict(case.source)
     if outcome.stage in PRE_TARGET_STAGES:
         what = "timeout" if outcome.status == "timeout" else f"signal {outcome.signal}"
@@ -390,32 +426,15 @@ def _death(case: TestCase, outcome: Outcome) -> CaseResult:
     from fuzzer.targets import get_target
 
     outcome.extra.update(oracle_extra(get_target(case.target), case.config))
-    findings = judge(outcome)
-    artifacts, provenance = _rebuild(case)
-    return CaseResult(findings, None, outcome.stage, {**source, **provenance},
-                      artifacts=artifacts)
+    return CaseResult(judge(outcome), None, outcome.stage, source)
 
 
 #: seconds a dead worker's case may take to be materialized again.
 REBUILD_TIMEOUT = 120.0
 
 
-def _rebuild(case: TestCase) -> tuple[Artifacts | None, dict[str, Any]]:
-    """Materialize model and feeds of a case whose worker died again, for its bundle, in a
-    child process of its own (pebble's ``concurrent.process``): a mutated case's
-    materialization runs onnx's checker and onnxruntime on the model, which never run in
-    the campaign's process. Returns the artifacts and the materializer's provenance (e.g.
-    the mutators applied); ``(None, {})`` where that fails or outlives
-    :data:`REBUILD_TIMEOUT`."""
-    try:
-        model, feeds, provenance = _materialize_elsewhere(case).result()
-    except Exception:
-        return None, {}
-    return Artifacts(case.model_bytes or model, None, feeds), provenance
-
-
-@concurrent.process(timeout=REBUILD_TIMEOUT, context=multiprocessing.get_context("fork"))
 def _materialize_elsewhere(case: TestCase) -> tuple[bytes, Any, dict[str, Any]]:
+    """``(model bytes, feeds, provenance)`` of ``case``, built in a worker."""
     from fuzzer.execution.pipeline import materialize_case
 
     model, feeds, mat = materialize_case(case)

@@ -118,3 +118,45 @@ def test_a_dead_workers_case_is_rebuilt_in_a_worker_of_the_pool(monkeypatch):
     assert dead.findings[0].symptom == "optimizer-abort"
     assert dead.artifacts is not None and dead.artifacts.model == data
     assert dead.source["rebuilt_by"] == worker != os.getpid()
+
+
+_LATE_IMPORTS = """
+import sys
+
+import generators.generate  # as a campaign has them: fuzzer/campaign/run.py, its stream
+from fuzzer.execution.case import TestCase
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.targets import get_target
+
+get_target("fake")
+
+
+def loaded():
+    return sorted(sys.modules)
+
+
+with Sandbox(jobs=1, timeout=30.0) as box:
+    here = set(sys.modules)
+    for seed, bug in enumerate(["clean", "drop-node", "bloat", "invalid", "raise"]):
+        box.run(TestCase("fake", {"passes": [bug]},
+                         {"kind": "generated", "seed": seed, "generator": "v2"},
+                         input_seed=seed))
+    there = box.call(loaded)
+ours = ("fuzzer.", "oracles.", "generators.", "statistics")
+print(sorted(m for m in set(there) - here if m.startswith(ours)))
+"""
+
+
+def test_a_worker_imports_nothing_of_ours_that_its_caller_had_not_imported():
+    """Every module of ours a worker imports while it runs cases (materialization, every
+    oracle, the scaling probe) is imported by a caller that has the target and the
+    generator (as a campaign has) before the workers fork: a worker
+    forked while another thread of the caller was importing one would wait forever on its
+    import lock."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _LATE_IMPORTS], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[]"

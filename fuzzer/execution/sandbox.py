@@ -9,6 +9,7 @@ optimizer never runs in the calling process.
 from __future__ import annotations
 
 import collections
+import importlib
 import multiprocessing
 import os
 import shutil
@@ -45,6 +46,12 @@ MAX_TASKS = 2000
 MAX_RSS_GROWTH = 256 << 20
 #: modules the fork server imports once, so its workers start warm.
 FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.targets")
+#: modules a worker imports lazily (and every oracle, :func:`oracles.load_oracles`), imported
+#: by the caller before any worker forks. A worker forked while another thread of the caller
+#: was importing one of them would wait forever on that module's import lock (the lock is
+#: copied held into the child): a pool silently a worker short, or cases lost as timeouts.
+FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.execution.scaling",
+                "generators.inputs", "statistics")
 #: stages before the target runs: a timeout there is retried once before it counts.
 PRE_TARGET_STAGES = ("materialize", "reference")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
@@ -110,6 +117,9 @@ class Sandbox:
         self._lock = threading.Lock()
         self._available = threading.Semaphore(self._slots)
         from fuzzer.execution.worker import Recycling  # imported once, inherited by workers
+
+        if method == "fork":
+            _preload()
 
         def make_pool() -> ProcessPool:
             # each pool has its own retire flag: the old pool's workers, draining, no longer
@@ -394,6 +404,15 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _preload() -> None:
+    """Import :data:`FORK_PRELOAD` and every oracle in this process."""
+    from oracles import load_oracles
+
+    for name in FORK_PRELOAD:
+        importlib.import_module(name)
+    load_oracles()
 
 
 def _init(stages: Any, memory_limit: int | None, recycling: Any,

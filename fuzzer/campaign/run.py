@@ -51,7 +51,11 @@ from fuzzer.targets import get_target
 
 __all__ = ["Campaign", "CampaignSettings", "run_campaign", "resume_state"]
 
-IN_FLIGHT_PER_JOB = 8
+#: cases per worker task (:meth:`fuzzer.execution.sandbox.Sandbox.submit_many`): pebble's
+#: traffic and the callbacks are paid once per task.
+BATCH = 8
+#: cases in flight per worker: three batches, so that no worker waits for the next one.
+IN_FLIGHT_PER_JOB = 3 * BATCH
 SAVE_EVERY = 10.0  # seconds between campaign.json writes
 FINISH_GRACE = 60.0  # seconds to finish queued findings (with reduction) at the end
 _NOT_CONTENT = frozenset({LOCK_FILE, ".lock"})  # files a folder may hold and still be empty
@@ -181,7 +185,8 @@ class Campaign:
         """The case workers: a sandbox of ``jobs`` processes (less the guide's)."""
         settings = self.settings
         return Sandbox(settings.jobs - (self.guide.jobs if self.guide else 0) or 1,
-                       settings.timeout, settings.memory_limit, sanitizer=self.sanitizer)
+                       settings.timeout, settings.memory_limit, sanitizer=self.sanitizer,
+                       batch=BATCH)
 
     def run(self) -> CampaignStats:
         """Run the case loop, finish the findings, save; see :func:`run_campaign`. Ctrl-C
@@ -317,23 +322,27 @@ class Campaign:
                           self.stats.bundles_new, self.stats.hits)
 
     def _fill(self, sandbox: Sandbox) -> None:
-        """Submit cases until the in-flight bound, a limit, or the end of the sources."""
-        while not self.exhausted and self.in_flight < self.settings.jobs * IN_FLIGHT_PER_JOB \
+        """Submit cases, :data:`BATCH` at a time, while a whole batch fits under the
+        in-flight bound, until a limit or the end of the sources."""
+        cap = self.settings.jobs * IN_FLIGHT_PER_JOB
+        while not self.exhausted and self.in_flight + BATCH <= cap \
                 and not self._limit_reached():
-            corpus_ok = self.corpus_in_flight < self.corpus_cap
-            try:
-                case = self.stream.draw(corpus_ok=corpus_ok)
-            except StopIteration:
-                self.exhausted = True
-                return
-            if self.guide is not None:
-                case = self.guide.steer(case, case.input_seed)
-            future = sandbox.submit(case)
-            self.corpus_in_flight += _is_corpus(case)
-            future.add_done_callback(lambda f, c=case: self.done.put((c, f.result())))
-            self.in_flight += 1
-            if self.guide is not None:
-                self.guide.measure(case)
+            cases = []
+            while len(cases) < BATCH and not self._limit_reached():
+                corpus_ok = self.corpus_in_flight < self.corpus_cap
+                try:
+                    case = self.stream.draw(corpus_ok=corpus_ok)
+                except StopIteration:
+                    self.exhausted = True
+                    break
+                if self.guide is not None:
+                    case = self.guide.steer(case, case.input_seed)
+                    self.guide.measure(case)
+                self.corpus_in_flight += _is_corpus(case)
+                cases.append(case)
+            for case, future in zip(cases, sandbox.submit_many(cases), strict=True):
+                future.add_done_callback(lambda f, c=case: self.done.put((c, f.result())))
+            self.in_flight += len(cases)
 
     def _collect(self, case: TestCase, result: CaseResult) -> None:
         """Count a finished case and queue its findings (blocks while the queue is full)."""

@@ -13,10 +13,11 @@ import importlib
 import multiprocessing
 import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -55,6 +56,17 @@ FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.executio
 #: stages before the target runs: a timeout there is retried once before it counts.
 PRE_TARGET_STAGES = ("materialize", "reference")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
+#: ``stages`` of a batch's case that has not started, and of one that has ended (its
+#: result travels with the batch's); a case running holds its index in STAGES.
+PENDING, ENDED = -1, -2
+#: a batch's task outlives the sum of its cases' timeouts by this much (seconds) before
+#: pebble kills its worker; each case's own timeout is the worker's alarm.
+BATCH_SLACK = 10.0
+#: weight of one case in the sandbox's running rate of worker deaths.
+DEATH_RATE_WEIGHT = 0.02
+#: expected dead batches per batch above which cases go one per task: a death re-runs the
+#: batch's other cases one by one, so a target that crashes often is batched no more.
+MAX_DEAD_BATCHES = 0.1
 
 
 class SandboxError(RuntimeError):
@@ -85,6 +97,9 @@ class Sandbox:
             with threads of its own that may hold locks at any time (a Ray actor's) uses
             ``"forkserver"``: workers fork from a single-threaded server that imported
             :data:`FORKSERVER_PRELOAD` once.
+        batch: cases per worker task in :meth:`submit_many` at most (pebble's traffic and
+            the callbacks are paid once per task); each case keeps its own timeout (an
+            alarm in the worker) and its own stage, so a death is still the case's own.
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
     exception of the case's making. :attr:`recycled` counts pools replaced for growth.
@@ -94,7 +109,7 @@ class Sandbox:
                  memory_limit: int | None = DEFAULT_MEMORY_LIMIT, max_tasks: int = MAX_TASKS,
                  max_rss_growth: int | None = MAX_RSS_GROWTH,
                  edges: EdgeSetup | None = None, start_method: str | None = None,
-                 sanitizer: SanitizerRuntime | None = None) -> None:
+                 sanitizer: SanitizerRuntime | None = None, batch: int = 1) -> None:
         # fork: workers inherit the imports made here (replacing a dead worker costs
         # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard; workers of
         # a coverage build start afresh (spawn), since they import another copy of the target
@@ -107,7 +122,8 @@ class Sandbox:
         if method == "forkserver":
             multiprocessing.set_forkserver_preload(list(FORKSERVER_PRELOAD))
         context = multiprocessing.get_context(method)
-        self.jobs, self.timeout = jobs, timeout
+        self.jobs, self.timeout, self.batch = jobs, timeout, max(1, batch)
+        self.death_rate = 0.0  # running share of cases whose worker died (or hung)
         # each worker's temporary files live in a folder of its own under this one, removed
         # when a worker dies and, whole, on close: a case killed mid-way leaves nothing behind
         self.scratch = tempfile.mkdtemp(prefix="optfuzz-workers-")
@@ -201,6 +217,98 @@ class Sandbox:
         task.add_done_callback(lambda done: self._finish(done, case, slot, future, retried))
         return future
 
+    def submit_many(self, cases: Sequence[TestCase]) -> list[Future[CaseResult]]:
+        """Schedule ``cases`` in tasks of up to :attr:`batch` cases each (one case per task
+        while workers die often: see :data:`MAX_DEAD_BATCHES`); one Future per case, in
+        order, each resolving as :meth:`submit`'s. A batch whose worker dies or hangs gives
+        the death to the case that was running (its stage in the shared array) and runs
+        its other cases again, one per task. Blocks while ``jobs * 256`` cases are in
+        flight.
+
+        Raises:
+            SandboxError: the pool no longer runs (closed, or pebble's pool failed).
+        """
+        size = self.batch if self.death_rate * self.batch <= MAX_DEAD_BATCHES else 1
+        futures: list[Future[CaseResult]] = []
+        for start in range(0, len(cases), size):
+            chunk = list(cases[start:start + size])
+            futures += self._submit_batch(chunk) if len(chunk) > 1 \
+                else [self._submit(chunk[0], retried=False)]
+        return futures
+
+    def _submit_batch(self, cases: list[TestCase]) -> list[Future[CaseResult]]:
+        for _ in cases:
+            self._available.acquire()
+        with self._lock:
+            slots = [self._free.pop() for _ in cases]
+        for slot in slots:
+            self._stages[slot] = PENDING
+        futures: list[Future[CaseResult]] = [Future() for _ in cases]
+        try:
+            task = self._healthy_pool().schedule(
+                _execute_batch, args=(cases, slots, self.timeout),
+                timeout=self.timeout * len(cases) + BATCH_SLACK)
+        except RuntimeError as exc:
+            self._release(slots)
+            raise SandboxError(f"the worker pool is not running: {exc}") from None
+        with self._lock:
+            self._outstanding.add(task)
+        task.add_done_callback(lambda done: self._finish_batch(done, cases, slots, futures))
+        return futures
+
+    def _release(self, slots: list[int]) -> None:
+        with self._lock:
+            self._free.extend(slots)
+        for _ in slots:
+            self._available.release()
+
+    def _finish_batch(self, done: Future, cases: list[TestCase], slots: list[int],
+                      futures: list[Future]) -> None:
+        stages = [self._stages[slot] for slot in slots]
+        with self._lock:
+            self._outstanding.discard(done)
+            self._moved.discard(done)
+        self._release(slots)
+        error = None if done.cancelled() else done.exception()
+        if not done.cancelled() and error is None:
+            self._count(len(cases), 0)
+            if self._recycling.retire.value:
+                self._recycle()
+            for future, result in zip(futures, done.result(), strict=True):
+                future.set_result(result)
+            return
+        # the case that was running takes the death; the others run again, one per task
+        running = [i for i, stage in enumerate(stages) if 0 <= stage < len(STAGES)]
+        culprit = running[0] if running and isinstance(
+            error, (FutureTimeout, ProcessExpired)) else None
+        death = None
+        if culprit is not None:
+            self._sweep()
+            stage = STAGES[stages[culprit]]
+            timed_out = isinstance(error, FutureTimeout) or \
+                getattr(error, "exitcode", None) == -signal.SIGALRM
+            death = Outcome("timeout", stage, timeout=self.timeout) if timed_out \
+                else self._expired(error, stage)  # type: ignore[arg-type]
+            if timed_out and stage in PRE_TARGET_STAGES:  # a slow start: run it again too
+                culprit = death = None
+            self._count(1, 1)
+        if self._recycling.retire.value:
+            self._recycle()
+        for i, (case, future) in enumerate(zip(cases, futures, strict=True)):
+            if i != culprit and not self._closed:
+                threading.Thread(target=self._retry, args=(case, future, False),
+                                 name="sandbox-retry", daemon=True).start()
+            elif i != culprit:
+                future.set_result(CaseResult([], "internal: the sandbox was closed",
+                                             "materialize", dict(case.source)))
+        if culprit is not None and death is not None:
+            self._resolve_death(cases[culprit], death, futures[culprit])
+
+    def _count(self, cases: int, deaths: int) -> None:
+        """Update :attr:`death_rate` with ``cases`` cases of which ``deaths`` died."""
+        keep = (1 - DEATH_RATE_WEIGHT) ** cases
+        self.death_rate = self.death_rate * keep + (1 - keep) * deaths / cases
+
     def run(self, case: TestCase) -> CaseResult:
         """Run ``case`` and wait for its result.
 
@@ -283,16 +391,23 @@ class Sandbox:
                                 dict(case.source))
         if self._recycling.retire.value:
             self._recycle()
+        self._count(1, death is not None)
         if death is not None:
-            # judged here (pebble forks new workers from this thread: an import made on
-            # another thread meanwhile could leave its lock held in the child); the model
-            # is rebuilt for the bundle off this thread, in a worker of this pool
-            result = _death(case, death)
-            if result.findings:
-                threading.Thread(target=self._with_artifacts, args=(case, result, future),
-                                 name="sandbox-rebuild", daemon=True).start()
-                return
+            self._resolve_death(case, death, future)
+            return
         future.set_result(result)
+
+    def _resolve_death(self, case: TestCase, death: Outcome, future: Future) -> None:
+        """Resolve ``future`` with the judged death of ``case``. Judged on this thread
+        (pebble forks new workers from it: an import made on another thread meanwhile
+        could leave its lock held in the child); the model is rebuilt for the bundle off
+        this thread, in a worker of this pool."""
+        result = _death(case, death)
+        if result.findings:
+            threading.Thread(target=self._with_artifacts, args=(case, result, future),
+                             name="sandbox-rebuild", daemon=True).start()
+        else:
+            future.set_result(result)
 
     def _with_artifacts(self, case: TestCase, result: CaseResult, future: Future) -> None:
         """Resolve ``future`` with ``result`` (a dead worker's case) and the artifacts and
@@ -431,6 +546,13 @@ def _execute(case: TestCase, slot: int) -> CaseResult:
     from fuzzer.execution.worker import execute
 
     return execute(case, slot)
+
+
+def _execute_batch(cases: list[TestCase], slots: list[int],
+                   timeout: float) -> list[CaseResult]:
+    from fuzzer.execution.worker import execute_batch
+
+    return execute_batch(cases, slots, timeout)
 
 
 def _death(case: TestCase, outcome: Outcome) -> CaseResult:

@@ -72,6 +72,7 @@ def init_worker(stages: Any, memory_limit: int | None,
         _edges = edges.collector()
     faulthandler.disable()  # a signal here is an outcome to record, not a crash to dump
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the campaign, not a case
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # a batch's case past its timeout
     if memory_limit:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
@@ -94,6 +95,26 @@ def execute(case: TestCase, slot: int) -> CaseResult:
         result.edges = features(_edges.collect())
     _watch_growth()
     return result
+
+
+def execute_batch(cases: list[TestCase], slots: list[int], timeout: float) -> list[CaseResult]:
+    """Run ``cases`` one after the other, each announcing its stages in its own slot and
+    marked ended there (:data:`fuzzer.execution.sandbox.ENDED`) once its result is made.
+    Each case has ``timeout`` seconds: past them the kernel ends this worker by SIGALRM
+    (an alarm with no handler, which fires inside native code too), and the sandbox reads
+    from the slots which case it was."""
+    from fuzzer.execution.sandbox import ENDED
+
+    results = []
+    for case, slot in zip(cases, slots, strict=True):
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            results.append(execute(case, slot))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if _stages is not None:
+            _stages[slot] = ENDED
+    return results
 
 
 def _watch_growth() -> None:

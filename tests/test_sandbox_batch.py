@@ -1,0 +1,55 @@
+"""Sandbox.submit_many: cases run several per worker task, and a death or a hang in a batch
+is still the case's own (its stage in the shared array), the batch's other cases run again."""
+
+from __future__ import annotations
+
+from fuzzer.execution.case import TestCase
+from fuzzer.execution.sandbox import MAX_DEAD_BATCHES, Sandbox
+from tests.conftest import unary_chain_model
+
+
+def cases(*bugs: str) -> list[TestCase]:
+    model = unary_chain_model().SerializeToString()
+    return [TestCase("fake", {"passes": [bug]}, {"kind": "bytes", "bug": bug},
+                     model_bytes=model) for bug in bugs]
+
+
+def verdicts(results) -> list[tuple[str | None, str | None]]:
+    """(symptom, stage) of each result's first finding; (None, None) for none."""
+    return [(r.findings[0].symptom, r.findings[0].stage) if r.findings else (None, None)
+            for r in results]
+
+
+def test_a_batch_of_clean_cases_runs_as_one_task_with_every_result_its_own():
+    with Sandbox(jobs=1, timeout=10.0, batch=4) as box:
+        futures = box.submit_many(cases("clean", "raise", "drop-node", "clean"))
+        results = [f.result(timeout=60) for f in futures]
+    assert verdicts(results) == [(None, None), ("optimizer-error", "optimize"),
+                                 ("output-mismatch", "compare"), (None, None)]
+    assert [r.source["bug"] for r in results] == ["clean", "raise", "drop-node", "clean"]
+
+
+def test_a_death_and_a_hang_in_a_batch_are_the_cases_own_and_the_rest_run_again():
+    with Sandbox(jobs=1, timeout=3.0, batch=5) as box:
+        futures = box.submit_many(cases("clean", "segv", "raise", "hang", "clean"))
+        results = [f.result(timeout=120) for f in futures]
+        assert box.alive
+    assert verdicts(results) == [(None, None), ("optimizer-abort", "optimize"),
+                                 ("optimizer-error", "optimize"), ("hang", "optimize"),
+                                 (None, None)]
+    assert "SIGSEGV" in results[1].findings[0].message
+    assert results[1].artifacts is not None and results[3].artifacts is not None
+    assert all(r.unusable is None for r in results)
+
+
+def test_cases_go_one_per_task_while_workers_die_often():
+    with Sandbox(jobs=1, timeout=10.0, batch=8) as box:
+        for future in box.submit_many(cases(*["segv"] * 6)):
+            future.result(timeout=120)
+        assert box.death_rate * box.batch > MAX_DEAD_BATCHES
+        batched: list[int] = []
+        real = box._submit_batch
+        box._submit_batch = lambda chunk: batched.append(len(chunk)) or real(chunk)
+        results = [f.result(timeout=60) for f in box.submit_many(cases("raise", "clean"))]
+    assert batched == []  # one case per task
+    assert verdicts(results) == [("optimizer-error", "optimize"), (None, None)]

@@ -160,13 +160,22 @@ def first_line(text: str | None, limit: int = 300) -> str:
     return ""
 
 
+#: ``AttributeProto.type`` values: UNDEFINED, GRAPH, GRAPHS.
+_UNDEFINED, _GRAPH, _GRAPHS = 0, 5, 10
+
+
 def subgraphs(node: Any) -> list[Any]:
-    """GraphProtos held by ``node``'s attributes (If branches, Loop and Scan bodies)."""
+    """GraphProtos held by ``node``'s attributes (If branches, Loop and Scan bodies). An
+    attribute's declared type says whether it holds any (reading the type is a fraction of
+    looking for the fields, and every oracle walks every node); an attribute without a type
+    is searched."""
     found = []
     for attr in node.attribute:
-        if attr.HasField("g"):
+        kind = attr.type
+        if kind == _GRAPH or (kind == _UNDEFINED and attr.HasField("g")):
             found.append(attr.g)
-        found.extend(attr.graphs)
+        if kind == _GRAPHS or kind == _UNDEFINED:
+            found.extend(attr.graphs)
     return found
 
 

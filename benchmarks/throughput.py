@@ -16,9 +16,12 @@ target does):
   oracle, hit handling and inter-process traffic.
 
 Prints cases/s of each, the new bundles of each campaign run, and the ratios (timed campaign
-run / each bare loop). The machine is shared, so only the ratio measured in one run means anything.
+run / each bare loop). The machine is shared, so only the ratio measured in one run means
+anything; the bare loops and the timed campaign run ``--repeats`` times in turn and the
+median rate of each counts (one run moves by a fifth on a shared machine).
 
     python benchmarks/throughput.py [--cases 3000] [--jobs 2] [--target onnxoptimizer]
+                                    [--repeats 3]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -137,28 +141,36 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--target", default="onnxoptimizer")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs of each loop, in turn; the median rate counts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "crashes"
         first = campaign(out, args.cases, args.jobs, args.target, resume=False)
         cases = campaign_cases(args.target, args.cases)
-        bare = bare_loop(cases, args.target)
         built = prebuilt(cases)
-        bare_built = bare_loop(cases, args.target, built)
-        replay_from_start(out)
-        timed = campaign(out, args.cases, args.jobs, args.target, resume=True)
+        rates: dict[str, list[float]] = {"bare": [], "built": [], "campaign": []}
+        for _ in range(max(1, args.repeats)):
+            rates["bare"].append(bare_loop(cases, args.target))
+            rates["built"].append(bare_loop(cases, args.target, built))
+            replay_from_start(out)
+            timed = campaign(out, args.cases, args.jobs, args.target, resume=True)
+            rates["campaign"].append(timed["rate"])
+    bare, bare_built, rate = (statistics.median(rates[k]) for k in ("bare", "built", "campaign"))
     models = [b[0] for b in built if b is not None]
     nodes = sum(len(m.graph.node) for m in models) / max(1, len(models))
     print(f"target {args.target}; cases 0..{args.cases - 1} of seed 0, "
           f"{nodes:.1f} nodes on average")
     print(f"campaign, first run, {args.jobs} workers     : {first['rate']:8.1f} cases/s "
           f"({first['bundles']} new bundles)")
-    print(f"bare loop, 1 core                  : {bare:8.1f} cases/s")
-    print(f"bare loop on prebuilt models, 1 core: {bare_built:8.1f} cases/s")
-    print(f"campaign again, {args.jobs} workers         : {timed['rate']:8.1f} cases/s "
-          f"({timed['bundles'] - first['bundles']} new bundles)")
-    print(f"ratio campaign / bare loop         : {timed['rate'] / bare:8.2f}")
-    print(f"ratio campaign / prebuilt bare loop: {timed['rate'] / bare_built:8.2f}")
+    runs = ", ".join(f"{k} {' '.join(f'{r:.0f}' for r in v)}" for k, v in rates.items())
+    print(f"rates of each run (cases/s): {runs}")
+    print(f"bare loop, 1 core                  : {bare:8.1f} cases/s (median)")
+    print(f"bare loop on prebuilt models, 1 core: {bare_built:8.1f} cases/s (median)")
+    print(f"campaign again, {args.jobs} workers         : {rate:8.1f} cases/s (median; "
+          f"{timed['bundles'] - first['bundles']} new bundles)")
+    print(f"ratio campaign / bare loop         : {rate / bare:8.2f}")
+    print(f"ratio campaign / prebuilt bare loop: {rate / bare_built:8.2f}")
 
 
 if __name__ == "__main__":

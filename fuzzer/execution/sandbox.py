@@ -81,7 +81,8 @@ class Sandbox:
         jobs: number of worker processes.
         timeout: per-case timeout in seconds; past it the worker is killed (``hang``).
         memory_limit: per-worker address-space limit in bytes (RLIMIT_AS); None for none.
-        max_tasks: cases (and calls) a worker runs before it is replaced (0: never).
+        max_tasks: cases (and calls) a worker runs before it is replaced (0: never); with
+            ``batch`` above 1, tasks of a batch count as ``batch`` cases each.
         max_rss_growth: a worker's resident-size growth in bytes past its warm-up size that
             replaces its pool (None: never); see :mod:`fuzzer.execution.worker`.
         edges: collect each case's edges of the target's own code into
@@ -137,11 +138,13 @@ class Sandbox:
         if method == "fork":
             _preload()
 
+        tasks = max_tasks and max(1, max_tasks // self.batch)  # pebble counts tasks
+
         def make_pool() -> ProcessPool:
             # each pool has its own retire flag: the old pool's workers, draining, no longer
             # speak for the new one
             self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0))
-            return ProcessPool(max_workers=jobs, max_tasks=max_tasks, initializer=_init,
+            return ProcessPool(max_workers=jobs, max_tasks=tasks, initializer=_init,
                                initargs=(self._stages, memory_limit, self._recycling,
                                          edges, sanitizer, self.scratch),
                                context=context)

@@ -29,3 +29,32 @@ def test_second_sighting_reuses_the_localization(sandbox):
     assert (reused.method, reused.runs) == ("memo", 1)
     assert reused.result is not None and reused.result.findings
     assert memo.saved_searches == 1
+
+
+def _listed(ops: tuple[str, ...], passes: list[str]) -> TestCase:
+    return TestCase("fake", {"passes": passes, "fixed_point": False}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model(ops).SerializeToString())
+
+
+def test_the_same_finding_under_another_pass_list_costs_one_run(sandbox):
+    """A campaign draws a pass list per case: a known bug seen under a new list is
+    recognised by running the remembered pass alone, and a list without that pass gets
+    its own search."""
+    memo = LocalizationMemo()
+    first_case = _case(("Neg", "Exp"))
+    first = sandbox.run(first_case)
+    assert memo.localize(sandbox, first_case, first, first.findings[0]).passes == \
+        ["drop-node"]
+
+    other = [f"nop-{i}" for i in range(39, 9, -1)] + ["drop-node", "nop-3"]
+    again_case = _listed(("Sin", "Neg", "Tanh"), other)
+    again = sandbox.run(again_case)
+    reused = memo.localize(sandbox, again_case, again, again.findings[0])
+    assert (reused.passes, reused.method, reused.runs) == (["drop-node"], "memo", 1)
+
+    without = [f"nop-{i}" for i in range(12)] + ["drop-middle"]
+    third_case = _listed(("Sin", "Neg", "Tanh"), without)
+    third = sandbox.run(third_case)
+    assert third.findings[0].symptom == "output-mismatch"
+    searched = memo.localize(sandbox, third_case, third, third.findings[0])
+    assert searched.passes == ["drop-middle"] and searched.method != "memo"

@@ -9,6 +9,12 @@ from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.search import Localization, Prober, localize
 from oracles.base import Finding
 
+#: remembered answers for the same finding tried on a case with another pass list before
+#: its own search (each costs one run).
+TRIES = 2
+#: answers remembered per finding (latest first).
+KEPT = 4
+
 
 class LocalizationMemo:
     """Localizations already made in a campaign, keyed by what a finding looks like before
@@ -18,10 +24,20 @@ class LocalizationMemo:
     A finding seen again with the same key costs one confirming run (the remembered
     responsible passes alone, which also gives the run the signature's graph hash is taken
     from) instead of a full search; where the confirmation fails, a full search runs.
+
+    A campaign draws a new pass list for most cases, so the same finding mostly comes with
+    another list. Then up to :data:`TRIES` of the answers remembered for the same target,
+    fixed_point and core whose passes the new list holds are each tried alone, in the new
+    list's order, before a search: a known bug is recognised in one run. An answer that
+    does not reproduce the finding's core proves nothing and the search runs; one that does
+    is a responsible pass set of this case as the search defines it, the one a campaign
+    already knows (where two passes fail alike on one model, the search too takes the first
+    single suspect that reproduces).
     """
 
     def __init__(self) -> None:
         self._known: dict[tuple, list[str] | None] = {}
+        self._answers: dict[tuple, list[tuple[str, ...]]] = {}
         self.saved_searches = 0
 
     @staticmethod
@@ -40,12 +56,52 @@ class LocalizationMemo:
             if passes is None:
                 self.saved_searches += 1
                 return Localization(None, 0, "memo")
-            probe = Prober(sandbox, case, finding, key[2])
-            if probe.test(tuple(passes)):
-                self.saved_searches += 1
-                return Localization(list(passes), probe.runs, "memo", None,
-                                    probe.result(tuple(passes)))
+            known = self._confirmed(sandbox, case, finding, key, tuple(passes))
+            if known is not None:
+                return known
+        else:
+            for passes in self._candidates(case, key):
+                known = self._confirmed(sandbox, case, finding, key, passes)
+                if known is not None:
+                    self._known[key] = list(passes)
+                    return known
         where = localize(sandbox, case, result, finding, max_seconds=max_seconds)
         if where.method != "budget":
             self._known[key] = where.passes
+            if where.passes:
+                self._remember(key, tuple(where.passes))
         return where
+
+    def _confirmed(self, sandbox: Any, case: TestCase, finding: Finding, key: tuple,
+                   passes: tuple[str, ...]) -> Localization | None:
+        """The memo's answer ``passes`` where running them alone reproduces ``finding``."""
+        probe = Prober(sandbox, case, finding, key[2])
+        if not probe.test(passes):
+            return None
+        self.saved_searches += 1
+        return Localization(list(passes), probe.runs, "memo", None, probe.result(passes))
+
+    def _candidates(self, case: TestCase, key: tuple) -> list[tuple[str, ...]]:
+        """Remembered answers for the same finding that ``case``'s pass list holds, each in
+        that list's order (at most :data:`TRIES`)."""
+        from fuzzer.targets import get_target
+
+        configured = get_target(case.target).passes_of(case.config)
+        held = set(configured)
+        out = []
+        for passes in self._answers.get(_loose(key), []):
+            if set(passes) <= held:
+                out.append(tuple(p for p in configured if p in set(passes)))
+        return out[:TRIES]
+
+    def _remember(self, key: tuple, passes: tuple[str, ...]) -> None:
+        answers = self._answers.setdefault(_loose(key), [])
+        if passes in answers:
+            answers.remove(passes)
+        answers.insert(0, passes)
+        del answers[KEPT:]
+
+
+def _loose(key: tuple) -> tuple:
+    """A memo key without its pass list: target, fixed_point, finding core."""
+    return key[0], key[2], key[3]

@@ -202,23 +202,38 @@ class Sandbox:
         return self._submit(case, retried=False)
 
     def _submit(self, case: TestCase, retried: bool) -> Future[CaseResult]:
-        self._available.acquire()
-        with self._lock:
-            slot = self._free.pop()
-        self._stages[slot] = 0
+        (slot,) = slots = self._take_slots(1, 0)
         future: Future[CaseResult] = Future()
+        task = self._schedule(_execute, (case, slot), self.timeout, slots)
+        task.add_done_callback(lambda done: self._finish(done, case, slot, future, retried))
+        return future
+
+    def _take_slots(self, count: int, stage: int) -> list[int]:
+        """``count`` free slots of the stage array, each set to ``stage`` (blocks while
+        none is free)."""
+        for _ in range(count):
+            self._available.acquire()
+        with self._lock:
+            slots = [self._free.pop() for _ in range(count)]
+        for slot in slots:
+            self._stages[slot] = stage
+        return slots
+
+    def _schedule(self, function: Callable[..., Any], args: tuple, timeout: float,
+                  slots: list[int]) -> Future:
+        """pebble's task of ``function(*args)``, counted outstanding.
+
+        Raises:
+            SandboxError: the pool no longer runs (``slots`` are given back).
+        """
         try:
-            task = self._healthy_pool().schedule(_execute, args=(case, slot),
-                                                 timeout=self.timeout)
+            task = self._healthy_pool().schedule(function, args=args, timeout=timeout)
         except RuntimeError as exc:  # pebble: "The Pool is not active", or its error state
-            with self._lock:
-                self._free.append(slot)
-            self._available.release()
+            self._release(slots)
             raise SandboxError(f"the worker pool is not running: {exc}") from None
         with self._lock:
             self._outstanding.add(task)
-        task.add_done_callback(lambda done: self._finish(done, case, slot, future, retried))
-        return future
+        return task
 
     def submit_many(self, cases: Sequence[TestCase]) -> list[Future[CaseResult]]:
         """Schedule ``cases`` in tasks of up to :attr:`batch` cases each (one case per task
@@ -240,22 +255,10 @@ class Sandbox:
         return futures
 
     def _submit_batch(self, cases: list[TestCase]) -> list[Future[CaseResult]]:
-        for _ in cases:
-            self._available.acquire()
-        with self._lock:
-            slots = [self._free.pop() for _ in cases]
-        for slot in slots:
-            self._stages[slot] = PENDING
+        slots = self._take_slots(len(cases), PENDING)
         futures: list[Future[CaseResult]] = [Future() for _ in cases]
-        try:
-            task = self._healthy_pool().schedule(
-                _execute_batch, args=(cases, slots, self.timeout),
-                timeout=self.timeout * len(cases) + BATCH_SLACK)
-        except RuntimeError as exc:
-            self._release(slots)
-            raise SandboxError(f"the worker pool is not running: {exc}") from None
-        with self._lock:
-            self._outstanding.add(task)
+        task = self._schedule(_execute_batch, (cases, slots, self.timeout),
+                              self.timeout * len(cases) + BATCH_SLACK, slots)
         task.add_done_callback(lambda done: self._finish_batch(done, cases, slots, futures))
         return futures
 
@@ -265,13 +268,20 @@ class Sandbox:
         for _ in slots:
             self._available.release()
 
+    def _settle(self, done: Future, slots: list[int]) -> bool:
+        """Forget finished task ``done`` and give back its ``slots``; whether a recycling
+        had cancelled it (to run on the new pool: not a retry)."""
+        with self._lock:
+            self._outstanding.discard(done)
+            moved = done in self._moved
+            self._moved.discard(done)
+        self._release(slots)
+        return moved
+
     def _finish_batch(self, done: Future, cases: list[TestCase], slots: list[int],
                       futures: list[Future]) -> None:
         stages = [self._stages[slot] for slot in slots]
-        with self._lock:
-            self._outstanding.discard(done)
-            self._moved.discard(done)
-        self._release(slots)
+        self._settle(done, slots)
         error = None if done.cancelled() else done.exception()
         if not done.cancelled() and error is None:
             self._count(len(cases), 0)
@@ -281,9 +291,9 @@ class Sandbox:
                 future.set_result(result)
             return
         # the case that was running takes the death; the others run again, one per task
-        running = [i for i, stage in enumerate(stages) if 0 <= stage < len(STAGES)]
-        culprit = running[0] if running and isinstance(
-            error, (FutureTimeout, ProcessExpired)) else None
+        running = next((i for i, stage in enumerate(stages) if 0 <= stage < len(STAGES)),
+                       None)
+        culprit = running if isinstance(error, (FutureTimeout, ProcessExpired)) else None
         death = None
         if culprit is not None:
             self._sweep()
@@ -298,12 +308,9 @@ class Sandbox:
         if self._recycling.retire.value:
             self._recycle()
         for i, (case, future) in enumerate(zip(cases, futures, strict=True)):
-            if i != culprit and not self._closed:
+            if i != culprit:  # on a closed sandbox, _retry ends the case as internal
                 threading.Thread(target=self._retry, args=(case, future, False),
                                  name="sandbox-retry", daemon=True).start()
-            elif i != culprit:
-                future.set_result(CaseResult([], "internal: the sandbox was closed",
-                                             "materialize", dict(case.source)))
         if culprit is not None and death is not None:
             self._resolve_death(cases[culprit], death, futures[culprit])
 
@@ -362,12 +369,7 @@ class Sandbox:
     def _finish(self, done: Future, case: TestCase, slot: int, future: Future,
                 retried: bool = False) -> None:
         stage = STAGES[self._stages[slot]]
-        with self._lock:
-            self._free.append(slot)
-            self._outstanding.discard(done)
-            moved = done in self._moved  # cancelled by a recycling: not a retry
-            self._moved.discard(done)
-        self._available.release()
+        moved = self._settle(done, [slot])
         error = None if done.cancelled() else done.exception()
         lost = done.cancelled() or isinstance(error, BrokenProcessPool)
         # a timeout before the target ran (a slow start or reference run on a loaded machine)

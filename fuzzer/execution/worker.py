@@ -23,6 +23,7 @@ from fuzzer.edges.setup import EdgeCollector, EdgeSetup
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory, rss_bytes
 from fuzzer.execution.pipeline import run_case
+from fuzzer.execution.sandbox import ENDED
 from oracles import load_oracles
 from oracles.base import STAGES
 
@@ -103,8 +104,6 @@ def execute_batch(cases: list[TestCase], slots: list[int], timeout: float) -> li
     Each case has ``timeout`` seconds: past them the kernel ends this worker by SIGALRM
     (an alarm with no handler, which fires inside native code too), and the sandbox reads
     from the slots which case it was."""
-    from fuzzer.execution.sandbox import ENDED
-
     results = []
     for case, slot in zip(cases, slots, strict=True):
         signal.setitimer(signal.ITIMER_REAL, timeout)

@@ -90,8 +90,9 @@ class LocalizationMemo:
         held = set(configured)
         out = []
         for passes in self._answers.get(_loose(key), []):
-            if set(passes) <= held:
-                out.append(tuple(p for p in configured if p in set(passes)))
+            wanted = set(passes)
+            if wanted <= held:
+                out.append(tuple(p for p in configured if p in wanted))
         return out[:TRIES]
 
     def _remember(self, key: tuple, passes: tuple[str, ...]) -> None:

@@ -18,6 +18,7 @@ from onnx import TensorProto, helper
 from fuzzer.delta.section import first_true
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.reduce.candidate import Builder, Built
+from fuzzer.reduce.cut import bisect_outputs
 from fuzzer.reduce.predicate import Budget, Predicate
 from fuzzer.reduce.reducer import NotReproducible, reduce_model
 from fuzzer.reduce.simplify import simplify
@@ -146,3 +147,62 @@ def test_recorded_values_come_back_as_files_removed_afterwards() -> None:
     del recorded
     gc.collect()
     assert not folder.exists()
+
+
+def _start(model: onnx.ModelProto, pred: Predicate) -> tuple[State, Context]:
+    state = State(list(model.graph.node), [o.name for o in model.graph.output],
+                  Built(model, FEEDS))
+    ctx = Context(Builder(model, FEEDS, record(model, FEEDS)), pred)
+    ctx.offer(state)
+    return state, ctx
+
+
+def test_the_output_search_starts_the_input_cuts_first_check() -> None:
+    """13 cut points, Neg at 4, two checks at once: the last round probes cut 3 alone, and
+    the nodes that end cuts 3 and 4 are checked alone beside it (4 is the answer, and the
+    input cut first tries its last node alone: Neg)."""
+    pred = HasNeg(parallel=2)
+    state, ctx = _start(chain(13, 4), pred)
+    best = bisect_outputs(state, ctx)
+    pred.close()  # waits for the speculative checks
+    assert len(best.nodes) == 5 and best.nodes[-1].op_type == "Neg"
+    alone = [[n.op_type for n in b.model.graph.node] for b in pred.ran
+             if len(b.model.graph.node) == 1]
+    assert sorted(alone) == [["Add"], ["Neg"]]  # chain(13, 4)[3] is an Add; cut 0 is not probed
+
+
+def test_a_serial_search_speculates_nothing() -> None:
+    pred = HasNeg()
+    state, ctx = _start(chain(13, 4), pred)
+    bisect_outputs(state, ctx)
+    assert all(len(b.model.graph.node) > 1 for b in pred.ran)
+
+
+def test_simplification_starts_a_single_edit_beside_both_groups() -> None:
+    """All edits together end the failure (it needs more than one value per row); three
+    checks start at once on two cores: all edits, the preserving group, and the preserving
+    group with the inputs halved (the edit that is then kept). Each of the first three checks
+    waits until all three are running."""
+    barrier = threading.Barrier(3, timeout=30)
+    lock = threading.Lock()
+
+    class Wide(HasNeg):
+        def run(self, built: Built, key: str) -> bool:
+            with lock:
+                first = len(self.ran) < 3
+                self.ran.append(built)
+            if first:
+                barrier.wait()
+            dims = built.model.graph.input[0].type.tensor_type.shape.dim
+            return any(n.op_type == "Neg" for n in built.model.graph.node) and \
+                dims[-1].dim_value > 1
+
+    model = chain(1, 0)
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 3
+    pred = Wide(parallel=2)
+    state, ctx = _start(model, pred)
+    simplified = simplify(state, ctx).built.model
+    pred.close()
+    assert [d.dim_value for d in simplified.graph.input[0].type.tensor_type.shape.dim] == [2, 2]
+    assert simplified.graph.input[0].name == "t0"
+    assert not barrier.broken

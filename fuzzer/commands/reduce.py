@@ -97,6 +97,8 @@ def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
                                  lambda m, f: record_sandboxed(sandbox, m, f))
     except NotReproducible:
         return None
+    finally:
+        predicate.close()  # speculative checks still running may yet set min_good
     out = out or path.with_suffix(".reduced.onnx")
     onnx.save(reduction.built.model, out)
     if min_good is not None and predicate.min_good is not None:

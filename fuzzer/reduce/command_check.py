@@ -92,6 +92,12 @@ class CommandCheck(Predicate):
         self._numbers = itertools.count()
         self._lock = threading.Lock()
 
+    def close(self) -> None:
+        """Wait for the running checks (see :meth:`Predicate.close`), then remove the folder
+        of candidate files."""
+        super().close()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
     def run(self, built: Built, key: str) -> bool:
         number = next(self._numbers)
         path = self._workdir / f"{number:04d}" / "candidate.onnx"

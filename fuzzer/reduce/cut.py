@@ -22,14 +22,14 @@ order; the linear pass and ddmin (:mod:`fuzzer.reduce.delete`) repair what it mi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from fuzzer.delta.ddmin import ddmin
 from fuzzer.delta.section import first_true
 from fuzzer.reduce.graph import descendants, writes
-from fuzzer.reduce.state import Context, State
+from fuzzer.reduce.state import Context, Cut, State
 
-Cut = Callable[[int], "tuple[list[Any], list[str]]"]
+#: ``k -> `` the cut of cut point ``k``.
+CutAt = Callable[[int], Cut]
 
 
 def cut_points(state: State, ctx: Context) -> list[int]:
@@ -47,17 +47,28 @@ def cut_points(state: State, ctx: Context) -> list[int]:
 FEW = 1
 
 
-def search_cut(points: Sequence[int], cut: Cut, ctx: Context, guess: int | None = None,
-               few: int = 0) -> State | None:
+def search_cut(points: Sequence[int], cut: CutAt, ctx: Context, guess: int | None = None,
+               few: int = 0, follow: CutAt | None = None) -> State | None:
     """The failing candidate ``cut(points[k])`` of the smallest ``k`` (under the bisection's
     monotony assumption), found by :func:`fuzzer.delta.section.first_true` with as many
     candidates per round as the predicate can check at once, ``k = guess`` first where
     given, stopping at a failing candidate with at most ``few`` cut points; None when
-    none failed."""
+    none failed.
+
+    ``follow(points[k])`` is the cut the next step tries first where the answer is ``k``.
+    The search's last round, whose probes leave checks free, starts the follow-ups of its
+    probes and of the smallest failing ``k`` above them speculatively
+    (:meth:`fuzzer.reduce.state.Context.try_cuts`): the answer is one of these, so the next
+    step's first check is already under way (a round of checks saved where it fails)."""
     found: dict[int, State] = {}
 
     def test(indices: Sequence[int]) -> list[bool]:
-        states = ctx.try_cuts([cut(points[k]) for k in indices])
+        then = []
+        if follow is not None and len(indices) < ctx.width():
+            above = [k for k in found if k > indices[-1]]
+            answers = [*indices, min(above)] if above else list(indices)
+            then = [follow(points[k]) for k in answers]
+        states = ctx.try_cuts([cut(points[k]) for k in indices], then)
         found.update((k, s) for k, s in zip(indices, states, strict=True) if s is not None)
         return [s is not None for s in states]
 
@@ -73,7 +84,7 @@ def bisect_outputs(state: State, ctx: Context) -> State:
     one with at most :data:`FEW` cut points)."""
     nodes = state.nodes
     best = search_cut(cut_points(state, ctx), lambda i: (nodes, writes(nodes[i])), ctx,
-                      few=FEW)
+                      few=FEW, follow=lambda i: ([nodes[i]], writes(nodes[i])))
     return best if best is not None and len(best.nodes) < len(state.nodes) else state
 
 

@@ -351,9 +351,10 @@ def simplify(state: State, ctx: Context) -> State:
 
 
 def _started(ctx: Context, groups: list[Built | None], rest: list[str]) -> None:
-    """Where the predicate runs checks at once, start checking the group candidates and, on
-    the spare checks, the first single edits of ``rest`` on the last (preserving) group; the
-    loop of :func:`simplify` then finds their verdicts cached."""
+    """Where the predicate runs checks at once, start checking the group candidates and
+    then, speculatively, the first single edits of ``rest`` on the last (preserving) group
+    (:meth:`fuzzer.reduce.predicate.Predicate.speculate`); the loop of :func:`simplify`
+    then finds their verdicts cached."""
     predicate = ctx.predicate
     if predicate.parallel <= 1:
         return
@@ -362,9 +363,4 @@ def _started(ctx: Context, groups: list[Built | None], rest: list[str]) -> None:
     if base is not None:
         for family in rest:
             started += [e(base) for e in EDITS[family](base)]
-    fresh = 0
-    for candidate in started:
-        if fresh == predicate.parallel:
-            break
-        if candidate is not None:
-            fresh += not predicate.submit(candidate).done()  # cached verdicts take no check
+    predicate.speculate(started)

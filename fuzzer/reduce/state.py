@@ -10,6 +10,9 @@ from fuzzer.reduce.candidate import Builder, Built
 from fuzzer.reduce.graph import count_nodes
 from fuzzer.reduce.predicate import Predicate
 
+#: a cut: ``(nodes, graph output names)``.
+Cut = tuple[list[Any], list[str]]
+
 
 @dataclass
 class State:
@@ -59,20 +62,24 @@ class Context:
         (:func:`fuzzer.reduce.simplify.apply_all`): where the failure survives that, as it
         usually does, the reduction is done in one check (no node to remove, nothing left
         to simplify)."""
-        from fuzzer.reduce.simplify import EDITS, apply_all
-
         built = self.builder.build(nodes, outputs)
-        if built is not None and len(built.model.graph.node) == 1:
-            simplest = apply_all(built, EDITS)
-            if simplest is not None and self.predicate(simplest):
-                return self.keep(simplest)
+        simplest = _simplest(built)
+        if simplest is not None and self.predicate(simplest):
+            return self.keep(simplest)
         return self.try_built(built) if built is not None else None
 
-    def try_cuts(self, cuts: Sequence[tuple[list[Any], list[str]]]) -> list[State | None]:
+    def try_cuts(self, cuts: Sequence[Cut], then: Sequence[Cut] = ()) -> list[State | None]:
         """:meth:`try_cut` of each ``(nodes, outputs)``, checked together (up to the
-        predicate's :attr:`~fuzzer.reduce.predicate.Predicate.parallel` at once)."""
+        predicate's :attr:`~fuzzer.reduce.predicate.Predicate.parallel` at once). The
+        first candidate :meth:`try_cut` would check of each cut of ``then`` is started
+        speculatively beside them (:meth:`~fuzzer.reduce.predicate.Predicate.speculate`):
+        a later :meth:`try_cut` of it finds its verdict cached."""
         builts = [self.builder.build(nodes, outputs) for nodes, outputs in cuts]
-        verdicts = self.predicate.map(builts)
+        firsts = []
+        for nodes, outputs in then:
+            built = self.builder.build(nodes, outputs)
+            firsts.append(_simplest(built) or built)
+        verdicts = self.predicate.map(builts, firsts)
         return [self._accept(b) if b is not None and v else None
                 for b, v in zip(builts, verdicts, strict=True)]
 
@@ -98,3 +105,14 @@ class Context:
         state = State(list(graph.node), [o.name for o in graph.output], built)
         self.offer(state)
         return state
+
+
+def _simplest(built: Built | None) -> Built | None:
+    """A one-node candidate with every simplification applied
+    (:func:`fuzzer.reduce.simplify.apply_all`); None for other candidates or where none
+    applies."""
+    from fuzzer.reduce.simplify import EDITS, apply_all
+
+    if built is None or len(built.model.graph.node) != 1:
+        return None
+    return apply_all(built, EDITS)

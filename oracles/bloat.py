@@ -59,6 +59,8 @@ def _used_names(graph: onnx.GraphProto, used: set[str]) -> set[str]:
 def unused_initializers(graph: onnx.GraphProto) -> list[str]:
     """Names of main-graph initializers read by no node, subgraph, or graph output, and not
     listed as graph inputs (IR < 4 overridable initializers are interface, not garbage)."""
+    if not graph.initializer:  # nothing to look for: no walk over the nodes
+        return []
     used = _used_names(graph, set())
     inputs = {i.name for i in graph.input}
     return [t.name for t in graph.initializer if t.name not in used and t.name not in inputs]
@@ -73,7 +75,7 @@ def leftover_initializers(outcome: Outcome) -> list[str]:
     if promised is False:
         return []
     left = unused_initializers(outcome.optimized.graph)
-    if promised is None:
+    if promised is None and left:
         before = set(unused_initializers(outcome.original.graph))
         left = [name for name in left if name not in before]
     return left

@@ -58,9 +58,11 @@ def error_text(exc: BaseException) -> str:
 
 
 def validate(model: Any) -> str | None:
-    """None when the model passes checker full_check, else the error (repro.py carries this
-    function). ``full_check`` runs strict, type-checking shape inference (onnx's checker.cc:
-    ``ShapeInferenceOptions{check_type=true, error_mode=1}``), so a second call of
+    """None when the model (an ``onnx.ModelProto`` or its serialized bytes, which spares
+    the checker a serialization) passes checker full_check, else the error (repro.py
+    carries this function). ``full_check`` runs strict, type-checking shape inference
+    (onnx's checker.cc: ``ShapeInferenceOptions{check_type=true, error_mode=1}``), so a
+    second call of
     ``infer_shapes(check_type=True, strict_mode=True)`` could not fail where it passed."""
     import onnx
 
@@ -225,8 +227,8 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
         return judged(Outcome("ok", "optimize"))
 
     enter("validate")
-    problem = validate(optimized)
-    if problem is not None and validate(model) is None:
+    problem = validate(optimized_bytes)
+    if problem is not None and validate(model_bytes) is None:
         judged_here = findings_of(Outcome("error", "validate", error=problem))
         invalid = [f for f in judged_here if f.stage == "validate"]  # not the optimizer's time
         if any(target.documented(f, case.config) is None for f in invalid):

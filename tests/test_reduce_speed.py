@@ -157,21 +157,37 @@ def _start(model: onnx.ModelProto, pred: Predicate) -> tuple[State, Context]:
     return state, ctx
 
 
-def test_the_output_search_starts_the_input_cuts_first_check() -> None:
-    """13 cut points, Neg at 4, two checks at once: the last round probes cut 3 alone, and
-    the nodes that end cuts 3 and 4 are checked alone beside it (4 is the answer, and the
-    input cut first tries its last node alone: Neg)."""
+def test_the_output_searchs_last_round_checks_single_nodes_first() -> None:
+    """13 cut points, Neg at 4, two checks at once: after cuts 4 (fails), 8, 1 and 2, the
+    last round would probe cut 3 alone with a check free. It checks instead the nodes that
+    end cuts 3 and 4 alone, simplified: Neg fails alone, and cut 3 is never run."""
     pred = HasNeg(parallel=2)
     state, ctx = _start(chain(13, 4), pred)
     best = bisect_outputs(state, ctx)
-    pred.close()  # waits for the speculative checks
+    assert [n.op_type for n in best.built.model.graph.node] == ["Neg"]
+    assert best.built.model.graph.input[0].name == "t0"  # simplified
+    sizes = sorted(len(b.model.graph.node) for b in pred.ran)
+    assert sizes == [1, 1, 2, 3, 5, 9]  # cut 3 (4 nodes) never ran
+    assert pred.runs == 6
+
+
+def test_the_last_round_probes_the_cut_where_no_single_node_fails() -> None:
+    """A failure that needs two nodes (Neg and the Add before it): the single nodes of the
+    last round pass, and the cut is probed in a round of its own."""
+
+    class NegAfterAdd(HasNeg):
+        def run(self, built: Built, key: str) -> bool:
+            self.ran.append(built)
+            ops = [n.op_type for n in built.model.graph.node]
+            return "Neg" in ops and ops.index("Neg") > 0
+
+    pred = NegAfterAdd(parallel=2)
+    state, ctx = _start(chain(13, 4), pred)
+    best = bisect_outputs(state, ctx)
     assert len(best.nodes) == 5 and best.nodes[-1].op_type == "Neg"
-    alone = [[n.op_type for n in b.model.graph.node] for b in pred.ran
-             if len(b.model.graph.node) == 1]
-    assert sorted(alone) == [["Add"], ["Neg"]]  # chain(13, 4)[3] is an Add; cut 0 is not probed
 
 
-def test_a_serial_search_speculates_nothing() -> None:
+def test_a_serial_search_checks_no_single_node_early() -> None:
     pred = HasNeg()
     state, ctx = _start(chain(13, 4), pred)
     bisect_outputs(state, ctx)

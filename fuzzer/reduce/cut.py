@@ -55,20 +55,32 @@ def search_cut(points: Sequence[int], cut: CutAt, ctx: Context, guess: int | Non
     given, stopping at a failing candidate with at most ``few`` cut points; None when
     none failed.
 
-    ``follow(points[k])`` is the cut the next step tries first where the answer is ``k``.
-    The search's last round, whose probes leave checks free, starts the follow-ups of its
-    probes and of the smallest failing ``k`` above them speculatively
-    (:meth:`fuzzer.reduce.state.Context.try_cuts`): the answer is one of these, so the next
-    step's first check is already under way (a round of checks saved where it fails)."""
+    ``follow(points[k])`` is a cut of one node inside ``cut(points[k])``: the next step's
+    first candidate where the answer is ``k``. The search's last round, whose probes leave
+    checks free, checks first the follow-ups of its probes and of the smallest failing
+    ``k`` above them, simplified and all at once (the answer is one of these ``k``): where
+    one fails, that one node is the answer, and the probes are never run; else the probes
+    run in the next round."""
     found: dict[int, State] = {}
 
+    def alone_first(indices: Sequence[int]) -> list[bool] | None:
+        assert follow is not None
+        above = [k for k in found if k > indices[-1]]
+        answers = [*indices, min(above)] if above else list(indices)
+        states = ctx.try_cuts([follow(points[k]) for k in answers], simplest=True)
+        hit = next(((k, s) for k, s in zip(answers, states, strict=True) if s is not None),
+                   None)
+        if hit is None:
+            return None
+        found[hit[0]] = hit[1]
+        return [k >= hit[0] for k in indices]
+
     def test(indices: Sequence[int]) -> list[bool]:
-        then = []
         if follow is not None and len(indices) < ctx.width():
-            above = [k for k in found if k > indices[-1]]
-            answers = [*indices, min(above)] if above else list(indices)
-            then = [follow(points[k]) for k in answers]
-        states = ctx.try_cuts([cut(points[k]) for k in indices], then)
+            verdicts = alone_first(indices)
+            if verdicts is not None:
+                return verdicts
+        states = ctx.try_cuts([cut(points[k]) for k in indices])
         found.update((k, s) for k, s in zip(indices, states, strict=True) if s is not None)
         return [s is not None for s in states]
 

@@ -169,13 +169,9 @@ class Predicate:
             self.runs += 1
         return self.run(built, key)
 
-    def map(self, builts: Sequence[Built | None],
-            also: Sequence[Built | None] = ()) -> list[bool]:
-        """Verdicts of ``builts`` (in order), up to :attr:`parallel` checks at once; the
-        candidates ``also`` are then started speculatively (:meth:`speculate`) beside them,
-        and their verdicts are not awaited."""
+    def map(self, builts: Sequence[Built | None]) -> list[bool]:
+        """Verdicts of ``builts`` (in order), up to :attr:`parallel` checks at once."""
         futures = [self.submit(built) for built in builts]
-        self.speculate(also)
         return [future.result() for future in futures]
 
     def busy(self) -> int:

@@ -68,19 +68,17 @@ class Context:
             return self.keep(simplest)
         return self.try_built(built) if built is not None else None
 
-    def try_cuts(self, cuts: Sequence[Cut], then: Sequence[Cut] = ()) -> list[State | None]:
+    def try_cuts(self, cuts: Sequence[Cut], simplest: bool = False) -> list[State | None]:
         """:meth:`try_cut` of each ``(nodes, outputs)``, checked together (up to the
-        predicate's :attr:`~fuzzer.reduce.predicate.Predicate.parallel` at once). The
-        first candidate :meth:`try_cut` would check of each cut of ``then`` is started
-        speculatively beside them (:meth:`~fuzzer.reduce.predicate.Predicate.speculate`):
-        a later :meth:`try_cut` of it finds its verdict cached."""
+        predicate's :attr:`~fuzzer.reduce.predicate.Predicate.parallel` at once): the plain
+        candidates, or with ``simplest`` the first candidate :meth:`try_cut` checks (a
+        candidate of one node with every simplification applied)."""
         builts = [self.builder.build(nodes, outputs) for nodes, outputs in cuts]
-        firsts = []
-        for nodes, outputs in then:
-            built = self.builder.build(nodes, outputs)
-            firsts.append(_simplest(built) or built)
-        verdicts = self.predicate.map(builts, firsts)
-        return [self._accept(b) if b is not None and v else None
+        if simplest:
+            builts = [_simplest(built) or built for built in builts]
+        verdicts = self.predicate.map(builts)
+        accept = self.keep if simplest else self._accept
+        return [accept(b) if b is not None and v else None
                 for b, v in zip(builts, verdicts, strict=True)]
 
     def try_built(self, built: Built) -> State | None:

@@ -1,10 +1,15 @@
-"""The finding thread records every finding, even past its queue bound (backpressure)."""
+"""The finding thread records every finding, even past its queue bounds (backpressure), and
+hits keep queueing while it verifies a slow new finding."""
 
 from __future__ import annotations
 
 import json
+import threading
 
-from fuzzer.campaign.finding_thread import QUEUE_SIZE, FindingWorker
+import pytest
+
+from fuzzer.campaign import finding_thread
+from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.campaign.record import FindingPolicy
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
@@ -12,7 +17,11 @@ from fuzzer.store.folder import BundleStore
 from tests.conftest import unary_chain_model
 
 
-def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path):
+@pytest.mark.parametrize("bound", ["QUEUE_SIZE", "QUEUE_BYTES"])
+def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path, monkeypatch,
+                                                             bound):
+    """Past either bound (8 findings, or 1 byte: one finding at a time)."""
+    monkeypatch.setattr(finding_thread, bound, 8 if bound == "QUEUE_SIZE" else 1)
     case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
                     model_bytes=unary_chain_model().SerializeToString())
     result = sandbox.run(case)
@@ -22,7 +31,7 @@ def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path):
                            FindingPolicy(localize=True, reduce_seconds=0),
                            lambda handled, message: seen.append(
                                (handled.bundle_id, handled.status == "new")))
-    total = QUEUE_SIZE + 6
+    total = 8 + 6
     for _ in range(total):
         worker.put(case, result)
     worker.finish(grace=60.0)
@@ -50,3 +59,30 @@ def test_a_hang_that_does_not_recur_is_not_recorded(sandbox, tmp_path):
     real = sandbox.run(hang)
     handled = handle_finding(store, sandbox, hang, real, "1.0", FindingPolicy(reduce_seconds=0))
     assert handled.status == "new" and handled.bundle_id.startswith("hang-")
+
+
+def test_hits_keep_queueing_while_a_new_finding_is_verified(sandbox, tmp_path, monkeypatch):
+    """The first finding's handling waits until 200 more are queued (the queue once held 64:
+    the case loop then stalled for the whole verification of a hang)."""
+    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    result = sandbox.run(case)
+    queued = threading.Event()
+    real = finding_thread.handle_finding
+
+    def slow_first(*args, **kwargs):
+        queued.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(finding_thread, "handle_finding", slow_first)
+    seen: list[str] = []
+    worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
+                           FindingPolicy(localize=False, reduce_seconds=0),
+                           lambda handled, message: seen.append(handled.status))
+    assert result.artifacts is not None and result.artifacts.nbytes > 0
+    for _ in range(201):
+        worker.put(case, result)  # would block at the 65th while the first waits
+    assert seen == [] and worker.pending() >= 200
+    queued.set()
+    worker.finish(grace=60.0)
+    assert len(seen) == 201 and seen.count("new") == 1

@@ -1,10 +1,16 @@
 """Finding handling beside the case loop: a thread that localizes, signs, deduplicates,
 reduces and stores findings while the campaign keeps its workers busy with new cases.
 
-Findings wait in a bounded queue: when it is full the case loop blocks (backpressure), so no
-finding is ever dropped. The thread has a sandbox of its own (one worker), so its optimizer
-runs never queue behind the campaign's cases. When the campaign ends, :meth:`finish` handles
-what is left; past its grace period (or after Ctrl-C) the rest is recorded without reduction.
+Findings wait in a queue bounded by the bytes of their artifacts (:data:`QUEUE_BYTES`) and by
+their number (:data:`QUEUE_SIZE`): past either bound the case loop blocks (backpressure), so no
+finding is ever dropped. The bounds are wide enough that hits keep queueing for minutes while
+the thread verifies a slow new finding (a hang is run again up to its timeout): with 64
+findings at most, the one new bundle of a 3,000-case second pass over known bugs once held
+the case loop for about four minutes.
+
+The thread has a sandbox of its own (one worker), so its optimizer runs never queue behind the
+campaign's cases. When the campaign ends, :meth:`finish` handles what is left; past its grace
+period (or after Ctrl-C) the rest is recorded without reduction.
 
 A failure in one finding is counted (:attr:`FindingWorker.errors`) and the thread goes on; a
 failure that every later finding would meet too (a full disk, its own worker pool gone, an
@@ -29,7 +35,11 @@ from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.store.folder import BundleStore
 
-QUEUE_SIZE = 64
+#: most findings queued at once.
+QUEUE_SIZE = 1024
+#: most bytes of artifacts (:attr:`fuzzer.execution.case.Artifacts.nbytes`) queued at once;
+#: a finding larger than this waits until the queue is empty.
+QUEUE_BYTES = 64 << 20
 FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
 POLL_SECONDS = 0.5  # while the queue is full: how often to check that the thread still runs
 ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
@@ -60,7 +70,10 @@ class FindingWorker:
         self.store, self.version, self.policy, self.report = store, version, policy, report
         self._factory = sandbox_factory
         self._sandbox: Sandbox | None = None
-        self._queue: queue.Queue[tuple[TestCase, CaseResult] | None] = queue.Queue(QUEUE_SIZE)
+        self._queue: queue.Queue[tuple[TestCase, CaseResult, int] | None] = \
+            queue.Queue(QUEUE_SIZE)
+        self._queued_bytes = 0
+        self._room = threading.Condition()
         self._quick = threading.Event()
         self.memo = LocalizationMemo()
         self.roots = RootCauseMemo()
@@ -73,22 +86,35 @@ class FindingWorker:
 
     def put(self, case: TestCase, result: CaseResult,
             waiting: Callable[[], None] | None = None) -> None:
-        """Queue a result with findings; blocks while the queue is full and the thread runs,
-        calling ``waiting()`` every :data:`POLL_SECONDS` meanwhile (it may raise, e.g. on
-        Ctrl-C: :meth:`fuzzer.campaign.interrupt.StopRequest.check`).
+        """Queue a result with findings; blocks while the queue is full (either bound) and
+        the thread runs, calling ``waiting()`` every :data:`POLL_SECONDS` meanwhile (it may
+        raise, e.g. on Ctrl-C: :meth:`fuzzer.campaign.interrupt.StopRequest.check`).
 
         Raises:
             CampaignError: the thread has stopped (see :meth:`check`).
         """
+        arts = getattr(result, "artifacts", None)
+        weight = arts.nbytes if arts is not None else 0
         while True:
             self.check()
             if waiting is not None:
                 waiting()
-            try:
-                self._queue.put((case, result), timeout=POLL_SECONDS)
-                return
-            except queue.Full:
-                continue
+            with self._room:
+                if not self._queued_bytes or self._queued_bytes + weight <= QUEUE_BYTES:
+                    try:
+                        self._queue.put_nowait((case, result, weight))
+                    except queue.Full:
+                        pass
+                    else:
+                        self._queued_bytes += weight
+                        return
+                self._room.wait(POLL_SECONDS)
+
+    def _taken(self, weight: int) -> None:
+        """A queued finding of ``weight`` bytes left the queue: wake a waiting :meth:`put`."""
+        with self._room:
+            self._queued_bytes -= weight
+            self._room.notify_all()
 
     def check(self) -> None:
         """Raise if the thread stopped before :meth:`finish` asked it to.
@@ -126,7 +152,8 @@ class FindingWorker:
                 return
             if not item:
                 continue
-            case, result = item
+            case, result, weight = item
+            self._taken(weight)
             quick = self._quick.is_set()
             policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
                                          localize_seconds=QUICK_LOCALIZE_SECONDS) \
@@ -185,5 +212,7 @@ class FindingWorker:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 return
-            self.abandoned += int(item is not None)
+            if item is not None:
+                self._taken(item[2])
+                self.abandoned += 1
 

@@ -110,6 +110,14 @@ class Artifacts:
     expected: dict[str, np.ndarray] | None = None
     actual: dict[str, np.ndarray] | None = None
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes the models and arrays hold (the memory a queued finding keeps)."""
+        arrays = [*self.feeds.values(), *(self.expected or {}).values(),
+                  *(self.actual or {}).values()]
+        return len(self.model) + len(self.optimized or b"") + \
+            sum(getattr(a, "nbytes", 0) for a in arrays)
+
 
 @dataclass
 class CaseResult:

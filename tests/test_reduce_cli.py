@@ -5,6 +5,7 @@ bundle's repro.py still exits 1."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +21,11 @@ print("Neg present" if any(n.op_type == "Neg" for n in model.graph.node) else "c
 """
 
 
-def optfuzz(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def optfuzz(*args: str, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "fuzzer", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+                          text=True, cwd=cwd, timeout=300,
+                          env=None if env is None else {**os.environ, **env})
 
 
 @pytest.fixture
@@ -36,10 +39,14 @@ def test_check_mode_with_an_external_script(tmp_path: Path, chain_path: Path) ->
     script = tmp_path / "checker.py"
     script.write_text(CHECKER)
     out, good, arts = tmp_path / "min.onnx", tmp_path / "good.onnx", tmp_path / "arts"
+    temp = tmp_path / "temp"
+    temp.mkdir()
     proc = optfuzz("reduce", str(chain_path), "--check", f"{sys.executable} {script}",
                    "--fail-regex", "Neg present", "--artifacts", str(arts),
-                   "--min-good", str(good), "-o", str(out), "--time-limit", "60")
+                   "--min-good", str(good), "-o", str(out), "--time-limit", "60",
+                   env={"TMPDIR": str(temp)})
     assert proc.returncode == 0, proc.stderr
+    assert not list(temp.glob("optfuzz-reduce-*"))  # the candidates' folder is removed
     reduced = onnx.load(out)
     assert [n.op_type for n in reduced.graph.node] == ["Neg"]
     onnx.checker.check_model(reduced, full_check=True)
@@ -52,9 +59,11 @@ def test_check_mode_on_a_model_that_passes_exits_1(tmp_path: Path, chain_path: P
     assert proc.returncode == 1
 
 
-def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    proc = optfuzz("reduce", str(tmp_path / "missing.onnx"))
+@pytest.mark.parametrize("mode", [[], ["--check", "true"]])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, mode: list[str]) -> None:
+    proc = optfuzz("reduce", str(tmp_path / "missing.onnx"), *mode)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "missing.onnx: no such file or folder" in proc.stderr
 
 
 @pytest.mark.parametrize("bug", ["drop-node", "invalid", "bloat"])

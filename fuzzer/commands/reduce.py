@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         console = Console(highlight=False)
         if time_limit <= 0:
             raise InputError("--time-limit must be positive")
+        if not path.exists():  # before the sandbox and its imports: an instant answer
+            raise InputError(f"{path}: no such file or folder")
         from fuzzer.reduce.command_check import default_parallel
 
         # with --check, the validity gate of parallel checks runs side by side as well

@@ -70,8 +70,8 @@ class FindingWorker:
         self.store, self.version, self.policy, self.report = store, version, policy, report
         self._factory = sandbox_factory
         self._sandbox: Sandbox | None = None
-        self._queue: queue.Queue[tuple[TestCase, CaseResult, int] | None] = \
-            queue.Queue(QUEUE_SIZE)
+        # unbounded itself: put() holds both bounds under self._room
+        self._queue: queue.Queue[tuple[TestCase, CaseResult, int] | None] = queue.Queue()
         self._queued_bytes = 0
         self._room = threading.Condition()
         self._quick = threading.Event()
@@ -100,15 +100,17 @@ class FindingWorker:
             if waiting is not None:
                 waiting()
             with self._room:
-                if not self._queued_bytes or self._queued_bytes + weight <= QUEUE_BYTES:
-                    try:
-                        self._queue.put_nowait((case, result, weight))
-                    except queue.Full:
-                        pass
-                    else:
-                        self._queued_bytes += weight
-                        return
+                if self._has_room(weight):
+                    self._queue.put_nowait((case, result, weight))
+                    self._queued_bytes += weight
+                    return
                 self._room.wait(POLL_SECONDS)
+
+    def _has_room(self, weight: int) -> bool:
+        """Whether a finding of ``weight`` bytes fits under both bounds (an empty queue
+        takes any finding)."""
+        return self._queue.qsize() < QUEUE_SIZE and \
+            (not self._queued_bytes or self._queued_bytes + weight <= QUEUE_BYTES)
 
     def _taken(self, weight: int) -> None:
         """A queued finding of ``weight`` bytes left the queue: wake a waiting :meth:`put`."""
@@ -191,12 +193,8 @@ class FindingWorker:
             self._quick.set()
         if abandon:
             self._drain()
-        while self._thread.is_alive():
-            try:
-                self._queue.put(None, timeout=POLL_SECONDS)
-                break
-            except queue.Full:
-                continue
+        if self._thread.is_alive():
+            self._queue.put(None)  # after what is queued; the bounds are put()'s alone
         self._thread.join(timeout=ABANDON_SECONDS if abandon else grace)
         if self._thread.is_alive() and not abandon:
             self._quick.set()

@@ -62,8 +62,8 @@ def validate(model: Any) -> str | None:
     the checker a serialization) passes checker full_check, else the error (repro.py
     carries this function). ``full_check`` runs strict, type-checking shape inference
     (onnx's checker.cc: ``ShapeInferenceOptions{check_type=true, error_mode=1}``), so a
-    second call of
-    ``infer_shapes(check_type=True, strict_mode=True)`` could not fail where it passed."""
+    second call of ``infer_shapes(check_type=True, strict_mode=True)`` could not fail where
+    it passed."""
     import onnx
 
     try:

@@ -197,8 +197,9 @@ class Predicate:
         for built in builts:
             if room <= 0:
                 break
-            if built is not None and fingerprint(built) not in self._cache:
-                room -= not self.submit(built).done()  # an invalid one took no check
+            known = len(self._cache)
+            self.submit(built)
+            room -= len(self._cache) > known  # a cached (or unbuilt) candidate takes none
 
     def run(self, built: Built, key: str) -> bool:
         """Run the check on a valid candidate; ``key`` is its fingerprint."""

@@ -54,6 +54,9 @@ class TestCase:
         growth_nodes: with ``growth``, the main-graph node count the probe's sizes may
             reach (a generated model's short run of blocks is scaled up to it); None: four
             times the model's own size.
+        reference_first: run the original in onnxruntime before the target, not after it
+            (:mod:`fuzzer.execution.pipeline`): a death in the reference run then makes the
+            seed unusable instead of being run again this way.
     """
 
     __test__ = False  # not a pytest class
@@ -70,6 +73,7 @@ class TestCase:
     require_valid: bool = False
     growth: bool = False
     growth_nodes: int | None = None
+    reference_first: bool = False
 
     def with_model(self, model_bytes: bytes, **changes: Any) -> TestCase:
         """A copy that carries ``model_bytes`` (and any other field changes)."""

@@ -1,8 +1,15 @@
 """One differential test, as a worker runs it (design.md, "Data flow").
 
-materialize -> reference run of the original -> target.optimize -> validate -> load the
+materialize -> target.optimize -> reference run of the original -> validate -> load the
 optimized model -> run it -> compare (the oracles). Each stage is announced through a
 callback so that the sandbox knows where a worker was when it died or hung.
+
+The target runs before the reference run, so that a model the target returns unchanged
+(a tenth to a quarter of a campaign's cases) costs no onnxruntime session: its original runs
+only where a finding needs it usable. A worker that dies in that later reference run may
+have had its heap broken by the target: the sandbox runs the case again with
+``TestCase.reference_first``, the reference run before the target, and only a death there
+makes the seed unusable (:mod:`fuzzer.execution.sandbox`).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from fuzzer.execution.case import Artifacts, CaseResult, Materialized, TestCase,
 from fuzzer.execution.reference import make_session, run_session
 from oracles import judge
 from oracles.base import STAGES, Outcome, first_line
+from oracles.slow import SUSPECT_SECONDS
 
 StageHook = Callable[[str], None]
 
@@ -186,13 +194,24 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
             return CaseResult([], f"materialize: invalid original: {error_text(exc)}",
                               "materialize", source, (len(model.graph.node), None))
 
-    enter("reference")
-    try:
-        expected = run_session(make_session(model_bytes), feeds)
-    except Exception as exc:
-        return CaseResult([], f"reference: {error_text(exc)}", "reference", source,
-                          (len(model.graph.node), None), None, timings)
+    expected: dict[str, Any] | None = None
 
+    def reference() -> CaseResult | None:
+        """Run the original once (stage ``reference``); the unusable result where
+        onnxruntime cannot run it."""
+        nonlocal expected
+        if expected is not None:
+            return None
+        enter("reference")
+        try:
+            expected = run_session(make_session(model_bytes), feeds)
+        except Exception as exc:
+            return CaseResult([], f"reference: {error_text(exc)}", "reference", source,
+                              (len(model.graph.node), None), None, timings)
+        return None
+
+    if case.reference_first and (unusable := reference()) is not None:
+        return unusable
     enter("optimize")
     optimize_start = time.perf_counter()
     try:
@@ -200,10 +219,13 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
     except Exception as exc:
         outcome = Outcome("error", "optimize", error=error_text(exc),
                           traceback=traceback.format_exc(), original=model, task=task)
-        return result(judge(outcome), "optimize")
+        return reference() or result(judge(outcome), "optimize")
+    optimize_s = time.perf_counter() - optimize_start
+    if (case.growth or optimize_s >= SUSPECT_SECONDS) and (unusable := reference()) is not None:
+        return unusable  # the slow oracle weighs the optimizer's time against the reference
     left = None if timeout is None else timeout - (time.perf_counter() - started)
-    timed = growth_extra(case, target, model, feeds, time.perf_counter() - optimize_start,
-                         timings.get("reference", 0.0), left)
+    timed = growth_extra(case, target, model, feeds, optimize_s, timings.get("reference", 0.0),
+                         left)
     optimized_bytes = optimized.SerializeToString()
     changed = optimized_bytes != model_bytes
 
@@ -221,8 +243,14 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
         return result(findings_of(outcome) + documented, outcome.stage, optimized_bytes,
                       outcome.expected, outcome.actual, optimized, changed)
 
-    if not changed:  # the target returned the model as it was: nothing to run twice
+    if not changed:  # the target returned the model as it was: nothing to run twice, and
+        # the original runs only where a finding (or the caller) needs it usable
+        if (case.keep or findings_of(Outcome("ok", "compare"))) and \
+                (unusable := reference()) is not None:
+            return unusable
         return judged(Outcome("ok", "compare", expected=expected, actual=expected))
+    if (unusable := reference()) is not None:
+        return unusable
     if until < STAGES.index("validate"):  # the target documents a non-conforming output
         return judged(Outcome("ok", "optimize"))
 

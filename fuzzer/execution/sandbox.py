@@ -9,6 +9,7 @@ optimizer never runs in the calling process.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import importlib
 import multiprocessing
 import os
@@ -53,7 +54,10 @@ FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.
 #: copied held into the child): a pool silently a worker short, or cases lost as timeouts.
 FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.execution.scaling",
                 "generators.inputs", "statistics")
-#: stages before the target runs: a timeout there is retried once before it counts.
+#: stages that say the seed is unusable when its worker dies there: materialization, and
+#: the reference run of a case that runs it before the target (``TestCase.reference_first``;
+#: a death in a reference run after the target is run again that way first, see
+#: :func:`late_reference`); a timeout there is retried once before it counts.
 PRE_TARGET_STAGES = ("materialize", "reference")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 #: ``stages`` of a batch's case that has not started, and of one that has ended (its
@@ -67,6 +71,19 @@ DEATH_RATE_WEIGHT = 0.02
 #: expected dead batches per batch above which cases go one per task: a death re-runs the
 #: batch's other cases one by one, so a target that crashes often is batched no more.
 MAX_DEAD_BATCHES = 0.1
+
+
+def late_reference(case: TestCase, stage: str) -> bool:
+    """Whether a worker that died or hung in ``stage`` of ``case`` was in a reference run
+    made after the target (:mod:`fuzzer.execution.pipeline`). The target may have broken
+    that process's heap, so the death is not yet the seed's: the case runs again with the
+    reference run first (:func:`reference_first`)."""
+    return stage == "reference" and not case.reference_first
+
+
+def reference_first(case: TestCase) -> TestCase:
+    """``case`` with its reference run before the target."""
+    return dataclasses.replace(case, reference_first=True)
 
 
 class SandboxError(RuntimeError):
@@ -302,7 +319,11 @@ class Sandbox:
                 getattr(error, "exitcode", None) == -signal.SIGALRM
             death = Outcome("timeout", stage, timeout=self.timeout) if timed_out \
                 else self._expired(error, stage)  # type: ignore[arg-type]
-            if timed_out and stage in PRE_TARGET_STAGES:  # a slow start: run it again too
+            if late_reference(cases[culprit], stage):  # again, its reference run first
+                cases = [*cases[:culprit], reference_first(cases[culprit]),
+                         *cases[culprit + 1:]]
+                culprit = death = None
+            elif timed_out and stage in PRE_TARGET_STAGES:  # a slow start: run it again too
                 culprit = death = None
             self._count(1, 1)
         if self._recycling.retire.value:
@@ -375,6 +396,13 @@ class Sandbox:
         # a timeout before the target ran (a slow start or reference run on a loaded machine)
         # would call the seed unusable: it runs once more first
         early = isinstance(error, FutureTimeout) and stage in PRE_TARGET_STAGES
+        if isinstance(error, (FutureTimeout, ProcessExpired)) and not self._closed and \
+                late_reference(case, stage):  # it may be the target's doing: run it again,
+            self._sweep()  # with its reference run first
+            self._count(1, 1)
+            threading.Thread(target=self._retry, args=(reference_first(case), future, retried),
+                             name="sandbox-retry", daemon=True).start()
+            return
         if (lost or early) and (moved or not retried) and not self._closed:
             # the pool broke under the case, it was recycled before it started, or it timed
             # out before the target ran: run it (once more), off pebble's own thread

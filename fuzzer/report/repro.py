@@ -2,7 +2,8 @@
 
 The script needs onnx, onnxruntime, numpy and the target's own package, nothing of optfuzz.
 It loads model.onnx and inputs.npz, runs the differential test as the campaign's workers do
-(reference run, optimize, validate, load, execute, compare) in a child process of itself,
+(reference run, optimize, validate, load, execute, compare; the reference run first, as a
+worker runs a case with ``TestCase.reference_first``) in a child process of itself,
 with its address space limited like a campaign worker's (RLIMIT_AS), so a signal or a hang is
 observed rather than suffered. It exits 1 while the bundle's symptom shows, 0 once it is gone,
 2 when the test cannot run here (a missing package or file, an original that does not run).

@@ -53,3 +53,14 @@ def test_cases_go_one_per_task_while_workers_die_often():
         results = [f.result(timeout=60) for f in box.submit_many(cases("raise", "clean"))]
     assert batched == []  # one case per task
     assert verdicts(results) == [("optimizer-error", "optimize"), (None, None)]
+
+
+def test_batches_shrink_as_the_death_rate_grows():
+    with Sandbox(jobs=1, timeout=10.0, batch=16) as box:
+        sizes = []
+        for rate in (0.0, 0.005, 0.02, 0.05, 0.1, 0.5):
+            box.death_rate = rate
+            sizes.append(box.batch_size())
+    assert sizes == [16, 16, 5, 2, 1, 1]
+    assert all(size * rate <= MAX_DEAD_BATCHES or size == 1
+               for size, rate in zip(sizes, (0.0, 0.005, 0.02, 0.05, 0.1, 0.5), strict=True))

@@ -68,8 +68,9 @@ PENDING, ENDED = -1, -2
 BATCH_SLACK = 10.0
 #: weight of one case in the sandbox's running rate of worker deaths.
 DEATH_RATE_WEIGHT = 0.02
-#: expected dead batches per batch above which cases go one per task: a death re-runs the
-#: batch's other cases one by one, so a target that crashes often is batched no more.
+#: expected deaths per batch the batch size keeps within (:meth:`Sandbox.batch_size`): a
+#: death re-runs the batch's other cases one by one, so a target that crashes often gets
+#: smaller batches, and one per task at a death rate of a tenth.
 MAX_DEAD_BATCHES = 0.1
 
 
@@ -253,8 +254,8 @@ class Sandbox:
         return task
 
     def submit_many(self, cases: Sequence[TestCase]) -> list[Future[CaseResult]]:
-        """Schedule ``cases`` in tasks of up to :attr:`batch` cases each (one case per task
-        while workers die often: see :data:`MAX_DEAD_BATCHES`); one Future per case, in
+        """Schedule ``cases`` in tasks of up to :attr:`batch` cases each (fewer while
+        workers die often: :meth:`batch_size`); one Future per case, in
         order, each resolving as :meth:`submit`'s. A batch whose worker dies or hangs gives
         the death to the case that was running (its stage in the shared array) and runs
         its other cases again, one per task. Blocks while ``jobs * 256`` cases are in
@@ -263,13 +264,22 @@ class Sandbox:
         Raises:
             SandboxError: the pool no longer runs (closed, or pebble's pool failed).
         """
-        size = self.batch if self.death_rate * self.batch <= MAX_DEAD_BATCHES else 1
+        size = self.batch_size()
         futures: list[Future[CaseResult]] = []
         for start in range(0, len(cases), size):
             chunk = list(cases[start:start + size])
             futures += self._submit_batch(chunk) if len(chunk) > 1 \
                 else [self._submit(chunk[0], retried=False)]
         return futures
+
+    def batch_size(self) -> int:
+        """Cases per task now: :attr:`batch` at most, fewer as workers die more often, so
+        that the expected deaths per batch (:attr:`death_rate` times its size) stay within
+        :data:`MAX_DEAD_BATCHES`: one case per task once a tenth of the cases kill their
+        worker."""
+        if self.death_rate * self.batch <= MAX_DEAD_BATCHES:
+            return self.batch
+        return max(1, int(MAX_DEAD_BATCHES / self.death_rate))
 
     def _submit_batch(self, cases: list[TestCase]) -> list[Future[CaseResult]]:
         slots = self._take_slots(len(cases), PENDING)

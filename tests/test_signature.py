@@ -84,3 +84,18 @@ def test_change_region_ignores_renamed_inputs_and_nothing_changed_means_no_hash(
     model.graph.node[1].attribute.append(helper.make_attribute("alpha", 1.0))
     assert [label for label, _, _ in change_region(onnx.load_from_string(data), model)] == \
         ["~Exp"]
+
+
+def test_region_hash_is_memoized_on_the_region_up_to_tensor_names():
+    from fuzzer.findings import graph_hash
+
+    first = [("-Identity", ["a", "b"], ["c"]), ("+Add", ["c", ""], ["d"]), ("~Relu", ["d"], ["e"])]
+    renamed = [("-Identity", ["x", "y"], ["z"]), ("+Add", ["z", ""], ["w"]), ("~Relu", ["w"], ["v"])]
+    rewired = [("-Identity", ["a", "b"], ["c"]), ("+Add", ["a", ""], ["d"]), ("~Relu", ["d"], ["e"])]
+    graph_hash._hash_canonical.cache_clear()
+    expected = graph_hash._hash_canonical.__wrapped__(graph_hash.canonical_region(first))
+    assert graph_hash.region_hash(first) == graph_hash.region_hash(renamed) == expected
+    info = graph_hash._hash_canonical.cache_info()
+    assert (info.hits, info.misses) == (1, 1)  # the renamed region was not hashed again
+    assert graph_hash.region_hash(rewired) != expected  # another graph: Add reads no Identity
+    assert graph_hash.region_hash([]) is None

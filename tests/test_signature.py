@@ -89,9 +89,12 @@ def test_change_region_ignores_renamed_inputs_and_nothing_changed_means_no_hash(
 def test_region_hash_is_memoized_on_the_region_up_to_tensor_names():
     from fuzzer.findings import graph_hash
 
-    first = [("-Identity", ["a", "b"], ["c"]), ("+Add", ["c", ""], ["d"]), ("~Relu", ["d"], ["e"])]
-    renamed = [("-Identity", ["x", "y"], ["z"]), ("+Add", ["z", ""], ["w"]), ("~Relu", ["w"], ["v"])]
-    rewired = [("-Identity", ["a", "b"], ["c"]), ("+Add", ["a", ""], ["d"]), ("~Relu", ["d"], ["e"])]
+    def region(a, b, c, d, e, add_reads):
+        return [("-Identity", [a, b], [c]), ("+Add", [add_reads, ""], [d]), ("~Relu", [d], [e])]
+
+    first = region("a", "b", "c", "d", "e", add_reads="c")
+    renamed = region("x", "y", "z", "w", "v", add_reads="z")
+    rewired = region("a", "b", "c", "d", "e", add_reads="a")
     graph_hash._hash_canonical.cache_clear()
     expected = graph_hash._hash_canonical.__wrapped__(graph_hash.canonical_region(first))
     assert graph_hash.region_hash(first) == graph_hash.region_hash(renamed) == expected

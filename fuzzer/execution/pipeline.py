@@ -113,10 +113,12 @@ def oracle_extra(target: Any, config: dict[str, Any]) -> dict[str, Any]:
 
 
 def growth_extra(case: TestCase, target: Any, model: Any, feeds: dict[str, Any],
-                 optimize_s: float, reference_s: float,
+                 optimize_s: float, reference_s: float | None,
                  left: float | None) -> dict[str, Any]:
     """``Outcome.extra`` facts of the ``slow`` oracle (:mod:`oracles.slow`): the single
-    optimizer and reference times (seconds) and, where that run is suspicious or the case
+    optimizer and reference times (seconds; the reference None where it has not run, which
+    :func:`run_case` allows only for an optimizer run shorter than
+    :data:`oracles.slow.SUSPECT_SECONDS`) and, where that run is suspicious or the case
     asks for it (``TestCase.growth``), the scaling series (:mod:`fuzzer.execution.scaling`)
     within :data:`fuzzer.execution.scaling.PROBE_SECONDS` and half of ``left``, the seconds
     the case has left (None: unknown), and within the share of the worker's time that
@@ -125,7 +127,8 @@ def growth_extra(case: TestCase, target: Any, model: Any, feeds: dict[str, Any],
     from oracles.slow import OPTIMIZE_S, REFERENCE_S, SCALING, suspicious
 
     extra: dict[str, Any] = {OPTIMIZE_S: optimize_s, REFERENCE_S: reference_s}
-    if not (case.growth or suspicious(optimize_s, reference_s)) or not may_probe(case.growth):
+    if not (case.growth or suspicious(optimize_s, reference_s or 0.0)) or \
+            not may_probe(case.growth):
         return extra
     budget = PROBE_SECONDS if left is None else min(PROBE_SECONDS, left / 2)
     try:
@@ -224,8 +227,7 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
     if (case.growth or optimize_s >= SUSPECT_SECONDS) and (unusable := reference()) is not None:
         return unusable  # the slow oracle weighs the optimizer's time against the reference
     left = None if timeout is None else timeout - (time.perf_counter() - started)
-    timed = growth_extra(case, target, model, feeds, optimize_s, timings.get("reference", 0.0),
-                         left)
+    timed = growth_extra(case, target, model, feeds, optimize_s, timings.get("reference"), left)
     optimized_bytes = optimized.SerializeToString()
     changed = optimized_bytes != model_bytes
 

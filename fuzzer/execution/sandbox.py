@@ -340,8 +340,7 @@ class Sandbox:
             self._recycle()
         for i, (case, future) in enumerate(zip(cases, futures, strict=True)):
             if i != culprit:  # on a closed sandbox, _retry ends the case as internal
-                threading.Thread(target=self._retry, args=(case, future, False),
-                                 name="sandbox-retry", daemon=True).start()
+                self._retry_later(case, future, False)
         if culprit is not None and death is not None:
             self._resolve_death(cases[culprit], death, futures[culprit])
 
@@ -410,14 +409,12 @@ class Sandbox:
                 late_reference(case, stage):  # it may be the target's doing: run it again,
             self._sweep()  # with its reference run first
             self._count(1, 1)
-            threading.Thread(target=self._retry, args=(reference_first(case), future, retried),
-                             name="sandbox-retry", daemon=True).start()
+            self._retry_later(reference_first(case), future, retried)
             return
         if (lost or early) and (moved or not retried) and not self._closed:
             # the pool broke under the case, it was recycled before it started, or it timed
             # out before the target ran: run it (once more), off pebble's own thread
-            threading.Thread(target=self._retry, args=(case, future, retried or not moved),
-                             name="sandbox-retry", daemon=True).start()
+            self._retry_later(case, future, retried or not moved)
             return
         death: Outcome | None = None
         result: CaseResult | None = None
@@ -529,6 +526,12 @@ class Sandbox:
         pool.join()
         with self._pool_lock:
             self._draining.pop(pool, None)
+
+    def _retry_later(self, case: TestCase, future: Future, retried: bool) -> None:
+        """:meth:`_retry` on a thread of its own (never on pebble's threads, which call the
+        tasks' callbacks)."""
+        threading.Thread(target=self._retry, args=(case, future, retried),
+                         name="sandbox-retry", daemon=True).start()
 
     def _retry(self, case: TestCase, future: Future, retried: bool = True) -> None:
         """Run ``case`` again on a rebuilt pool and resolve ``future`` with that run

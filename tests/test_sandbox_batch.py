@@ -3,8 +3,13 @@ is still the case's own (its stage in the shared array), the batch's other cases
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+
+from pebble import ProcessExpired
+
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import MAX_DEAD_BATCHES, Sandbox
+from oracles.base import STAGES
 from tests.conftest import unary_chain_model
 
 
@@ -64,3 +69,25 @@ def test_batches_shrink_as_the_death_rate_grows():
     assert sizes == [16, 16, 5, 2, 1, 1]
     assert all(size * rate <= MAX_DEAD_BATCHES or size == 1
                for size, rate in zip(sizes, (0.0, 0.005, 0.02, 0.05, 0.1, 0.5), strict=True))
+
+
+def test_a_death_nobody_saw_is_no_finding_and_its_batch_runs_again():
+    """A task pebble ended as a death with no exit code (a worker it had stopped took the
+    task: fuzzer.execution.pool) gives nothing to the case it names: all run again."""
+    with Sandbox(jobs=1, timeout=10.0, batch=3) as box:
+        real, orphaned = box._schedule, []
+
+        def schedule(function, args, timeout, slots):
+            if orphaned:
+                return real(function, args, timeout, slots)
+            orphaned.append(slots)
+            box._stages[slots[1]] = STAGES.index("optimize")  # the second case was running
+            task: Future = Future()
+            task.set_exception(ProcessExpired("Abnormal termination", code=None, pid=1))
+            return task
+
+        box._schedule = schedule
+        results = [f.result(timeout=60) for f in box.submit_many(cases("clean", "clean",
+                                                                       "raise"))]
+    assert orphaned
+    assert verdicts(results) == [(None, None), (None, None), ("optimizer-error", "optimize")]

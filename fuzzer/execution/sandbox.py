@@ -1,4 +1,5 @@
-"""Sandboxed execution of test cases in long-lived worker processes (pebble ProcessPool).
+"""Sandboxed execution of test cases in long-lived worker processes (pebble ProcessPool,
+without its orphaned tasks: :mod:`fuzzer.execution.pool`).
 
 Each worker imports onnx, onnxruntime and the target once and runs many cases. A case that
 kills its worker (a signal) or outlives the per-case timeout is turned into an Outcome with the
@@ -24,11 +25,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from pebble import ProcessExpired, ProcessPool
+from pebble import ProcessExpired
 
 from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
+from fuzzer.execution.pool import ProcessPool
 from oracles import judge
 from oracles.base import STAGES, Outcome
 
@@ -320,7 +322,8 @@ class Sandbox:
         # the case that was running takes the death; the others run again, one per task
         running = next((i for i, stage in enumerate(stages) if 0 <= stage < len(STAGES)),
                        None)
-        culprit = running if isinstance(error, (FutureTimeout, ProcessExpired)) else None
+        culprit = running if isinstance(error, (FutureTimeout, ProcessExpired)) and \
+            not _unknown_death(error) else None
         death = None
         if culprit is not None:
             self._sweep()
@@ -401,13 +404,14 @@ class Sandbox:
         stage = STAGES[self._stages[slot]]
         moved = self._settle(done, [slot])
         error = None if done.cancelled() else done.exception()
-        lost = done.cancelled() or isinstance(error, BrokenProcessPool)
+        lost = done.cancelled() or isinstance(error, BrokenProcessPool) or _unknown_death(error)
         # a timeout before the target ran (a slow start or reference run on a loaded machine)
         # would call the seed unusable: it runs once more first
         early = isinstance(error, FutureTimeout) and stage in PRE_TARGET_STAGES
-        if isinstance(error, (FutureTimeout, ProcessExpired)) and not self._closed and \
-                late_reference(case, stage):  # it may be the target's doing: run it again,
-            self._sweep()  # with its reference run first
+        if isinstance(error, (FutureTimeout, ProcessExpired)) and not lost and \
+                not self._closed and late_reference(case, stage):
+            # it may be the target's doing: run it again, with its reference run first
+            self._sweep()
             self._count(1, 1)
             self._retry_later(reference_first(case), future, retried)
             return
@@ -599,6 +603,13 @@ def _execute_batch(cases: list[TestCase], slots: list[int],
     from fuzzer.execution.worker import execute_batch
 
     return execute_batch(cases, slots, timeout)
+
+
+def _unknown_death(error: BaseException | None) -> bool:
+    """Whether ``error`` is the death of a worker whose exit code nobody saw (a task
+    acknowledged by a worker pebble had already stopped: :mod:`fuzzer.execution.pool`); its
+    cases run again rather than take a death that may not be theirs."""
+    return isinstance(error, ProcessExpired) and error.exitcode is None
 
 
 def _death(case: TestCase, outcome: Outcome) -> CaseResult:

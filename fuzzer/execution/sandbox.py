@@ -54,8 +54,12 @@ FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.
 #: by the caller before any worker forks. A worker forked while another thread of the caller
 #: was importing one of them would wait forever on that module's import lock (the lock is
 #: copied held into the child): a pool silently a worker short, or cases lost as timeouts.
+#: Imported here once, they also spare each new worker their import: a worker replaced after
+#: :data:`MAX_TASKS` cases would otherwise spend its first case (120 ms on this project's
+#: CI machine, which compiles every module afresh) importing the generator and its motifs.
 FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.execution.scaling",
-                "generators.inputs", "statistics")
+                "generators.inputs", "generators.generate", "statistics", "numpy.random",
+                "secrets")
 #: stages that say the seed is unusable when its worker dies there: materialization, and
 #: the reference run of a case that runs it before the target (``TestCase.reference_first``;
 #: a death in a reference run after the target is run again that way first, see
@@ -572,10 +576,12 @@ class Sandbox:
 
 
 def _preload() -> None:
-    """Import :data:`FORK_PRELOAD` and every oracle in this process."""
+    """Import :data:`FORK_PRELOAD`, every materializer
+    (:data:`fuzzer.execution.case.SOURCE_KINDS`) and every oracle in this process."""
+    from fuzzer.execution.case import SOURCE_KINDS
     from oracles import load_oracles
 
-    for name in FORK_PRELOAD:
+    for name in (*FORK_PRELOAD, *(kind.split(":")[0] for kind in SOURCE_KINDS.values())):
         importlib.import_module(name)
     load_oracles()
 

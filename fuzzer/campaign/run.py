@@ -44,7 +44,7 @@ from fuzzer.campaign.summary import write_summary
 from fuzzer.errors import InputError
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
-from fuzzer.execution.sandbox import Sandbox, SandboxError
+from fuzzer.execution.sandbox import CASE_PRELOAD, Sandbox, SandboxError
 from fuzzer.store.folder import BundleStore, damage_note
 from fuzzer.store.lock import LOCK_FILE, CampaignLock
 from fuzzer.targets import get_target
@@ -185,7 +185,7 @@ class Campaign:
         settings = self.settings
         return FindingWorker(
             self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit,
-                                        sanitizer=self.sanitizer),
+                                        sanitizer=self.sanitizer, preload=CASE_PRELOAD),
             self.target.version(), settings.policy, self._report)
 
     def _open_workers(self) -> Any:
@@ -193,7 +193,7 @@ class Campaign:
         settings = self.settings
         return Sandbox(settings.jobs - (self.guide.jobs if self.guide else 0) or 1,
                        settings.timeout, settings.memory_limit, sanitizer=self.sanitizer,
-                       batch=self.batch)
+                       batch=self.batch, preload=CASE_PRELOAD)
 
     def run(self) -> CampaignStats:
         """Run the case loop, finish the findings, save; see :func:`run_campaign`. Ctrl-C

@@ -29,7 +29,7 @@ from pebble import ProcessExpired
 
 from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
-from fuzzer.execution.case import Artifacts, CaseResult, TestCase
+from fuzzer.execution.case import SOURCE_KINDS, Artifacts, CaseResult, TestCase
 from fuzzer.execution.pool import ProcessPool
 from oracles import judge
 from oracles.base import STAGES, Outcome
@@ -54,12 +54,16 @@ FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.
 #: by the caller before any worker forks. A worker forked while another thread of the caller
 #: was importing one of them would wait forever on that module's import lock (the lock is
 #: copied held into the child): a pool silently a worker short, or cases lost as timeouts.
-#: Imported here once, they also spare each new worker their import: a worker replaced after
-#: :data:`MAX_TASKS` cases would otherwise spend its first case (120 ms on this project's
-#: CI machine, which compiles every module afresh) importing the generator and its motifs.
 FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.execution.scaling",
-                "generators.inputs", "generators.generate", "statistics", "numpy.random",
-                "secrets")
+                "generators.inputs", "statistics")
+#: what a worker imports to build a campaign's cases: the generator and its motifs, and
+#: every materializer (:data:`fuzzer.execution.case.SOURCE_KINDS`). A campaign's sandbox
+#: imports them before its workers fork (``Sandbox(preload=CASE_PRELOAD)``), so that a
+#: worker replaced after :data:`MAX_TASKS` cases does not spend its first case importing
+#: them (140 ms instead of 33 ms on a machine that compiles every module afresh); a
+#: one-shot command's sandbox (``optfuzz reduce``) does not pay for them.
+CASE_PRELOAD = ("generators.generate", "numpy.random", "secrets",
+                *(kind.split(":")[0] for kind in SOURCE_KINDS.values()))
 #: stages that say the seed is unusable when its worker dies there: materialization, and
 #: the reference run of a case that runs it before the target (``TestCase.reference_first``;
 #: a death in a reference run after the target is run again that way first, see
@@ -125,6 +129,8 @@ class Sandbox:
         batch: cases per worker task in :meth:`submit_many` at most (pebble's traffic and
             the callbacks are paid once per task); each case keeps its own timeout (an
             alarm in the worker) and its own stage, so a death is still the case's own.
+        preload: modules the cases need, imported here before forked workers start (e.g.
+            :data:`CASE_PRELOAD`), so that every new worker inherits them.
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
     exception of the case's making. :attr:`recycled` counts pools replaced for growth.
@@ -134,7 +140,8 @@ class Sandbox:
                  memory_limit: int | None = DEFAULT_MEMORY_LIMIT, max_tasks: int = MAX_TASKS,
                  max_rss_growth: int | None = MAX_RSS_GROWTH,
                  edges: EdgeSetup | None = None, start_method: str | None = None,
-                 sanitizer: SanitizerRuntime | None = None, batch: int = 1) -> None:
+                 sanitizer: SanitizerRuntime | None = None, batch: int = 1,
+                 preload: Sequence[str] = ()) -> None:
         # fork: workers inherit the imports made here (replacing a dead worker costs
         # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard; workers of
         # a coverage build start afresh (spawn), since they import another copy of the target
@@ -160,7 +167,7 @@ class Sandbox:
         from fuzzer.execution.worker import Recycling  # imported once, inherited by workers
 
         if method == "fork":
-            _preload()
+            _preload(preload)
 
         tasks = max_tasks and max(1, max_tasks // self.batch)  # pebble counts tasks
 
@@ -575,13 +582,11 @@ class Sandbox:
         self.close()
 
 
-def _preload() -> None:
-    """Import :data:`FORK_PRELOAD`, every materializer
-    (:data:`fuzzer.execution.case.SOURCE_KINDS`) and every oracle in this process."""
-    from fuzzer.execution.case import SOURCE_KINDS
+def _preload(more: Sequence[str] = ()) -> None:
+    """Import :data:`FORK_PRELOAD`, ``more`` and every oracle in this process."""
     from oracles import load_oracles
 
-    for name in (*FORK_PRELOAD, *(kind.split(":")[0] for kind in SOURCE_KINDS.values())):
+    for name in (*FORK_PRELOAD, *more):
         importlib.import_module(name)
     load_oracles()
 

@@ -1,0 +1,46 @@
+"""Sandbox(preload=CASE_PRELOAD): a campaign's workers start with what building its cases
+imports, so a worker replaced every MAX_TASKS cases does not import the generator again;
+a sandbox without it (a one-shot command's) does not import the generator at all."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    from fuzzer.execution.case import TestCase
+    from fuzzer.execution.sandbox import CASE_PRELOAD, Sandbox
+
+    def imported_by_a_case(case):
+        from fuzzer.execution.pipeline import run_case
+        before = set(sys.modules)
+        run_case(case)
+        return sorted(set(sys.modules) - before)
+
+    if __name__ == "__main__":
+        case = TestCase("fake", {"passes": ["clean"]},
+                        {"kind": "generated", "seed": 3, "generator": "v2"})
+        with Sandbox(1, preload=CASE_PRELOAD if sys.argv[1] == "warm" else ()) as box:
+            print("generator" if "generators.generate" in sys.modules else "no generator")
+            print(",".join(box.call(imported_by_a_case, case)))
+""")
+
+
+def run(mode: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True,
+                          text=True, timeout=300, check=True)
+    return done.stdout.splitlines()
+
+
+def test_a_preloaded_worker_imports_nothing_to_build_a_generated_case():
+    parent, imported = run("warm")
+    assert parent == "generator"
+    assert not [m for m in imported.split(",") if m.startswith(("generators", "numpy"))]
+
+
+def test_without_preload_the_caller_does_not_import_the_generator():
+    parent, imported = run("cold")
+    assert parent == "no generator"
+    assert "generators.generate" in imported.split(",")

@@ -12,6 +12,10 @@ each, the reducers in turn, as one run of a few seconds moves by a second on a s
 machine) and the time ratio; exits 1 if ``optfuzz reduce --check`` (the same predicate as
 polygraphy's) leaves more nodes than polygraphy, or takes longer, on any model.
 
+The project's modules are compiled to bytecode first, as pip leaves an installed package
+(polygraphy's are): an editable install run with ``PYTHONDONTWRITEBYTECODE`` set would compile
+them again in every process, optfuzz's and each run of the shared check command alike.
+
 Usage: python benchmarks/reduce_vs_polygraphy.py [--out DIR] [--quick] [--repeats 3]
 (needs ``polygraphy`` and ``onnx-graphsurgeon`` from the package index on PATH).
 """
@@ -130,6 +134,14 @@ def real_subjects(work: Path, quick: bool) -> list[Subject]:
     return [s for s in subjects if fails(s)]
 
 
+def compile_project() -> None:
+    """Compile the project's packages to bytecode (``__pycache__``, ignored by git)."""
+    import compileall
+
+    for package in ("fuzzer", "oracles", "generators", "benchmarks"):
+        compileall.compile_dir(str(HERE.parent / package), quiet=1)
+
+
 def max_nodes(results: tuple[tuple[int | None, float], ...]) -> int | None:
     """The most nodes any run of one reducer left (None where a run left no model)."""
     counts = [n for n, _ in results]
@@ -190,6 +202,7 @@ def main() -> int:
                         help="runs of each reducer per model, in turn; the median time counts")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    compile_project()
     subjects = generated_subjects(args.out, 1 if args.quick else args.generated)
     subjects += real_subjects(args.out, args.quick)
     print(f"{'model':28} {'nodes':>6} {'fails at':>10} | {'optfuzz':>14} | "

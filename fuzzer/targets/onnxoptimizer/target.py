@@ -175,15 +175,19 @@ class OnnxOptimizerTarget(Target):
 
         self._mod = onnxoptimizer
         self._cycle: list[str] = []
+        # asked for each case a campaign draws: the binding makes new strings on every call,
+        # and cases that share these pickle them once per batch
+        self._available = tuple(onnxoptimizer.get_available_passes())
+        self._default = tuple(onnxoptimizer.get_fuse_and_elimination_passes())
 
     def version(self) -> str:
         return getattr(self._mod, "__version__", "unknown")
 
     def available_passes(self) -> list[str]:
-        return list(self._mod.get_available_passes())
+        return list(self._available)
 
     def default_passes(self) -> list[str]:
-        return list(self._mod.get_fuse_and_elimination_passes())
+        return list(self._default)
 
     def optimize(self, model: Any, config: dict[str, Any]) -> Any:
         return self._mod.optimize(model, self.passes_of(config),

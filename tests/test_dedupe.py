@@ -106,3 +106,27 @@ def test_concurrent_records_from_several_processes_give_one_bundle(tmp_path):
     assert len(store.ids()) == 1
     assert store.meta(store.ids()[0]).hits == workers * times
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") and p.is_dir()]
+
+
+def test_a_root_cause_that_ends_without_a_bundle_is_tried_again_less_and_less(
+        sandbox, tmp_path, monkeypatch):
+    """A nondeterministic original ends without a bundle; later findings with the same key
+    are handled in full only at the 1st, 2nd, 4th, 8th occurrence after it (exponential
+    backoff), the others end the same way without a determinism run."""
+    import fuzzer.campaign.record as record
+
+    runs = []
+    monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
+    store, roots = BundleStore(tmp_path), record.RootCauseMemo()
+    case = fake_case(chain(["Neg", "Exp"]), ["drop-node"])
+    result = sandbox.run(case)
+    statuses, names = [], []
+    for _ in range(10):
+        handled = handle_finding(store, sandbox, case, result, "1.0", POLICY, roots=roots)
+        statuses.append(handled.status)
+        names.append(handled.name)
+    assert statuses == ["nondeterministic"] * 10
+    assert len(runs) == 5  # the first, then occurrences 1, 2, 4 and 8 after it
+    assert [n.startswith("(not tried again") for n in names] == \
+        [False, False, False, True, False, True, True, True, False, True]
+    assert store.ids() == []

@@ -3,6 +3,8 @@ bundle (or count a hit on the bundle that already records it)."""
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,10 +94,21 @@ class Handled:
 class RootCauseMemo:
     """A campaign's memory of which bundle a finding went to, keyed by its *preliminary*
     root-cause key (taken on the found model before reduction), so that a root cause seen
-    again costs no reduction: only the localization memo's confirming run."""
+    again costs no reduction: only the localization memo's confirming run.
+
+    It also remembers the keys whose handling ended without a bundle after the expensive
+    steps (a nondeterministic original, a repro.py that did not reproduce, only documented
+    behaviour or a more exact result left after reduction). A later finding with such a key
+    is handled in full again only at the 1st, 2nd, 4th, 8th ... occurrence after that
+    (exponential backoff, as ClusterFuzz retries unreproducible crashes less and less
+    often); the others end as the last attempt did, at no cost. An overnight campaign
+    meets a flaky root cause thousands of times, and each full attempt costs determinism
+    runs, a reduction and a fresh process."""
 
     def __init__(self) -> None:
         self._bundle: dict[str, str] = {}
+        self._failed: dict[str, Handled] = {}
+        self._since: collections.Counter[str] = collections.Counter()
 
     def get(self, key: str) -> str | None:
         """The bundle id remembered for ``key``."""
@@ -104,6 +117,28 @@ class RootCauseMemo:
     def remember(self, key: str, bundle_id: str) -> None:
         """Send later findings with preliminary key ``key`` to ``bundle_id``."""
         self._bundle[key] = bundle_id
+        self._failed.pop(key, None)
+
+    def failed(self, key: str, handled: Handled) -> Handled:
+        """Record that a finding with key ``key`` ended as ``handled`` (no bundle); returns
+        ``handled``."""
+        if key not in self._failed:  # the backoff counts from the first failure
+            self._since[key] = 0
+        self._failed[key] = handled
+        return handled
+
+    def backed_off(self, key: str) -> Handled | None:
+        """None where a finding with key ``key`` is to be handled in full (never failed, or
+        its attempt is due); else how the last attempt ended, for this finding too."""
+        last = self._failed.get(key)
+        if last is None:
+            return None
+        self._since[key] += 1
+        since = self._since[key]
+        if since & (since - 1) == 0:  # a power of two: try again
+            return None
+        return dataclasses.replace(last, name=f"{last.name} (not tried again: an earlier "
+                                              "finding with its key ended so)".lstrip())
 
 
 def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
@@ -250,8 +285,10 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
         store.add_hit(known)
         roots.remember(prelim, known)
         return Handled("hit", known, signature=first_wave)
+    if (skipped := roots.backed_off(prelim)) is not None:
+        return dataclasses.replace(skipped, signature=first_wave)
     if not deterministic(sandbox, case, result):
-        return Handled("nondeterministic", signature=first_wave)
+        return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
                        relocalize=policy.localize)
@@ -259,11 +296,13 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     documented = target.documented(minimal.finding, case.config if minimal.passes is None
                                    else target.with_passes(case.config, minimal.passes))
     if documented is not None:  # only the documented part of the growth survived reduction
-        return Handled("documented", name=documented.name, signature=first_wave)
+        return roots.failed(prelim, Handled("documented", name=documented.name,
+                                            signature=first_wave))
     if finding.symptom in EXACTNESS_SYMPTOMS and \
             more_exact_than_original(sandbox, minimal.case.model_bytes, minimal.run):
-        return Handled("more-exact", name="the optimized model is the float64 answer",
-                       signature=first_wave)
+        return roots.failed(prelim, Handled("more-exact",
+                                            name="the optimized model is the float64 answer",
+                                            signature=first_wave))
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds)
@@ -295,8 +334,8 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     if policy.verify:
         ok, tail = reproduces(sandbox, files, sandbox.timeout)
         if not ok:
-            return Handled("unconfirmed", name=f"repro.py did not reproduce: {tail}",
-                           signature=first_wave)
+            return roots.failed(prelim, Handled(
+                "unconfirmed", name=f"repro.py did not reproduce: {tail}", signature=first_wave))
         meta.verified = {"repro": "reproduces in a fresh process", "deterministic": True,
                          "documented": None}
         files["meta.json"] = dump_json(meta.to_json())

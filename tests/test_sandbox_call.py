@@ -160,3 +160,11 @@ def test_a_worker_imports_nothing_of_ours_that_its_caller_had_not_imported():
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[]"
+
+
+def test_a_worker_starts_with_what_it_inherited_frozen(sandbox):
+    """gc.freeze in the worker's initializer: its full collections skip the objects forked
+    from the campaign process (and leave their pages shared)."""
+    import gc
+
+    assert sandbox.call(gc.get_freeze_count) > 10_000

@@ -25,8 +25,14 @@ def optimizer_error(outcome: Outcome) -> list[Finding]:
 
 
 def optimizer_abort(outcome: Outcome) -> list[Finding]:
-    """The worker died by a signal (SIGSEGV, SIGABRT, ...) while the target optimized."""
+    """The worker died by a signal (SIGSEGV, SIGABRT, ...) while the target optimized, or
+    its process ended without one (the target called ``exit``: ``outcome.error`` holds the
+    exit code)."""
     if outcome.status == "signal" and outcome.stage == "optimize":
+        if outcome.signal is None:
+            return [Finding("optimizer-abort", "optimize",
+                            f"worker process ended ({outcome.error or 'no exit code'})",
+                            {"signal": None, "signal_name": None})]
         name = signal_name(outcome.signal)
         return [Finding("optimizer-abort", "optimize", f"worker killed by {name}",
                         {"signal": outcome.signal, "signal_name": name})]

@@ -61,3 +61,13 @@ def test_real_onnxoptimizer_clean_on_simple_model(sandbox, chain_model):
     result = sandbox.run(TestCase("onnxoptimizer", {"passes": ["eliminate_identity"]},
                                   {"kind": "bytes"}, model_bytes=chain_model.SerializeToString()))
     assert result.unusable is None and result.findings == []
+
+
+def test_an_exit_while_optimizing_is_an_abort_with_its_exit_code(sandbox):
+    """A target that ends the process with status 0 (pebble alone would let the case wait
+    out its timeout and call it a hang: fuzzer.execution.pool)."""
+    result = sandbox.run(TestCase("fake", {"passes": ["exit"]}, {"kind": "bytes"},
+                                  model_bytes=unary_chain_model().SerializeToString()))
+    finding = result.findings[0]
+    assert (finding.symptom, finding.stage) == ("optimizer-abort", "optimize")
+    assert finding.message == "worker process ended (exit code 0)"

@@ -29,6 +29,10 @@ def _die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _exit_zero() -> None:
+    os._exit(0)
+
+
 def _race(pool: pebble.ProcessPool) -> BaseException | None:
     """Make the race: one worker busy, then a task whose worker dies while its
     acknowledgement waits a second unread; the dying task's error."""
@@ -77,3 +81,16 @@ def test_pool_still_runs_tasks(fork):
     with ProcessPool(max_workers=2, context=fork) as pool:
         results = [pool.schedule(_sleep, args=(0.01,)) for _ in range(20)]
         assert [r.result(timeout=30) for r in results] == ["slept"] * 20
+
+
+def test_a_worker_that_exits_with_status_zero_ends_its_task(fork):
+    """pebble does not count an exit with status 0 as a death: its task waits out its
+    timeout there, and ends at once here, with the exit code."""
+    with pebble.ProcessPool(max_workers=1, context=fork) as pool:
+        alone = pool.schedule(_exit_zero, timeout=TIMEOUT).exception(timeout=TIMEOUT * 4)
+        pool.stop()
+    with ProcessPool(max_workers=1, context=fork) as pool:
+        error = pool.schedule(_exit_zero, timeout=TIMEOUT).exception(timeout=TIMEOUT * 4)
+        pool.stop()
+    assert isinstance(alone, FutureTimeout)
+    assert isinstance(error, ProcessExpired) and error.exitcode == 0

@@ -10,7 +10,9 @@ ties the task to a worker that no longer exists, and the task waits out its whol
 that is eight minutes of a worker's share of the campaign lost.
 
 :class:`ProcessPool` here fails such a task at once, as pebble fails a task whose worker died
-while it knew of it: with ``ProcessExpired`` and the worker's exit code.
+while it knew of it: with ``ProcessExpired`` and the worker's exit code. So it does for a
+worker that exits with status 0 in the middle of a task (a target calling ``_exit(0)``), an
+end pebble does not count as a death, so that its task too waited out its timeout.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from pebble import ProcessPool as PebbleProcessPool
 from pebble.common import Result, ResultStatus
 from pebble.pool.process import PoolManager, dictionary_values
 
-#: exit codes of workers whose death pebble found no task for, kept for the acknowledgements
-#: that may still come from them (oldest forgotten first).
+#: exit codes of the workers that ended, kept for the acknowledgements that may still come
+#: from them (oldest forgotten first).
 REMEMBERED_DEATHS = 256
 
 
@@ -36,21 +38,21 @@ class _PoolManager(PoolManager):
         super().__init__(*args)
         self.deaths: collections.OrderedDict[int, int | None] = collections.OrderedDict()
 
-    def handle_worker_expiration(self, expiration: tuple) -> None:
-        """pebble's, remembering the exit code of a worker whose task is not yet known."""
-        worker_id, exitcode = expiration
-        try:
-            self.find_expired_task(worker_id)
-        except LookupError:
-            self.deaths[worker_id] = exitcode
-            while len(self.deaths) > REMEMBERED_DEATHS:
-                self.deaths.popitem(last=False)
-            return
-        super().handle_worker_expiration(expiration)
+    def update_workers(self) -> None:
+        """pebble's, remembering the exit code of every worker that ended (pebble keeps only
+        the non-zero ones, and only where it finds their task)."""
+        before = dict(self.worker_manager.workers)
+        super().update_workers()
+        for pid, process in before.items():
+            if pid not in self.worker_manager.workers and process.exitcode is not None:
+                self.deaths[pid] = process.exitcode
+        while len(self.deaths) > REMEMBERED_DEATHS:
+            self.deaths.popitem(last=False)
 
     def update_status(self) -> None:
         """pebble's, then: a started task whose worker is neither in the pool nor alive
-        ends with ``ProcessExpired`` (the worker's exit code where pebble saw it die)."""
+        ends with ``ProcessExpired`` and the worker's exit code (None where this manager
+        did not see it end: a worker pebble stopped itself)."""
         super().update_status()
         workers = self.worker_manager.workers
         for task in dictionary_values(self.task_manager.tasks):

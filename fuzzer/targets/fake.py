@@ -281,9 +281,10 @@ def _double_free(graph: Any) -> None:
 
 
 #: passes drawn only where a user names them (they cost memory or time, not bugs of output,
-#: or, for ``ladder``, need a guided campaign; ``double-free`` is a sanitizer's to report)
+#: or, for ``ladder``, need a guided campaign; ``double-free`` is a sanitizer's to report;
+#: ``exit`` ends the worker with status 0, an end pebble alone does not see)
 ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder",
-                        "double-free"})
+                        "double-free", "exit"})
 
 
 PASSES: dict[str, Callable[[Any], None]] = {
@@ -316,6 +317,7 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "leak": _leak,
     "ladder": _ladder,
     "double-free": _double_free,
+    "exit": lambda graph: os._exit(0),
 }
 BUGS = tuple(name for name in PASSES if name != "clean")
 

@@ -118,13 +118,12 @@ class RootCauseMemo:
         """Send later findings with preliminary key ``key`` to ``bundle_id``."""
         self._bundle[key] = bundle_id
         self._failed.pop(key, None)
+        self._since.pop(key, None)
 
     def failed(self, key: str, handled: Handled) -> Handled:
         """Record that a finding with key ``key`` ended as ``handled`` (no bundle); returns
         ``handled``."""
-        if key not in self._failed:  # the backoff counts from the first failure
-            self._since[key] = 0
-        self._failed[key] = handled
+        self._failed[key] = handled  # the backoff counts on from the first failure
         return handled
 
     def backed_off(self, key: str) -> Handled | None:

@@ -36,7 +36,7 @@ class _PoolManager(PoolManager):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.deaths: collections.OrderedDict[int, int | None] = collections.OrderedDict()
+        self.deaths: collections.OrderedDict[int, int] = collections.OrderedDict()
 
     def update_workers(self) -> None:
         """pebble's, remembering the exit code of every worker that ended (pebble keeps only

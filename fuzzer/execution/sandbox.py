@@ -56,8 +56,9 @@ FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.
 #: copied held into the child): a pool silently a worker short, or cases lost as timeouts.
 FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.execution.scaling",
                 "generators.inputs", "statistics")
-#: what a worker imports to build a campaign's cases: the generator and its motifs, and
-#: every materializer (:data:`fuzzer.execution.case.SOURCE_KINDS`). A campaign's sandbox
+#: what a worker imports to build a campaign's cases: the generator and its motifs, the
+#: modules it imports lazily (numpy.random, secrets), and every materializer
+#: (:data:`fuzzer.execution.case.SOURCE_KINDS`). A campaign's sandbox
 #: imports them before its workers fork (``Sandbox(preload=CASE_PRELOAD)``), so that a
 #: worker replaced after :data:`MAX_TASKS` cases does not spend its first case importing
 #: them (140 ms instead of 33 ms on a machine that compiles every module afresh); a

@@ -258,13 +258,16 @@ class Sandbox:
         Raises:
             SandboxError: the pool no longer runs (``slots`` are given back).
         """
+        pool = self._healthy_pool()
         try:
-            task = self._healthy_pool().schedule(function, args=args, timeout=timeout)
+            task = pool.schedule(function, args=args, timeout=timeout)
         except RuntimeError as exc:  # pebble: "The Pool is not active", or its error state
             self._release(slots)
             raise SandboxError(f"the worker pool is not running: {exc}") from None
         with self._lock:
             self._outstanding.add(task)
+        if pool is not self._pool:  # replaced meanwhile (by another thread), before this
+            task.cancel()  # task was counted: cancelled, it runs again on the new pool
         return task
 
     def submit_many(self, cases: Sequence[TestCase]) -> list[Future[CaseResult]]:

@@ -46,38 +46,67 @@ _ATTRIBUTE_ITEM_BYTES = {onnx.AttributeProto.FLOAT: 4, onnx.AttributeProto.INT: 
                          onnx.AttributeProto.FLOATS: 4, onnx.AttributeProto.INTS: 8}
 
 
-def _used_names(graph: onnx.GraphProto, used: set[str]) -> set[str]:
+@dataclass(frozen=True)
+class Census:
+    """What one walk over a model's graphs tells the oracle.
+
+    Attributes:
+        nodes: nodes of the graph, subgraphs included (:func:`oracles.base.count_nodes`).
+        unused: names of main-graph initializers that no node, subgraph or graph output
+            reads and that are not listed as graph inputs (IR < 4 overridable initializers
+            are interface, not garbage), in initializer order.
+    """
+
+    nodes: int
+    unused: tuple[str, ...]
+
+
+def _walk(graph: onnx.GraphProto, used: set[str] | None) -> int:
+    """Count the nodes of ``graph`` and its subgraphs; add every name they and the graphs'
+    outputs read to ``used`` (None: count only)."""
+    count = len(graph.node)
     for node in graph.node:
-        used.update(node.input)
+        if used is not None:
+            used.update(node.input)
         for sub in subgraphs(node):
-            _used_names(sub, used)
-            used.update(o.name for o in sub.output)
-    used.update(o.name for o in graph.output)
-    return used
+            count += _walk(sub, used)
+    if used is not None:
+        used.update(o.name for o in graph.output)
+    return count
+
+
+def census(graph: onnx.GraphProto) -> Census:
+    """The node count and unused initializers of ``graph`` (a main graph) in one walk over
+    its nodes (the names read are gathered only where it has initializers)."""
+    used: set[str] | None = set() if graph.initializer else None
+    nodes = _walk(graph, used)
+    if used is None:
+        return Census(nodes, ())
+    inputs = {i.name for i in graph.input}
+    return Census(nodes, tuple(t.name for t in graph.initializer
+                               if t.name not in used and t.name not in inputs))
 
 
 def unused_initializers(graph: onnx.GraphProto) -> list[str]:
     """Names of main-graph initializers read by no node, subgraph, or graph output, and not
-    listed as graph inputs (IR < 4 overridable initializers are interface, not garbage)."""
-    if not graph.initializer:  # nothing to look for: no walk over the nodes
-        return []
-    used = _used_names(graph, set())
-    inputs = {i.name for i in graph.input}
-    return [t.name for t in graph.initializer if t.name not in used and t.name not in inputs]
+    listed as graph inputs (see :class:`Census`)."""
+    return list(census(graph).unused)
 
 
-def leftover_initializers(outcome: Outcome) -> list[str]:
+def leftover_initializers(outcome: Outcome, before: Census | None = None,
+                          after: Census | None = None) -> list[str]:
     """Unused initializers of the optimized model that count as bloat: none where the target
     says its configuration leaves them for a clean-up (``unused_initializers_are_bloat``
     False); all where it promises a clean model (True); else those the original did not
-    already leave unused (an optimizer need not clean up what it was given)."""
+    already leave unused (an optimizer need not clean up what it was given). ``before`` and
+    ``after``: the censuses of the original and the optimized graph, where already taken."""
     promised = outcome.extra.get("unused_initializers_are_bloat")
     if promised is False:
         return []
-    left = unused_initializers(outcome.optimized.graph)
+    left = list((after or census(outcome.optimized.graph)).unused)
     if promised is None and left:
-        before = set(unused_initializers(outcome.original.graph))
-        left = [name for name in left if name not in before]
+        already = set((before or census(outcome.original.graph)).unused)
+        left = [name for name in left if name not in already]
     return left
 
 
@@ -319,8 +348,9 @@ def bloat(outcome: Outcome) -> list[Finding]:
     """
     if outcome.status != "ok" or outcome.original is None or outcome.optimized is None:
         return []
-    before, after = count_nodes(outcome.original.graph), count_nodes(outcome.optimized.graph)
-    left = leftover_initializers(outcome)
+    counted = census(outcome.original.graph), census(outcome.optimized.graph)
+    before, after = counted[0].nodes, counted[1].nodes
+    left = leftover_initializers(outcome, *counted)
     if after <= before and not left:
         return []
     cleanup_ran = bool(outcome.extra.get("cleanup_ran", False))

@@ -9,7 +9,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from oracles.base import Outcome
-from oracles.bloat import bloat, cleaned_size
+from oracles.bloat import Census, bloat, census, cleaned_size, unused_initializers
 
 SHAPE = [2, 3]
 
@@ -215,3 +215,18 @@ def test_onnxoptimizer_documents_the_einsum_expansion():
     assert target.documented(finding, {"passes": ["fuse_qkv"]}) is None
     other = Finding("bloat", "compare", "", {**detail, "ops_added": {"Transpose": 1, "Neg": 1}})
     assert target.documented(other, einsum) is None
+
+
+def test_census_counts_subgraph_nodes_and_reads_in_one_walk():
+    """An initializer read only inside a branch, one named by a branch's output and one
+    listed as a graph input are used; one nobody reads is not; branch nodes count."""
+    model = _if_model(dead_producer=False)
+    plain = census(model.graph)
+    assert plain.nodes == 4 and plain.unused == ()
+    model.graph.initializer.extend([_weight("idle"), _weight("listed")])
+    model.graph.input.append(helper.make_tensor_value_info("listed", TensorProto.FLOAT, SHAPE))
+    branch = model.graph.node[1].attribute[0].g
+    branch.node[0].input[0] = "read_in_branch"
+    model.graph.initializer.append(_weight("read_in_branch"))
+    assert census(model.graph) == Census(4, ("idle",))
+    assert unused_initializers(model.graph) == ["idle"]

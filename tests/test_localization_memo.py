@@ -58,3 +58,18 @@ def test_the_same_finding_under_another_pass_list_costs_one_run(sandbox):
     assert third.findings[0].symptom == "output-mismatch"
     searched = memo.localize(sandbox, third_case, third, third.findings[0])
     assert searched.passes == ["drop-middle"] and searched.method != "memo"
+
+
+def test_the_memory_of_exact_keys_is_bounded_least_recently_used_first(monkeypatch):
+    """Past KNOWN (here 3) keys the least recently used answer is forgotten; a key looked
+    up again is kept."""
+    from fuzzer.localize import memo as memo_module
+
+    monkeypatch.setattr(memo_module, "KNOWN", 3)
+    memo = LocalizationMemo()
+    for index in range(3):
+        memo._know(("t", (f"p{index}",)), [f"p{index}"])
+    memo._known.move_to_end(("t", ("p0",)))  # as a lookup of p0's key does
+    memo._know(("t", ("p3",)), ["p3"])
+    memo._know(("t", ("p4",)), None)
+    assert list(memo._known) == [("t", ("p0",)), ("t", ("p3",)), ("t", ("p4",))]

@@ -165,11 +165,8 @@ def test_a_dying_finding_thread_stops_the_campaign(monkeypatch, tmp_path):
 
 
 def test_put_does_not_block_on_a_full_queue_once_the_thread_died(monkeypatch, tmp_path):
-    from fuzzer.campaign import finding_thread
-    from fuzzer.campaign.finding_thread import FindingWorker
+    from fuzzer.campaign.finding_thread import QUEUE_SIZE, FindingWorker
 
-    QUEUE_SIZE = 64  # noqa: N806  (the bound, made small)
-    monkeypatch.setattr(finding_thread, "QUEUE_SIZE", QUEUE_SIZE)
     die = threading.Event()
 
     def loop(self: FindingWorker) -> None:

@@ -86,29 +86,3 @@ def test_hits_keep_queueing_while_a_new_finding_is_verified(sandbox, tmp_path, m
     queued.set()
     worker.finish(grace=60.0)
     assert len(seen) == 201 and seen.count("new") == 1
-
-
-def test_findings_behind_the_first_ones_wait_serialized_and_all_are_recorded(sandbox, tmp_path,
-                                                                               monkeypatch):
-    """Past COMPACT_AFTER (here 4) queued findings, each waits as a compressed pickle: 40
-    identical hits weigh less than a third of what they weigh as objects, and every one is
-    handled once the thread is free (a new bundle and 39 hits)."""
-    monkeypatch.setattr(finding_thread, "COMPACT_AFTER", 4)
-    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
-                    model_bytes=unary_chain_model().SerializeToString())
-    result = sandbox.run(case)
-    free = threading.Event()
-    real = finding_thread.handle_finding
-    monkeypatch.setattr(finding_thread, "handle_finding",
-                        lambda *args, **kwargs: free.wait(60) and real(*args, **kwargs))
-    seen: list[str] = []
-    worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
-                           FindingPolicy(localize=False, reduce_seconds=0),
-                           lambda handled, message: seen.append(handled.status))
-    for _ in range(40):
-        worker.put(case, result)
-    as_objects = 40 * (result.artifacts.nbytes + finding_thread.ENTRY_BYTES)
-    assert worker.pending() >= 39 and worker.queued_bytes() < as_objects / 3
-    free.set()
-    worker.finish(grace=60.0)
-    assert len(seen) == 40 and seen.count("new") == 1 and seen.count("hit") == 39

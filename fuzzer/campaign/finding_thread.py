@@ -1,16 +1,12 @@
 """Finding handling beside the case loop: a thread that localizes, signs, deduplicates,
 reduces and stores findings while the campaign keeps its workers busy with new cases.
 
-Findings wait in a queue bounded by their bytes (:data:`QUEUE_BYTES`) and by their number
-(:data:`QUEUE_SIZE`): past either bound the case loop blocks (backpressure), so no finding is
-ever dropped. The bounds must hold the hits that arrive while the thread handles one new
-finding: a new ``slow`` finding (confirmation, scale-down, localization and minimization by
-three-size timings) held the thread for 4.5 minutes in an hour-long soak, and that
-campaign queued 19 hits per second, so a queue of 1,024 findings stalled the case loop for
-3.5 of them. The first :data:`COMPACT_AFTER` findings wait as objects (counted as their
-artifacts' bytes plus :data:`ENTRY_BYTES`); the later ones wait serialized (pickle, zlib),
-2.6 KB for a typical hit instead of 15.6 KB, so the 64 MiB bound holds about 24,000 hits
-(20 minutes at that rate) and a short queue costs no serialization.
+Findings wait in a queue bounded by the bytes of their artifacts (:data:`QUEUE_BYTES`) and by
+their number (:data:`QUEUE_SIZE`): past either bound the case loop blocks (backpressure), so no
+finding is ever dropped. The bounds are wide enough that hits keep queueing for minutes while
+the thread verifies a slow new finding (a hang is run again up to its timeout): with 64
+findings at most, the one new bundle of a 3,000-case second pass over known bugs once held
+the case loop for about four minutes.
 
 The thread has a sandbox of its own (one worker), so its optimizer runs never queue behind the
 campaign's cases. When the campaign ends, :meth:`finish` handles what is left; past its grace
@@ -26,13 +22,10 @@ stops the campaign.
 from __future__ import annotations
 
 import dataclasses
-import pickle
 import queue
 import threading
 import time
-import zlib
 from collections.abc import Callable
-from typing import Any
 
 from fuzzer.campaign.failure import as_campaign_error, is_disk_full, stopped
 from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
@@ -43,15 +36,10 @@ from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.store.folder import BundleStore
 
 #: most findings queued at once.
-QUEUE_SIZE = 1 << 16
-#: most bytes queued at once (see :meth:`FindingWorker.put` for how a finding is weighed); a
-#: finding larger than this waits until the queue is empty.
+QUEUE_SIZE = 1024
+#: most bytes of artifacts (:attr:`fuzzer.execution.case.Artifacts.nbytes`) queued at once;
+#: a finding larger than this waits until the queue is empty.
 QUEUE_BYTES = 64 << 20
-#: findings queued as objects; those queued behind them wait serialized.
-COMPACT_AFTER = 256
-#: bytes a finding queued as objects holds beyond its artifacts (its case, result and
-#: findings: 15.6 KB in all for the throughput benchmark's findings, 3.4 KB of artifacts).
-ENTRY_BYTES = 12 << 10
 FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
 POLL_SECONDS = 0.5  # while the queue is full: how often to check that the thread still runs
 ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
@@ -83,7 +71,7 @@ class FindingWorker:
         self._factory = sandbox_factory
         self._sandbox: Sandbox | None = None
         # unbounded itself: put() holds both bounds under self._room
-        self._queue: queue.Queue[tuple[Any, int] | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[TestCase, CaseResult, int] | None] = queue.Queue()
         self._queued_bytes = 0
         self._room = threading.Condition()
         self._quick = threading.Event()
@@ -102,28 +90,18 @@ class FindingWorker:
         the thread runs, calling ``waiting()`` every :data:`POLL_SECONDS` meanwhile (it may
         raise, e.g. on Ctrl-C: :meth:`fuzzer.campaign.interrupt.StopRequest.check`).
 
-        Behind :data:`COMPACT_AFTER` queued findings, the pair waits serialized (pickle,
-        zlib level 1: about 0.4 ms) and weighs its serialized bytes; else it weighs its
-        artifacts' bytes (:attr:`fuzzer.execution.case.Artifacts.nbytes`) plus
-        :data:`ENTRY_BYTES`.
-
         Raises:
             CampaignError: the thread has stopped (see :meth:`check`).
         """
-        entry: Any = (case, result)
-        if self._queue.qsize() >= COMPACT_AFTER:
-            entry = zlib.compress(pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL), 1)
-            weight = len(entry)
-        else:
-            arts = getattr(result, "artifacts", None)
-            weight = (arts.nbytes if arts is not None else 0) + ENTRY_BYTES
+        arts = getattr(result, "artifacts", None)
+        weight = arts.nbytes if arts is not None else 0
         while True:
             self.check()
             if waiting is not None:
                 waiting()
             with self._room:
                 if self._has_room(weight):
-                    self._queue.put_nowait((entry, weight))
+                    self._queue.put_nowait((case, result, weight))
                     self._queued_bytes += weight
                     return
                 self._room.wait(POLL_SECONDS)
@@ -155,11 +133,6 @@ class FindingWorker:
         """Findings waiting in the queue."""
         return self._queue.qsize()
 
-    def queued_bytes(self) -> int:
-        """What the waiting findings weigh, in bytes (see :meth:`put`)."""
-        with self._room:
-            return self._queued_bytes
-
     def _run(self) -> None:
         try:
             self._loop()
@@ -181,10 +154,8 @@ class FindingWorker:
                 return
             if not item:
                 continue
-            entry, weight = item
+            case, result, weight = item
             self._taken(weight)
-            case, result = entry if isinstance(entry, tuple) else \
-                pickle.loads(zlib.decompress(entry))
             quick = self._quick.is_set()
             policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
                                          localize_seconds=QUICK_LOCALIZE_SECONDS) \
@@ -240,6 +211,6 @@ class FindingWorker:
             except queue.Empty:
                 return
             if item is not None:
-                self._taken(item[1])
+                self._taken(item[2])
                 self.abandoned += 1
 

@@ -68,13 +68,13 @@ def test_hits_keep_queueing_while_a_new_finding_is_verified(sandbox, tmp_path, m
                     model_bytes=unary_chain_model().SerializeToString())
     result = sandbox.run(case)
     queued = threading.Event()
-    real = finding_thread.handle_finding
+    real = finding_thread.triage
 
     def slow_first(*args, **kwargs):
         queued.wait(60)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(finding_thread, "handle_finding", slow_first)
+    monkeypatch.setattr(finding_thread, "triage", slow_first)
     seen: list[str] = []
     worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
                            FindingPolicy(localize=False, reduce_seconds=0),
@@ -86,3 +86,51 @@ def test_hits_keep_queueing_while_a_new_finding_is_verified(sandbox, tmp_path, m
     queued.set()
     worker.finish(grace=60.0)
     assert len(seen) == 201 and seen.count("new") == 1
+
+
+def test_hits_are_counted_while_a_new_root_cause_is_recorded(sandbox, tmp_path, monkeypatch):
+    """While the recording thread is held on a new root cause (raise), hits on a known one
+    (drop-node) are counted at once, and later findings of the held root cause wait for it
+    and end as hits on its bundle: one recording for all of them."""
+    model = unary_chain_model().SerializeToString()
+    known = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"}, model_bytes=model)
+    new = TestCase("fake", {"passes": ["raise"]}, {"kind": "bytes"}, model_bytes=model)
+    known_result, new_result = sandbox.run(known), sandbox.run(new)
+    assert known_result.findings and new_result.findings
+    seen: list[tuple[str, str | None]] = []
+    got = threading.Condition()
+
+    def report(handled, message):
+        with got:
+            seen.append((handled.status, handled.bundle_id))
+            got.notify_all()
+
+    worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
+                           FindingPolicy(localize=True, reduce_seconds=0), report)
+    worker.put(known, known_result)
+    with got:
+        assert got.wait_for(lambda: len(seen) == 1, timeout=120)
+    assert seen[0][0] == "new"
+    held, recordings = threading.Event(), []
+    real = finding_thread.record_new
+
+    def held_record(*args, **kwargs):
+        recordings.append(args[2].prelim)
+        held.wait(120)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(finding_thread, "record_new", held_record)
+    for _ in range(5):
+        worker.put(new, new_result)
+    for _ in range(10):
+        worker.put(known, known_result)
+    with got:
+        assert got.wait_for(lambda: len(seen) == 11, timeout=120)
+    assert seen[1:] == [("hit", seen[0][1])] * 10 and len(recordings) == 1
+    held.set()
+    worker.finish(grace=60.0)
+    assert worker.errors == [] and len(recordings) == 1
+    statuses = [status for status, _ in seen[11:]]
+    assert statuses == ["new"] + ["hit"] * 4
+    (other,) = {bid for _, bid in seen[11:]}
+    assert json.loads((tmp_path / other / "meta.json").read_text())["hits"] == 5

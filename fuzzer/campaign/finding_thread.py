@@ -1,20 +1,35 @@
-"""Finding handling beside the case loop: a thread that localizes, signs, deduplicates,
-reduces and stores findings while the campaign keeps its workers busy with new cases.
+"""Finding handling beside the case loop: two threads that localize, sign, deduplicate,
+reduce and store findings while the campaign keeps its workers busy with new cases.
+
+* The **triage thread** takes every finding (:func:`fuzzer.campaign.record.triage`):
+  documented behaviour, localization (mostly one confirming run of a remembered answer), the
+  preliminary root-cause key, and a hit on the bundle that key knows. A finding of a root
+  cause not known yet goes on to the recording thread, as does a whole finding whose triage
+  itself is long (:func:`fuzzer.campaign.record.costly_triage`: a hang runs again up to its
+  timeout, a slow run is timed at three sizes and scaled down).
+* The **recording thread** does the costly part (:func:`fuzzer.campaign.record.record_new`:
+  determinism, reduction, verification in a fresh process, the bundle). Findings that reach
+  it with a preliminary key already on its way there wait for that one and end as it did (a
+  hit on its bundle, or its outcome), so one new bug met 500 times during its reduction costs
+  one reduction.
+
+So a hit never waits behind a reduction or a slow finding's timings: in an hour-long soak
+on onnxoptimizer a single thread handled hits at about 20 per second, but each new slow
+finding took it minutes, during which the queue filled and the case loop stood still seven
+times.
 
 Findings wait in a queue bounded by the bytes of their artifacts (:data:`QUEUE_BYTES`) and by
 their number (:data:`QUEUE_SIZE`): past either bound the case loop blocks (backpressure), so no
-finding is ever dropped. The bounds are wide enough that hits keep queueing for minutes while
-the thread verifies a slow new finding (a hang is run again up to its timeout): with 64
-findings at most, the one new bundle of a 3,000-case second pass over known bugs once held
-the case loop for about four minutes.
+finding is ever dropped; the recording thread's queue holds at most :data:`RECORD_SIZE`, past
+which the triage thread waits.
 
-The thread has a sandbox of its own (one worker), so its optimizer runs never queue behind the
-campaign's cases. When the campaign ends, :meth:`finish` handles what is left; past its grace
-period (or after Ctrl-C) the rest is recorded without reduction.
+Each thread has a sandbox of its own (one worker), so its optimizer runs never queue behind
+the campaign's cases or the other thread's. When the campaign ends, :meth:`finish` handles
+what is left; past its grace period (or after Ctrl-C) the rest is recorded without reduction.
 
 A failure in one finding is counted (:attr:`FindingWorker.errors`) and the thread goes on; a
 failure that every later finding would meet too (a full disk, its own worker pool gone, an
-error outside the handling of one finding) ends the thread. The case loop learns of it from
+error outside the handling of one finding) ends the threads. The case loop learns of it from
 :meth:`FindingWorker.check` or :meth:`FindingWorker.put` (never blocked by a dead thread) and
 stops the campaign.
 """
@@ -26,9 +41,20 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from fuzzer.campaign.failure import as_campaign_error, is_disk_full, stopped
-from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
+from fuzzer.campaign.record import (
+    FindingPolicy,
+    Handled,
+    RootCauseMemo,
+    Triaged,
+    costly_triage,
+    handle_finding,
+    primary_finding,
+    record_new,
+    triage,
+)
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory
 from fuzzer.execution.sandbox import Sandbox
@@ -40,8 +66,10 @@ QUEUE_SIZE = 1024
 #: most bytes of artifacts (:attr:`fuzzer.execution.case.Artifacts.nbytes`) queued at once;
 #: a finding larger than this waits until the queue is empty.
 QUEUE_BYTES = 64 << 20
+#: most findings waiting for the recording thread (each holds its artifacts).
+RECORD_SIZE = 256
 FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
-POLL_SECONDS = 0.5  # while the queue is full: how often to check that the thread still runs
+POLL_SECONDS = 0.5  # while a queue is full: how often to check that the threads still run
 ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
 QUICK_LOCALIZE_SECONDS = 10.0  # a localization's bound once the grace period is over
 
@@ -49,49 +77,71 @@ QUICK_LOCALIZE_SECONDS = 10.0  # a localization's bound once the grace period is
 Report = Callable[[Handled, str], None]
 
 
+@dataclasses.dataclass
+class _Lane:
+    """One finding thread: its queue, its sandbox (made on its first finding) and its
+    localization memory."""
+
+    name: str
+    queue: queue.Queue
+    memo: LocalizationMemo
+    sandbox: Sandbox | None = None
+    thread: threading.Thread | None = None
+
+
 class FindingWorker:
-    """A thread that records findings into ``store``.
+    """Two threads (triage and recording, see the module docstring) that record findings
+    into ``store``.
 
     Args:
         store: the campaign's bundle store.
-        sandbox_factory: makes the thread's sandbox on the first finding.
+        sandbox_factory: makes a thread's sandbox on its first finding (called once per
+            thread).
         version: the target's version for meta.json.
         policy: localization and reduction settings.
-        report: called with ``(Handled, message)`` after each finding.
+        report: called with ``(Handled, message)`` after each finding (from either thread).
 
     Attributes:
-        errors: one line per finding that could not be recorded (the thread went on).
-        failure: the exception that ended the thread early, or None.
+        errors: one line per finding that could not be recorded (the threads went on).
+        failure: the exception that ended a thread early, or None.
         abandoned: queued findings dropped by a failing campaign's :meth:`finish`.
+        memo: the triage thread's localization memory.
+        roots: the root-cause memory both threads share.
     """
 
     def __init__(self, store: BundleStore, sandbox_factory: Callable[[], Sandbox],
                  version: str, policy: FindingPolicy, report: Report) -> None:
         self.store, self.version, self.policy, self.report = store, version, policy, report
         self._factory = sandbox_factory
-        self._sandbox: Sandbox | None = None
         # unbounded itself: put() holds both bounds under self._room
-        self._queue: queue.Queue[tuple[TestCase, CaseResult, int] | None] = queue.Queue()
+        self._triage = _Lane("findings", queue.Queue(), LocalizationMemo())
+        self._record = _Lane("findings-record", queue.Queue(RECORD_SIZE), LocalizationMemo())
         self._queued_bytes = 0
         self._room = threading.Condition()
         self._quick = threading.Event()
-        self.memo = LocalizationMemo()
+        self._keys = threading.Lock()
+        #: preliminary key on its way to the recording thread -> (message, first-wave
+        #: signature) of each later finding with that key, which ends as it does.
+        self._waiting: dict[str, list[tuple[str, str]]] = {}
+        self.memo = self._triage.memo
         self.roots = RootCauseMemo()
         self.errors: list[str] = []
         self.failure: BaseException | None = None
         self.abandoned = 0
         self._finishing = self._abandoning = False
-        self._thread = threading.Thread(target=self._run, name="findings", daemon=True)
-        self._thread.start()
+        for lane, loop in ((self._triage, self._triage_loop), (self._record, self._record_loop)):
+            lane.thread = threading.Thread(target=self._run, args=(loop,), name=lane.name,
+                                           daemon=True)
+            lane.thread.start()
 
     def put(self, case: TestCase, result: CaseResult,
             waiting: Callable[[], None] | None = None) -> None:
         """Queue a result with findings; blocks while the queue is full (either bound) and
-        the thread runs, calling ``waiting()`` every :data:`POLL_SECONDS` meanwhile (it may
+        the threads run, calling ``waiting()`` every :data:`POLL_SECONDS` meanwhile (it may
         raise, e.g. on Ctrl-C: :meth:`fuzzer.campaign.interrupt.StopRequest.check`).
 
         Raises:
-            CampaignError: the thread has stopped (see :meth:`check`).
+            CampaignError: a thread has stopped (see :meth:`check`).
         """
         arts = getattr(result, "artifacts", None)
         weight = arts.nbytes if arts is not None else 0
@@ -101,7 +151,7 @@ class FindingWorker:
                 waiting()
             with self._room:
                 if self._has_room(weight):
-                    self._queue.put_nowait((case, result, weight))
+                    self._triage.queue.put_nowait((case, result, weight))
                     self._queued_bytes += weight
                     return
                 self._room.wait(POLL_SECONDS)
@@ -109,7 +159,7 @@ class FindingWorker:
     def _has_room(self, weight: int) -> bool:
         """Whether a finding of ``weight`` bytes fits under both bounds (an empty queue
         takes any finding)."""
-        return self._queue.qsize() < QUEUE_SIZE and \
+        return self._triage.queue.qsize() < QUEUE_SIZE and \
             (not self._queued_bytes or self._queued_bytes + weight <= QUEUE_BYTES)
 
     def _taken(self, weight: int) -> None:
@@ -119,66 +169,142 @@ class FindingWorker:
             self._room.notify_all()
 
     def check(self) -> None:
-        """Raise if the thread stopped before :meth:`finish` asked it to.
+        """Raise if a thread stopped before :meth:`finish` asked it to.
 
         Raises:
             CampaignError: one line saying why (a full disk, or the exception that ended it).
         """
         if self.failure is not None:
             raise as_campaign_error(self.failure, "the finding thread", self.store.root)
-        if not self._thread.is_alive() and not self._finishing:
+        if not self._finishing and not all(lane.thread is not None and lane.thread.is_alive()
+                                           for lane in (self._triage, self._record)):
             raise stopped("the finding thread stopped")
 
     def pending(self) -> int:
-        """Findings waiting in the queue."""
-        return self._queue.qsize()
+        """Findings waiting in the queues (those waiting for a finding of their key not
+        counted)."""
+        return self._triage.queue.qsize() + self._record.queue.qsize()
 
-    def _run(self) -> None:
+    def _run(self, loop: Callable[[], None]) -> None:
         try:
-            self._loop()
+            loop()
         except BaseException as exc:  # the case loop reports it and stops the campaign
             if not self._abandoning:  # else: its sandbox was closed under it, on purpose
                 self.failure = exc
 
-    def _loop(self) -> None:
+    def _policy(self) -> FindingPolicy:
+        """The policy of the finding at hand: quick (no reduction, localization cut short)
+        once :meth:`finish`'s grace period is over."""
+        if not self._quick.is_set():
+            return self.policy
+        return dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
+                                   localize_seconds=QUICK_LOCALIZE_SECONDS)
+
+    def _triage_loop(self) -> None:
         last_flush = time.monotonic()
         while True:
             try:
-                item = self._queue.get(timeout=FLUSH_SECONDS)
+                item = self._triage.queue.get(timeout=FLUSH_SECONDS)
             except queue.Empty:
                 item = ()
             if time.monotonic() - last_flush >= FLUSH_SECONDS or item is None:
                 self.store.flush_hits()
                 last_flush = time.monotonic()
             if item is None:
+                self._forward(None)
                 return
             if not item:
                 continue
             case, result, weight = item
             self._taken(weight)
-            quick = self._quick.is_set()
-            policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
-                                         localize_seconds=QUICK_LOCALIZE_SECONDS) \
-                if quick else self.policy
-            try:
-                if self._sandbox is None:
-                    self._sandbox = self._factory()
-                outcome = handle_finding(self.store, self._sandbox, case, result, self.version,
-                                         policy, self.memo, self.roots)
-            except Exception as exc:  # a bug of optfuzz: keep the campaign alive, say why
-                if self._fatal(exc):
-                    raise
-                self.errors.append(f"{type(exc).__name__}: {exc}")
+            finding = primary_finding(result)
+            if finding is not None and costly_triage(finding):
+                self._forward(("whole", case, result))
                 continue
-            finally:
-                release_free_memory()  # a reduction's models and values, dropped
-            if outcome is not None:
-                self.report(outcome, result.findings[0].message)
+            outcome = self._handle(self._triage, triage, self.store, case, result)
+            if isinstance(outcome, Triaged):
+                self._send_on(outcome)
+            elif outcome is not None and finding is not None:
+                self.report(outcome, finding.message)
 
-    def _fatal(self, exc: Exception) -> bool:
-        """Whether every later finding would fail the same way: a full disk, or the thread's
-        worker pool is gone."""
-        return is_disk_full(exc) or (self._sandbox is not None and not self._sandbox.alive)
+    def _send_on(self, triaged: Triaged) -> None:
+        """Send ``triaged`` to the recording thread, or, where a finding with its key is
+        already on its way there, let it wait for that one."""
+        with self._keys:
+            waiting = self._waiting.get(triaged.prelim)
+            if waiting is not None:
+                waiting.append((triaged.finding.message, triaged.first_wave))
+                return
+            self._waiting[triaged.prelim] = []
+        self._forward(("triaged", triaged))
+
+    def _forward(self, item: tuple | None) -> None:
+        """Put ``item`` on the recording thread's queue; waits while it is full and the
+        recording thread runs (an abandoning finish drops it)."""
+        while True:
+            thread = self._record.thread
+            if self._abandoning or thread is None or not thread.is_alive():
+                if item is not None:
+                    self._dropped(item)
+                return
+            try:
+                self._record.queue.put(item, timeout=POLL_SECONDS)
+                return
+            except queue.Full:
+                continue
+
+    def _record_loop(self) -> None:
+        while True:
+            item = self._record.queue.get()
+            if item is None:
+                self.store.flush_hits()
+                return
+            if item[0] == "whole":
+                _, case, result = item
+                outcome = self._handle(self._record, handle_finding, self.store, case, result,
+                                       self.version)
+                if outcome is not None:
+                    self.report(outcome, result.findings[0].message)
+                continue
+            triaged = item[1]
+            outcome = self._handle(self._record, _record_new, self.store, triaged, self.version)
+            if outcome is None:  # it failed: so do those that waited for it
+                outcome = Handled("unconfirmed", name="its first finding could not be recorded")
+            self.report(outcome, triaged.finding.message)
+            self._settle(triaged.prelim, outcome)
+
+    def _settle(self, prelim: str, outcome: Handled) -> None:
+        """The findings that waited for the one of key ``prelim`` end as it did: a hit on
+        its bundle, or its outcome."""
+        with self._keys:
+            waited = self._waiting.pop(prelim, [])
+        bundle = outcome.bundle_id if outcome.status in ("new", "hit", "merged") else None
+        for message, signature in waited:
+            if bundle is not None:
+                self.store.add_hit(bundle)
+                self.report(Handled("hit", bundle, signature=signature), message)
+            else:
+                self.report(dataclasses.replace(
+                    outcome, signature=signature,
+                    name=f"{outcome.name} (not tried again: a finding with its key was "
+                         "handled meanwhile)".lstrip()), message)
+
+    def _handle(self, lane: _Lane, step: Callable[..., Any], store: BundleStore,
+                *args: Any) -> Any:
+        """``step(store, lane's sandbox, *args, policy, lane's memo, roots)``; a failure of
+        this finding alone is counted in :attr:`errors` (None returned), one every later
+        finding would meet too is raised."""
+        try:
+            if lane.sandbox is None:
+                lane.sandbox = self._factory()
+            return step(store, lane.sandbox, *args, self._policy(), lane.memo, self.roots)
+        except Exception as exc:  # a bug of optfuzz: keep the campaign alive, say why
+            if is_disk_full(exc) or (lane.sandbox is not None and not lane.sandbox.alive):
+                raise
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            return None
+        finally:
+            release_free_memory()  # a reduction's models and values, dropped
 
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Handle what is queued and stop: fully for ``grace`` seconds, then (or at once with
@@ -193,24 +319,48 @@ class FindingWorker:
             self._quick.set()
         if abandon:
             self._drain()
-        if self._thread.is_alive():
-            self._queue.put(None)  # after what is queued; the bounds are put()'s alone
-        self._thread.join(timeout=ABANDON_SECONDS if abandon else grace)
-        if self._thread.is_alive() and not abandon:
-            self._quick.set()
-            self._thread.join()
-        if self._sandbox is not None:
-            self._sandbox.close()  # also ends the wait of an abandoned finding's sandbox run
-        self._thread.join(timeout=ABANDON_SECONDS)
+        deadline = time.monotonic() + (ABANDON_SECONDS if abandon else grace)
+        triage_thread = self._triage.thread
+        if triage_thread is not None and triage_thread.is_alive():
+            self._triage.queue.put(None)  # after what is queued; the bounds are put()'s alone
+        else:
+            self._forward(None)
+        for lane in (self._triage, self._record):
+            assert lane.thread is not None
+            lane.thread.join(timeout=max(0.0, deadline - time.monotonic()))
+            if lane.thread.is_alive() and not abandon:
+                self._quick.set()
+                lane.thread.join()
+        for lane in (self._triage, self._record):
+            if lane.sandbox is not None:
+                lane.sandbox.close()  # also ends the wait of an abandoned finding's run
+        for lane in (self._triage, self._record):
+            assert lane.thread is not None
+            lane.thread.join(timeout=ABANDON_SECONDS)
         self._drain()
 
     def _drain(self) -> None:
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if item is not None:
-                self._taken(item[2])
-                self.abandoned += 1
+        for lane in (self._triage, self._record):
+            while True:
+                try:
+                    item = lane.queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    self._dropped(item)
 
+    def _dropped(self, item: tuple) -> None:
+        """Count a queued finding that will not be recorded (and those waiting for it)."""
+        if item[0] == "triaged":
+            with self._keys:
+                self.abandoned += len(self._waiting.pop(item[1].prelim, []))
+        elif len(item) == 3 and not isinstance(item[0], str):
+            self._taken(item[2])
+        self.abandoned += 1
+
+
+def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, version: str,
+                policy: FindingPolicy, memo: LocalizationMemo, roots: RootCauseMemo) -> Handled:
+    """:func:`fuzzer.campaign.record.record_new` in the argument order of the other steps
+    (it needs no localization memory)."""
+    return record_new(store, sandbox, triaged, version, policy, roots)

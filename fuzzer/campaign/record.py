@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,12 +104,13 @@ class RootCauseMemo:
     (exponential backoff, as ClusterFuzz retries unreproducible crashes less and less
     often); the others end as the last attempt did, at no cost. An overnight campaign
     meets a flaky root cause thousands of times, and each full attempt costs determinism
-    runs, a reduction and a fresh process."""
+    runs, a reduction and a fresh process. Thread-safe."""
 
     def __init__(self) -> None:
         self._bundle: dict[str, str] = {}
         self._failed: dict[str, Handled] = {}
         self._since: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()  # a campaign's two finding threads share it
 
     def get(self, key: str) -> str | None:
         """The bundle id remembered for ``key``."""
@@ -116,24 +118,27 @@ class RootCauseMemo:
 
     def remember(self, key: str, bundle_id: str) -> None:
         """Send later findings with preliminary key ``key`` to ``bundle_id``."""
-        self._bundle[key] = bundle_id
-        self._failed.pop(key, None)
-        self._since.pop(key, None)
+        with self._lock:
+            self._bundle[key] = bundle_id
+            self._failed.pop(key, None)
+            self._since.pop(key, None)
 
     def failed(self, key: str, handled: Handled) -> Handled:
         """Record that a finding with key ``key`` ended as ``handled`` (no bundle); returns
         ``handled``."""
-        self._failed[key] = handled  # the backoff counts on from the first failure
+        with self._lock:
+            self._failed[key] = handled  # the backoff counts on from the first failure
         return handled
 
     def backed_off(self, key: str) -> Handled | None:
         """None where a finding with key ``key`` is to be handled in full (never failed, or
         its attempt is due); else how the last attempt ended, for this finding too."""
-        last = self._failed.get(key)
-        if last is None:
-            return None
-        self._since[key] += 1
-        since = self._since[key]
+        with self._lock:
+            last = self._failed.get(key)
+            if last is None:
+                return None
+            self._since[key] += 1
+            since = self._since[key]
         if since & (since - 1) == 0:  # a power of two: try again
             return None
         return dataclasses.replace(last, name=f"{last.name} (not tried again: an earlier "
@@ -236,24 +241,51 @@ def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str]
     return key, breaking, enabling
 
 
-def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
-                   target_version: str, policy: FindingPolicy,
-                   memo: LocalizationMemo | None = None,
-                   roots: RootCauseMemo | None = None) -> Handled | None:
-    """Record the primary finding of ``result`` as one bundle per root cause.
+@dataclass
+class Triaged:
+    """A finding localized and keyed on its found model whose root cause is not known yet:
+    what :func:`record_new` needs to make its bundle.
 
-    In order: documented behaviour of the target (counted, never bundled); a hang or a slow
-    run must recur; a symptom's own preparation (:data:`HANDLING`: a slow finding's model is
-    scaled down to the smallest size that still shows the growth); localization on the found
-    model (``memo`` reuses earlier answers) and the preliminary
-    root-cause key, which sends a known root cause to its bundle as a hit; for a new one,
-    the original must run deterministically, then reduce <-> localize to a fixed point
-    (:func:`fuzzer.campaign.minimize.minimize`), documented behaviour checked again on the
-    minimized model, the final key on the minimized model (a known root cause becomes a
-    variant of its bundle), and verification of the bundle's own
-    repro.py in a fresh process before the bundle is written. Returns None when ``result``
-    has no finding with artifacts.
+    Attributes:
+        case: the case as later runs take it (a symptom's :data:`HANDLING` may have scaled
+            its model down).
+        result: the run of ``case`` showing ``finding``.
+        finding: the primary finding.
+        found: the artifacts of the model as the campaign found it (``original.onnx``).
+        where: the localization on ``case`` (None where localization is off).
+        prelim: the preliminary root-cause key (:func:`key_of` on the found model).
+        first_wave: the finding's first-wave signature (:attr:`Handled.signature`).
     """
+
+    case: TestCase
+    result: CaseResult
+    finding: Finding
+    found: Artifacts
+    where: Any
+    prelim: str
+    first_wave: str
+
+    @property
+    def passes(self) -> list[str] | None:
+        """The localized responsible passes (None: not localized)."""
+        return self.where.passes if self.where is not None else None
+
+
+def costly_triage(finding: Finding) -> bool:
+    """Whether :func:`triage` of ``finding`` itself takes long: its symptom must recur
+    (a hang runs again up to its timeout) or has steps of its own (:data:`HANDLING`: a slow
+    finding is timed at three sizes and scaled down)."""
+    return symptom(finding.symptom).confirm or finding.symptom in HANDLING
+
+
+def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
+           policy: FindingPolicy, memo: LocalizationMemo | None = None,
+           roots: RootCauseMemo | None = None) -> Handled | Triaged | None:
+    """The cheap first part of :func:`handle_finding`: how the primary finding of ``result``
+    ends without a new bundle (:class:`Handled`: documented behaviour, a hang or slow run
+    that did not recur, a hit on the bundle of its preliminary root-cause key, a key whose
+    last attempt failed and is backed off), else what :func:`record_new` needs
+    (:class:`Triaged`). None where ``result`` has no finding with artifacts."""
     finding = primary_finding(result)
     if finding is None or result.artifacts is None:
         return None
@@ -286,6 +318,48 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
         return Handled("hit", known, signature=first_wave)
     if (skipped := roots.backed_off(prelim)) is not None:
         return dataclasses.replace(skipped, signature=first_wave)
+    return Triaged(case, result, finding, found, where, prelim, first_wave)
+
+
+def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
+                   target_version: str, policy: FindingPolicy,
+                   memo: LocalizationMemo | None = None,
+                   roots: RootCauseMemo | None = None) -> Handled | None:
+    """Record the primary finding of ``result`` as one bundle per root cause:
+    :func:`triage`, then for a root cause not known yet :func:`record_new`.
+
+    In order: documented behaviour of the target (counted, never bundled); a hang or a slow
+    run must recur; a symptom's own preparation (:data:`HANDLING`: a slow finding's model is
+    scaled down to the smallest size that still shows the growth); localization on the found
+    model (``memo`` reuses earlier answers) and the preliminary
+    root-cause key, which sends a known root cause to its bundle as a hit; for a new one,
+    the original must run deterministically, then reduce <-> localize to a fixed point
+    (:func:`fuzzer.campaign.minimize.minimize`), documented behaviour checked again on the
+    minimized model, the final key on the minimized model (a known root cause becomes a
+    variant of its bundle), and verification of the bundle's own
+    repro.py in a fresh process before the bundle is written. Returns None when ``result``
+    has no finding with artifacts.
+    """
+    roots = roots if roots is not None else RootCauseMemo()
+    triaged = triage(store, sandbox, case, result, policy, memo, roots)
+    if not isinstance(triaged, Triaged):
+        return triaged
+    return record_new(store, sandbox, triaged, target_version, policy, roots)
+
+
+def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_version: str,
+               policy: FindingPolicy, roots: RootCauseMemo) -> Handled:
+    """The costly second part of :func:`handle_finding` for a finding :func:`triage` left:
+    determinism, reduction, the final key, verification and the new bundle (or a hit where
+    its preliminary key found a bundle meanwhile, a variant where the final key did)."""
+    case, result, finding, found = triaged.case, triaged.result, triaged.finding, triaged.found
+    prelim, first_wave, where, passes = (triaged.prelim, triaged.first_wave, triaged.where,
+                                         triaged.passes)
+    known = roots.get(prelim)
+    if known is not None and store.exists(known):  # recorded since its triage
+        store.add_hit(known)
+        return Handled("hit", known, signature=first_wave)
+    handling = HANDLING.get(finding.symptom)
     if not deterministic(sandbox, case, result):
         return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))
     minimal = minimize(sandbox, case, result, finding, passes,

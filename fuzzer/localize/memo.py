@@ -10,11 +10,11 @@ from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.search import Localization, Prober, localize
 from oracles.base import Finding
 
-#: remembered answers for the same finding tried on a case with another pass list before
-#: its own search (each costs one run).
-TRIES = 2
+#: remembered answers tried on a case before its own search (each costs one run; a search
+#: costs about eight on onnxoptimizer's default list).
+TRIES = 3
 #: answers remembered per finding (latest first).
-KEPT = 4
+KEPT = 8
 #: answers remembered by their exact key (pass list included), least recently used dropped
 #: first: a campaign draws a new pass list for most cases, so unbounded, this memory grows by
 #: a key of about 0.6 KB per finding (45,000 findings in an hour-long soak on onnxoptimizer).
@@ -28,12 +28,14 @@ class LocalizationMemo:
 
     A finding seen again with the same key costs one confirming run (the remembered
     responsible passes alone, which also gives the run the signature's graph hash is taken
-    from) instead of a full search; where the confirmation fails, a full search runs.
+    from) instead of a full search; where the confirmation fails, the other answers below
+    are tried before a search (two passes that break a model alike, met with the same list).
 
     A campaign draws a new pass list for most cases, so the same finding mostly comes with
     another list. Then up to :data:`TRIES` of the answers remembered for the same target,
     fixed_point and core whose passes the new list holds are each tried alone, in the new
-    list's order, before a search: a known bug is recognised in one run. An answer that
+    list's order, before a search (those the run's own evidence points to first): a known
+    bug is recognised in one run. An answer that
     does not reproduce the finding's core proves nothing and the search runs; one that does
     is a responsible pass set of this case as the search defines it, the one a campaign
     already knows (where two passes fail alike on one model, the search too takes the first
@@ -58,19 +60,15 @@ class LocalizationMemo:
         key = self.key(case, finding)
         if key in self._known:
             self._known.move_to_end(key)
-            passes = self._known[key]
-            if passes is None:
+            if self._known[key] is None:
                 self.saved_searches += 1
                 return Localization(None, 0, "memo")
-            known = self._confirmed(sandbox, case, finding, key, tuple(passes))
+        for passes in self._candidates(case, result, finding, key):
+            known = self._confirmed(sandbox, case, finding, key, passes)
             if known is not None:
+                self._know(key, list(passes))
+                self._remember(key, passes)
                 return known
-        else:
-            for passes in self._candidates(case, key):
-                known = self._confirmed(sandbox, case, finding, key, passes)
-                if known is not None:
-                    self._know(key, list(passes))
-                    return known
         where = localize(sandbox, case, result, finding, max_seconds=max_seconds)
         if where.method != "budget":
             self._know(key, where.passes)
@@ -95,18 +93,31 @@ class LocalizationMemo:
         self.saved_searches += 1
         return Localization(list(passes), probe.runs, "memo", None, probe.result(passes))
 
-    def _candidates(self, case: TestCase, key: tuple) -> list[tuple[str, ...]]:
-        """Remembered answers for the same finding that ``case``'s pass list holds, each in
-        that list's order (at most :data:`TRIES`)."""
+    def _candidates(self, case: TestCase, result: CaseResult, finding: Finding,
+                    key: tuple) -> list[tuple[str, ...]]:
+        """Remembered answers to try on ``case``, at most :data:`TRIES`: the answer of its
+        exact key first, then those of the same finding that ``case``'s pass list holds
+        (each in that list's order), the ones the run's own evidence points to first
+        (passes the message names, or whose anchor op types changed:
+        :func:`fuzzer.localize.search.suspects`), else latest first."""
+        from fuzzer.localize.search import suspects
         from fuzzer.targets import get_target
 
-        configured = get_target(case.target).passes_of(case.config)
+        exact = self._known.get(key)
+        target = get_target(case.target)
+        configured = target.passes_of(case.config)
         held = set(configured)
-        out = []
+        out = [tuple(exact)] if exact is not None else []
         for passes in self._answers.get(_loose(key), []):
             wanted = set(passes)
-            if wanted <= held:
-                out.append(tuple(p for p in configured if p in wanted))
+            ordered = tuple(p for p in configured if p in wanted)
+            if wanted <= held and ordered not in out:
+                out.append(ordered)
+        if len(out) > 1 + (exact is not None):
+            pointed = set(suspects(target.anchors(), configured, result, finding)[1])
+            first = out[:1] if exact is not None else []
+            rest = out[len(first):]
+            out = first + sorted(rest, key=lambda passes: not set(passes) & pointed)
         return out[:TRIES]
 
     def _remember(self, key: tuple, passes: tuple[str, ...]) -> None:

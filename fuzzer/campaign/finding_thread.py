@@ -245,7 +245,7 @@ class FindingWorker:
             thread = self._record.thread
             if self._abandoning or thread is None or not thread.is_alive():
                 if item is not None:
-                    self._dropped(item)
+                    self._dropped(self._record, item)
                 return
             try:
                 self._record.queue.put(item, timeout=POLL_SECONDS)
@@ -347,15 +347,17 @@ class FindingWorker:
                 except queue.Empty:
                     break
                 if item is not None:
-                    self._dropped(item)
+                    self._dropped(lane, item)
 
-    def _dropped(self, item: tuple) -> None:
-        """Count a queued finding that will not be recorded (and those waiting for it)."""
-        if item[0] == "triaged":
+    def _dropped(self, lane: _Lane, item: tuple) -> None:
+        """Count a finding queued on ``lane`` that will not be recorded: the triage queue's
+        ``(case, result, weight)`` frees its bytes; the recording queue's ``("triaged",
+        Triaged)`` takes the findings waiting for it along."""
+        if lane is self._triage:
+            self._taken(item[2])
+        elif item[0] == "triaged":
             with self._keys:
                 self.abandoned += len(self._waiting.pop(item[1].prelim, []))
-        elif len(item) == 3 and not isinstance(item[0], str):
-            self._taken(item[2])
         self.abandoned += 1
 
 

@@ -311,14 +311,26 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
     run = where.result if where is not None and where.result is not None else result
     prelim, _, _ = key_of(sandbox, case, finding, passes, run)
     first_wave = finding_signature(case, result, finding, passes, run)
-    known = roots.get(prelim) or find_root_cause(store, finding.symptom, prelim)
-    if known is not None and store.exists(known):
-        store.add_hit(known)
-        roots.remember(prelim, known)
-        return Handled("hit", known, signature=first_wave)
+    if (hit := _known_hit(store, roots, prelim, first_wave, finding.symptom)) is not None:
+        return hit
     if (skipped := roots.backed_off(prelim)) is not None:
         return dataclasses.replace(skipped, signature=first_wave)
     return Triaged(case, result, finding, found, where, prelim, first_wave)
+
+
+def _known_hit(store: BundleStore, roots: RootCauseMemo, prelim: str, first_wave: str,
+               symptom_name: str | None = None) -> Handled | None:
+    """A hit (counted in ``store``) on the existing bundle of preliminary key ``prelim``:
+    known to ``roots``, else, with ``symptom_name``, found among the store's bundles of that
+    symptom; None where there is none."""
+    known = roots.get(prelim)
+    if known is None and symptom_name is not None:
+        known = find_root_cause(store, symptom_name, prelim)
+    if known is None or not store.exists(known):
+        return None
+    store.add_hit(known)
+    roots.remember(prelim, known)
+    return Handled("hit", known, signature=first_wave)
 
 
 def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
@@ -355,10 +367,8 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
     case, result, finding, found = triaged.case, triaged.result, triaged.finding, triaged.found
     prelim, first_wave, where, passes = (triaged.prelim, triaged.first_wave, triaged.where,
                                          triaged.passes)
-    known = roots.get(prelim)
-    if known is not None and store.exists(known):  # recorded since its triage
-        store.add_hit(known)
-        return Handled("hit", known, signature=first_wave)
+    if (hit := _known_hit(store, roots, prelim, first_wave)) is not None:
+        return hit  # recorded since its triage
     handling = HANDLING.get(finding.symptom)
     if not deterministic(sandbox, case, result):
         return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))

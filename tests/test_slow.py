@@ -150,6 +150,25 @@ def test_the_planted_quadratic_pass_is_slow_and_the_linear_one_is_not(box):
     assert not [f for f in linear.findings if f.symptom == "slow"], linear.findings
 
 
+def test_unasked_probes_keep_their_share_across_replaced_workers(monkeypatch):
+    """Every run is made suspicious; each case runs in a fresh worker (``max_tasks=1``).
+    The share is the sandbox's, not each worker's: only the first case probes, where a
+    per-process allowance would let every fresh worker probe at once."""
+    from oracles import slow as slow_oracle
+
+    monkeypatch.setattr(slow_oracle, "SUSPECT_SECONDS", 0.0)  # inherited by forked workers
+    monkeypatch.setattr(slow_oracle, "SUSPECT_RATIO", 0.0)
+    probed = []
+    with Sandbox(jobs=1, timeout=120.0, max_tasks=1) as sandbox:
+        for _ in range(4):
+            before = sandbox.probes.spent
+            case = TestCase("fake", {"passes": ["slow-linear"], "fixed_point": False},
+                            {"kind": "bytes"}, model_bytes=relu_chain(1100).SerializeToString())
+            assert sandbox.run(case).unusable is None
+            probed.append(sandbox.probes.spent > before)
+    assert probed[0] and sum(probed) == 1, probed
+
+
 @pytest.mark.slow
 def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
     model = tmp_path / "chain.onnx"

@@ -134,7 +134,10 @@ class Sandbox:
             :data:`CASE_PRELOAD`), so that every new worker inherits them.
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
-    exception of the case's making. :attr:`recycled` counts pools replaced for growth.
+    exception of the case's making. :attr:`recycled` counts pools replaced for growth;
+    :attr:`probes` is the workers' shared account of the ``slow`` oracle's unasked scaling
+    probes (:class:`fuzzer.execution.scaling.ProbeAccount`: their share holds across
+    worker replacement).
     """
 
     def __init__(self, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
@@ -165,6 +168,7 @@ class Sandbox:
         self._free = list(range(self._slots))
         self._lock = threading.Lock()
         self._available = threading.Semaphore(self._slots)
+        from fuzzer.execution.scaling import ProbeAccount
         from fuzzer.execution.worker import Recycling  # imported once, inherited by workers
 
         if method == "fork":
@@ -172,10 +176,13 @@ class Sandbox:
 
         tasks = max_tasks and max(1, max_tasks // self.batch)  # pebble counts tasks
 
+        self.probes = ProbeAccount(jobs, context)  # outlives the pools and their workers
+
         def make_pool() -> ProcessPool:
             # each pool has its own retire flag: the old pool's workers, draining, no longer
             # speak for the new one
-            self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0))
+            self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0),
+                                        self.probes)
             return ProcessPool(max_workers=jobs, max_tasks=tasks, initializer=_init,
                                initargs=(self._stages, memory_limit, self._recycling,
                                          edges, sanitizer, self.scratch),

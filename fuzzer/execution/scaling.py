@@ -14,8 +14,9 @@ oracle's threshold (more repeats bring the minima closer to the undisturbed time
 way they lead). Each repeat also times a reference session build and run of that size and,
 for a pass list that is not empty, the same size with no pass (the target's own load and
 save). Timings that outrun the budget stop the probe (a first batch cut short judges
-nothing); a worker spends at most :data:`PROBE_SHARE` of its time on probes no case asked
-for.
+nothing); the workers of a sandbox spend at most :data:`PROBE_SHARE` of their time on probes
+no case asked for, counted in one :class:`ProbeAccount` they share, so that a worker replaced
+after its bounded number of cases does not start with a fresh allowance.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from oracles.slow import MIN_TIMED, REPEATS, growth, superlinear
 #: most seconds a probe may spend (also bounded by half the time a case has left); a probe
 #: that outruns it stops and judges nothing.
 PROBE_SECONDS = 60.0
-#: share of a worker's time that probes no case asked for may take, so that a target slow
+#: share of the workers' time that probes no case asked for may take, so that a target slow
 #: on every model (a constant start-up cost) cannot stall a campaign.
 PROBE_SHARE = 0.1
 #: how much longer than the oracle's :data:`oracles.slow.MIN_TIMED` the smallest size must
@@ -42,8 +43,58 @@ _FIRST_COUNT = 4
 #: the minima over more repeats come closer to the undisturbed times, whichever way.
 _MORE_BATCHES = 2
 
-_spent = 0.0  # seconds this process spent probing
-_since: float | None = None  # when it was first asked whether it may probe
+
+
+class ProbeAccount:
+    """Seconds that ``workers`` processes spent on probes no case asked for, against the
+    time since the account was opened: they may probe while those seconds are at most
+    :data:`PROBE_SHARE` of ``workers`` times that time.
+
+    Made by a sandbox before its workers start and handed to each of them (and to those
+    that replace them), so the share holds across worker replacement (a worker lives about
+    ten seconds of a campaign, about one probe). With ``context`` None the account is this
+    process's own (a run outside a sandbox).
+
+    Args:
+        workers: the processes that share the account (a sandbox's ``jobs``).
+        context: a ``multiprocessing`` context whose shared memory holds the account, or
+            None.
+    """
+
+    def __init__(self, workers: int = 1, context: Any = None) -> None:
+        self.workers = max(1, workers)
+        opened = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process
+        self._values = context.Array("d", [0.0, opened]) if context is not None else \
+            [0.0, opened]
+
+    @property
+    def spent(self) -> float:
+        """Seconds spent on unasked probes so far, by every process of the account."""
+        return float(self._values[0])
+
+    def may_probe(self) -> bool:
+        """Whether the processes are within their share now."""
+        spent, opened = self._values[0], self._values[1]
+        return spent <= PROBE_SHARE * self.workers * (time.monotonic() - opened)
+
+    def spend(self, seconds: float) -> None:
+        """Count ``seconds`` of a probe no case asked for."""
+        lock = getattr(self._values, "get_lock", None)
+        if lock is None:
+            self._values[0] += seconds
+            return
+        with lock():
+            self._values[0] += seconds
+
+
+_account = ProbeAccount()
+
+
+def use_account(account: ProbeAccount) -> None:
+    """Count this process's unasked probes in ``account`` (a worker's initializer passes
+    its sandbox's)."""
+    global _account
+    _account = account
 
 
 def smallest_count(run: Run, top: int, time_count: Any, budget: float) -> int | None:
@@ -84,13 +135,9 @@ def _reference(model_bytes: bytes, feeds: dict[str, Any]) -> None:
 
 
 def may_probe(asked: bool) -> bool:
-    """Whether this process may probe now: always where the case asks, else while probes
-    have taken at most :data:`PROBE_SHARE` of the time since its first question."""
-    global _since
-    now = time.monotonic()
-    if _since is None:
-        _since = now
-    return asked or _spent <= PROBE_SHARE * (now - _since)
+    """Whether this process may probe now: always where the case asks, else while the
+    unasked probes of its :class:`ProbeAccount` are within :data:`PROBE_SHARE`."""
+    return asked or _account.may_probe()
 
 
 def scaling_series(target: Any, config: dict[str, Any], model: Any, feeds: dict[str, Any],
@@ -113,12 +160,12 @@ def scaling_series(target: Any, config: dict[str, Any], model: Any, feeds: dict[
     Raises:
         Exception: whatever the target or onnxruntime raise on a scaled model.
     """
-    global _spent
     started = time.monotonic()
     try:
         return _series(target, config, model, feeds, budget, asked, started, nodes)
     finally:
-        _spent += time.monotonic() - started
+        if not asked:
+            _account.spend(time.monotonic() - started)
 
 
 def _series(target: Any, config: dict[str, Any], model: Any, feeds: dict[str, Any],

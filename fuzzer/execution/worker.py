@@ -25,6 +25,7 @@ from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory, rss_bytes
 from fuzzer.execution.pipeline import run_case
 from fuzzer.execution.sandbox import ENDED
+from fuzzer.execution.scaling import ProbeAccount, use_account
 from oracles import load_oracles
 from oracles.base import STAGES
 
@@ -51,11 +52,14 @@ class Recycling:
             worker asks to be replaced (None: never).
         retire: a shared flag (``multiprocessing.Value``) the worker sets to 1 to ask the
             sandbox to replace its pool (:meth:`fuzzer.execution.sandbox.Sandbox`).
+        probes: the sandbox's account of unasked scaling probes, shared by its workers
+            (:class:`fuzzer.execution.scaling.ProbeAccount`; None: the worker's own).
     """
 
     timeout: float | None = None
     rss_growth: int | None = None
     retire: Any = None
+    probes: ProbeAccount | None = None
 
 
 def init_worker(stages: Any, memory_limit: int | None,
@@ -70,6 +74,8 @@ def init_worker(stages: Any, memory_limit: int | None,
     (on the throughput benchmark's cases, 0.025 ms of collection per case, now 0.001)."""
     global _stages, _recycling, _edges
     _stages, _recycling = stages, recycling
+    if recycling is not None and recycling.probes is not None:
+        use_account(recycling.probes)
     if sanitizer is not None:
         sanitizer.activate()
     if edges is not None:

@@ -153,7 +153,8 @@ def test_the_planted_quadratic_pass_is_slow_and_the_linear_one_is_not(box):
 def test_unasked_probes_keep_their_share_across_replaced_workers(monkeypatch):
     """Every run is made suspicious; each case runs in a fresh worker (``max_tasks=1``).
     The share is the sandbox's, not each worker's: only the first case probes, where a
-    per-process allowance would let every fresh worker probe at once."""
+    per-process account would let every fresh worker probe at once (and leave the
+    sandbox's at 0)."""
     from oracles import slow as slow_oracle
 
     monkeypatch.setattr(slow_oracle, "SUSPECT_SECONDS", 0.0)  # inherited by forked workers

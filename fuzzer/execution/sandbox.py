@@ -135,7 +135,7 @@ class Sandbox:
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
     exception of the case's making. :attr:`recycled` counts pools replaced for growth;
-    :attr:`probes` is the workers' shared account of the ``slow`` oracle's unasked scaling
+    :attr:`probes` is the workers' shared account of the ``slow`` oracle's scaling
     probes (:class:`fuzzer.execution.scaling.ProbeAccount`: their share holds across
     worker replacement).
     """

@@ -15,8 +15,8 @@ way they lead). Each repeat also times a reference session build and run of that
 for a pass list that is not empty, the same size with no pass (the target's own load and
 save). Timings that outrun the budget stop the probe (a first batch cut short judges
 nothing); the workers of a sandbox spend at most :data:`PROBE_SHARE` of their time on probes
-no case asked for, counted in one :class:`ProbeAccount` they share, so that a worker replaced
-after its bounded number of cases does not start with a fresh allowance.
+no case asked for (asked ones count too), in one :class:`ProbeAccount` they share, so that a
+worker replaced after its bounded number of cases does not start with a fresh allowance.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ _FIRST_COUNT = 4
 _MORE_BATCHES = 2
 
 
-
 class ProbeAccount:
-    """Seconds that ``workers`` processes spent on probes no case asked for, against the
-    time since the account was opened: they may probe while those seconds are at most
-    :data:`PROBE_SHARE` of ``workers`` times that time.
+    """Seconds that ``workers`` processes spent on scaling probes, against the time since
+    the account was opened: they may probe unasked while those seconds are at most
+    :data:`PROBE_SHARE` of ``workers`` times that time (asked probes always run, and leave
+    less room for unasked ones).
 
     Made by a sandbox before its workers start and handed to each of them (and to those
     that replace them), so the share holds across worker replacement (a worker lives about
@@ -69,7 +69,7 @@ class ProbeAccount:
 
     @property
     def spent(self) -> float:
-        """Seconds spent on unasked probes so far, by every process of the account."""
+        """Seconds spent on probes so far, by every process of the account."""
         return float(self._values[0])
 
     def may_probe(self) -> bool:
@@ -78,7 +78,7 @@ class ProbeAccount:
         return spent <= PROBE_SHARE * self.workers * (time.monotonic() - opened)
 
     def spend(self, seconds: float) -> None:
-        """Count ``seconds`` of a probe no case asked for."""
+        """Count ``seconds`` of a probe."""
         lock = getattr(self._values, "get_lock", None)
         if lock is None:
             self._values[0] += seconds
@@ -91,8 +91,8 @@ _account = ProbeAccount()
 
 
 def use_account(account: ProbeAccount) -> None:
-    """Count this process's unasked probes in ``account`` (a worker's initializer passes
-    its sandbox's)."""
+    """Count this process's probes in ``account`` (a worker's initializer passes its
+    sandbox's)."""
     global _account
     _account = account
 
@@ -136,7 +136,7 @@ def _reference(model_bytes: bytes, feeds: dict[str, Any]) -> None:
 
 def may_probe(asked: bool) -> bool:
     """Whether this process may probe now: always where the case asks, else while the
-    unasked probes of its :class:`ProbeAccount` are within :data:`PROBE_SHARE`."""
+    probes of its :class:`ProbeAccount` are within :data:`PROBE_SHARE`."""
     return asked or _account.may_probe()
 
 
@@ -164,8 +164,7 @@ def scaling_series(target: Any, config: dict[str, Any], model: Any, feeds: dict[
     try:
         return _series(target, config, model, feeds, budget, asked, started, nodes)
     finally:
-        if not asked:
-            _account.spend(time.monotonic() - started)
+        _account.spend(time.monotonic() - started)
 
 
 def _series(target: Any, config: dict[str, Any], model: Any, feeds: dict[str, Any],

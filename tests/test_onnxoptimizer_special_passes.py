@@ -75,6 +75,22 @@ def test_interface_feeds_match_by_position_and_cast():
     assert interface_feeds(original, renamed, feeds) is feeds
 
 
+def test_a_retyping_pass_keeps_the_originals_feeds_in_the_artifacts():
+    # rewrite_input_dtype makes the int64 input int32: the optimized model runs on cast
+    # feeds, while the artifacts (inputs.npz, the determinism rerun) keep the original's,
+    # on which the original runs again alike
+    from fuzzer.campaign.verify import deterministic
+    from fuzzer.execution.sandbox import Sandbox
+
+    case = TestCase("onnxoptimizer", {"passes": ["rewrite_input_dtype"]}, {"kind": "test"},
+                    model().SerializeToString(), keep=True)
+    result = run_case(case)
+    assert result.stage == "compare" and result.artifacts is not None
+    assert result.artifacts.feeds["i"].dtype == np.int64
+    with Sandbox(jobs=1, timeout=60.0) as sandbox:
+        assert deterministic(sandbox, case, result)
+
+
 def test_campaign_draws_carry_special_passes_and_split_passes_end_the_list():
     target = get_target("onnxoptimizer")
     rng = random.Random(4)

@@ -278,12 +278,14 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
 
     if until < STAGES.index("execute"):  # the outputs are not the model's (a cut graph)
         return judged(Outcome("ok", "load"))
-    if context.get("interface_may_change"):
-        feeds = interface_feeds(model, optimized, feeds)
+    # the optimized model's own feeds; the artifacts keep the original's (repro.py and the
+    # determinism rerun run the original on them)
+    run_feeds = interface_feeds(model, optimized, feeds) \
+        if context.get("interface_may_change") else feeds
 
     enter("execute")
     try:
-        actual = run_session(session, feeds)
+        actual = run_session(session, run_feeds)
     except Exception as exc:
         return judged(Outcome("error", "execute", error=error_text(exc), expected=expected))
 

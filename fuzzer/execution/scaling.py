@@ -21,6 +21,7 @@ worker replaced after its bounded number of cases does not start with a fresh al
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -63,28 +64,24 @@ class ProbeAccount:
 
     def __init__(self, workers: int = 1, context: Any = None) -> None:
         self.workers = max(1, workers)
-        opened = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process
-        self._values = context.Array("d", [0.0, opened]) if context is not None else \
-            [0.0, opened]
+        self.opened = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process
+        self._spent = context.Array("d", [0.0]) if context is not None else [0.0]
+        self._lock = self._spent.get_lock() if context is not None else \
+            contextlib.nullcontext()
 
     @property
     def spent(self) -> float:
         """Seconds spent on probes so far, by every process of the account."""
-        return float(self._values[0])
+        return float(self._spent[0])
 
     def may_probe(self) -> bool:
         """Whether the processes are within their share now."""
-        spent, opened = self._values[0], self._values[1]
-        return spent <= PROBE_SHARE * self.workers * (time.monotonic() - opened)
+        return self._spent[0] <= PROBE_SHARE * self.workers * (time.monotonic() - self.opened)
 
     def spend(self, seconds: float) -> None:
         """Count ``seconds`` of a probe."""
-        lock = getattr(self._values, "get_lock", None)
-        if lock is None:
-            self._values[0] += seconds
-            return
-        with lock():
-            self._values[0] += seconds
+        with self._lock:
+            self._spent[0] += seconds
 
 
 _account = ProbeAccount()

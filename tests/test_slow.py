@@ -201,12 +201,15 @@ def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
 def asking_case(seed: int) -> TestCase:
     """A generated case as the campaign stream makes one in GROWTH_ONE_IN: the block-run
     motif, the probe asked up to a node count (4,096 here: the fake target's quadratic pass
-    shows at that size in a fraction of the time GROWTH_NODES would take)."""
+    shows at that size in a fraction of the time GROWTH_NODES would take). The pass runs
+    twice: once, it takes about 0.03 s at the largest size the probe's search may time (a
+    quarter of 4,096 nodes), right at the search's threshold (3 x MIN_TIMED), so whether the
+    probe times anything would hang on the machine's noise; twice, it takes twice that."""
     from fuzzer.campaign.stream import GROWTH_MOTIF
 
     source = {"kind": "generated", "seed": seed, "generator": "v2",
               "with_motifs": [GROWTH_MOTIF]}
-    return TestCase("fake", {"passes": ["slow-quadratic"], "fixed_point": False}, source,
+    return TestCase("fake", {"passes": ["slow-quadratic"] * 2, "fixed_point": False}, source,
                     input_seed=seed, growth=True, growth_nodes=4096)
 
 

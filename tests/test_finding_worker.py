@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -134,3 +135,38 @@ def test_hits_are_counted_while_a_new_root_cause_is_recorded(sandbox, tmp_path, 
     assert statuses == ["new"] + ["hit"] * 4
     (other,) = {bid for _, bid in seen[11:]}
     assert json.loads((tmp_path / other / "meta.json").read_text())["hits"] == 5
+
+
+def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_path,
+                                                                monkeypatch):
+    """A finding whose reduction has an hour left when the campaign ends is recorded once
+    finish's grace period is over: the reduction's budget expires at that moment (it used
+    to run on for its whole budget, and the campaign ended minutes past its time)."""
+    from fuzzer.reduce import reducer
+
+    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    result = sandbox.run(case)
+    started, left_at_end = threading.Event(), []
+    real = reducer.reduce_model
+
+    def patient(model, feeds, predicate, *args, **kwargs):  # waits out its budget
+        started.set()
+        guard = time.monotonic() + 120.0  # a reduction the cutoff does not end stops here
+        while predicate.budget.left() > 0 and time.monotonic() < guard:
+            time.sleep(0.05)
+        left_at_end.append(predicate.budget.left())
+        return real(model, feeds, predicate, *args, **kwargs)  # out of time: keeps the model
+
+    monkeypatch.setattr(reducer, "reduce_model", patient)
+    seen: list[str] = []
+    worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
+                           FindingPolicy(localize=False, reduce_seconds=3600.0,
+                                         probe_seconds=0),
+                           lambda handled, message: seen.append(handled.status))
+    worker.put(case, result)
+    assert started.wait(120.0)
+    worker.finish(grace=0.5)
+    assert seen == ["new"] and worker.errors == []
+    assert left_at_end and left_at_end[0] <= 0  # expired by the cutoff, not the guard
+    assert len(BundleStore(tmp_path).ids()) == 1

@@ -309,10 +309,13 @@ class FindingWorker:
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Handle what is queued and stop: fully for ``grace`` seconds, then (or at once with
         ``quick``) without reduction and with each localization cut at
-        :data:`QUICK_LOCALIZE_SECONDS` (its best answer so far kept). With ``abandon`` (the
-        campaign is failing) the queued findings are dropped (counted in :attr:`abandoned`)
-        and the finding at hand gets :data:`ABANDON_SECONDS`. A dead thread is not waited
-        for. Never raises; see :meth:`check`."""
+        :data:`QUICK_LOCALIZE_SECONDS` (its best answer so far kept). The reduction and
+        trigger probes at hand stop at that moment too, with what they have found
+        (:attr:`FindingPolicy.cutoff`): a finding begun just before the end does not hold the
+        campaign for its whole reduction budget. With ``abandon`` (the campaign is failing)
+        the queued findings are dropped (counted in :attr:`abandoned`) and the finding at
+        hand gets :data:`ABANDON_SECONDS`. A dead thread is not waited for. Never raises;
+        see :meth:`check`."""
         self._finishing = True
         self._abandoning = self._abandoning or abandon
         if quick or abandon:
@@ -320,6 +323,7 @@ class FindingWorker:
         if abandon:
             self._drain()
         deadline = time.monotonic() + (ABANDON_SECONDS if abandon else grace)
+        self.policy.cutoff.cut(time.monotonic() if quick or abandon else deadline)
         triage_thread = self._triage.thread
         if triage_thread is not None and triage_thread.is_alive():
             self._triage.queue.put(None)  # after what is queued; the bounds are put()'s alone

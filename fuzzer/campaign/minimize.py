@@ -19,6 +19,7 @@ from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.search import localize
 from fuzzer.reduce import reduce_finding
 from fuzzer.reduce.minimized import Minimized
+from fuzzer.reduce.predicate import Cutoff
 from oracles.base import Finding
 
 #: reduce <-> localize rounds at most (each round shrinks the model or the pass list).
@@ -64,7 +65,8 @@ def run_with_passes(sandbox: Any, case: TestCase, passes: list[str] | None) -> C
 
 
 def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
-             passes: list[str] | None, seconds: float, relocalize: bool = True) -> Minimal:
+             passes: list[str] | None, seconds: float, relocalize: bool = True,
+             cutoff: Cutoff | None = None) -> Minimal:
     """Shrink ``case`` and its pass list to a fixed point (see the module docstring).
 
     Args:
@@ -74,6 +76,8 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
         passes: the responsible passes localized on the found model (None: none known).
         seconds: the time budget of all reductions together (0: no reduction).
         relocalize: localize again on each minimized model.
+        cutoff: a moment past which the reductions stop with what they have (a campaign
+            that is ending sets it; None: only ``seconds`` bounds them).
     """
     start = time.monotonic()
     arts = result.artifacts
@@ -81,10 +85,12 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
     best = Minimal(current, finding, passes, result)
     for _ in range(MAX_ROUNDS):
         left = seconds - (time.monotonic() - start)
+        if cutoff is not None:
+            left = min(left, cutoff.left())
         if left <= 1:
             break
         minimized: Minimized | None = reduce_finding(sandbox, best.case, best.run,
-                                                     best.finding, best.passes, left)
+                                                     best.finding, best.passes, left, cutoff)
         best.runs += minimized.runs if minimized else 0
         if minimized is None:
             break
@@ -112,11 +118,13 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
     return best
 
 
-def probe(sandbox: Any, minimal: Minimal, seconds: float) -> tuple[str | None, Minimal]:
+def probe(sandbox: Any, minimal: Minimal, seconds: float,
+          cutoff: Cutoff | None = None) -> tuple[str | None, Minimal]:
     """Trigger probes (:func:`fuzzer.reduce.probes.probe_triggers`) on the minimized model
     with its minimal passes: the sentence that says what the bug needs, and ``minimal`` with
     the neutral model (neutral tensor names, no value_info) in place of its model where the
-    bug survives it. Every run, check and opset conversion goes through ``sandbox``."""
+    bug survives it. Every run, check and opset conversion goes through ``sandbox``, within
+    ``seconds`` and before the moment of ``cutoff`` (where given)."""
     import onnx
 
     from fuzzer.reduce.predicate import Budget, OutOfTime, sandboxed_validator
@@ -128,7 +136,8 @@ def probe(sandbox: Any, minimal: Minimal, seconds: float) -> tuple[str | None, M
     config = minimal.case.config if minimal.passes is None else \
         get_target(minimal.case.target).with_passes(minimal.case.config, minimal.passes)
     check = SignatureCheck(sandbox, minimal.case.with_config(config), minimal.finding.symptom,
-                           minimal.finding.message, Budget(seconds), minimal.finding.detail)
+                           minimal.finding.message, Budget(seconds, cutoff),
+                           minimal.finding.detail)
 
     def convert(data: bytes, opset: int) -> bytes | None:
         try:

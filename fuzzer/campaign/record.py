@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fuzzer.campaign import growth
@@ -27,6 +27,7 @@ from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.localize.search import localize
 from fuzzer.modelio.graphs import node_count
 from fuzzer.reduce.minimized import Minimized
+from fuzzer.reduce.predicate import Cutoff
 from fuzzer.report.expected_actual import Observation
 from fuzzer.report.issue_draft import render_issue_draft
 from fuzzer.report.repro import render_repro, repro_context
@@ -57,6 +58,9 @@ class FindingPolicy:
         max_variants: other models of one root cause kept in its bundle's ``variants/``.
         localize_seconds: time bound of one localization (seconds; None: only the run
             budget bounds it); a campaign that is ending sets it.
+        cutoff: a moment past which the reduction and trigger probes at hand stop with what
+            they have (:class:`fuzzer.reduce.predicate.Cutoff`; a campaign whose grace
+            period is over sets it). Copies of the policy share it.
     """
 
     localize: bool = True
@@ -65,6 +69,7 @@ class FindingPolicy:
     max_variants: int = 3
     probe_seconds: float = 30.0
     localize_seconds: float | None = None
+    cutoff: Cutoff = field(default_factory=Cutoff, compare=False, repr=False)
 
 
 @dataclass
@@ -374,7 +379,7 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
         return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
-                       relocalize=policy.localize)
+                       relocalize=policy.localize, cutoff=policy.cutoff)
     target = get_target(case.target)
     documented = target.documented(minimal.finding, case.config if minimal.passes is None
                                    else target.with_passes(case.config, minimal.passes))
@@ -388,7 +393,7 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
                                             signature=first_wave))
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
-        trigger, minimal = probe(sandbox, minimal, policy.probe_seconds)
+        trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)
     key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run,
                                      trigger)
     known = find_root_cause(store, finding.symptom, key)

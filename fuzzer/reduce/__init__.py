@@ -9,12 +9,15 @@ campaign is "the same signature still reproduces" (:mod:`fuzzer.reduce.signature
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.reduce.minimized import Minimized
 from oracles import symptom
 from oracles.base import Finding
+
+if TYPE_CHECKING:
+    from fuzzer.reduce.predicate import Cutoff
 
 
 def restricted_config(case: TestCase, passes: list[str] | None) -> dict[str, Any] | None:
@@ -29,7 +32,8 @@ def restricted_config(case: TestCase, passes: list[str] | None) -> dict[str, Any
 
 
 def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
-                   passes: list[str] | None, time_limit: float) -> Minimized | None:
+                   passes: list[str] | None, time_limit: float,
+                   cutoff: Cutoff | None = None) -> Minimized | None:
     """A minimized model that still shows ``finding``, or None when nothing was reduced.
 
     Args:
@@ -39,6 +43,8 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
         passes: the responsible passes; candidates run with only these first (cheaper runs,
             and no other pass can change the finding), then with the case's own list.
         time_limit: seconds the reduction may take.
+        cutoff: a :class:`fuzzer.reduce.predicate.Cutoff` whose moment also ends the
+            reduction (None: none).
 
     Returns:
         :class:`fuzzer.reduce.minimized.Minimized` with model, feeds, and the optimized model and
@@ -55,7 +61,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     if arts is None or not symptom(finding.symptom).reducible or time_limit <= 0:
         return None
     model = parse_model(arts.model)
-    budget = Budget(time_limit)
+    budget = Budget(time_limit, cutoff)
     recorded = record_sandboxed(sandbox, model, arts.feeds)
     configs = [c for c in (restricted_config(case, passes), case.config) if c is not None]
     for config in configs:

@@ -16,6 +16,7 @@ the check's thread, so candidates are validated side by side too.
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,16 +37,42 @@ class OutOfTime(Exception):
     """The reduction's time budget is spent; the caller keeps the best candidate so far."""
 
 
-class Budget:
-    """A deadline ``seconds`` (wall clock, seconds) from now."""
+class Cutoff:
+    """A moment (``time.monotonic()``, seconds) past which every :class:`Budget` made with
+    this cutoff has expired, however long its own: a campaign that is ending sets it when
+    its grace period is over, so that the reduction and trigger probes at hand end with what
+    they have found so far. Shared by reference (threads of one process); never cut until
+    :meth:`cut`.
 
-    def __init__(self, seconds: float) -> None:
+    Attributes:
+        at: the moment (infinity until cut).
+    """
+
+    def __init__(self) -> None:
+        self.at = math.inf
+
+    def cut(self, at: float | None = None) -> None:
+        """Set the moment to ``at`` (None: now), where that is earlier than the one set."""
+        self.at = min(self.at, time.monotonic() if at is None else at)
+
+    def left(self) -> float:
+        """Seconds until the moment (infinity until cut; negative once past)."""
+        return self.at - time.monotonic()
+
+
+class Budget:
+    """A deadline ``seconds`` (wall clock, seconds) from now, or the moment of ``cutoff``
+    (:class:`Cutoff`) where that comes first."""
+
+    def __init__(self, seconds: float, cutoff: Cutoff | None = None) -> None:
         self.start = time.monotonic()
         self.deadline = self.start + seconds
+        self.cutoff = cutoff
 
     def left(self) -> float:
         """Seconds left (negative once expired)."""
-        return self.deadline - time.monotonic()
+        deadline = self.deadline if self.cutoff is None else min(self.deadline, self.cutoff.at)
+        return deadline - time.monotonic()
 
     def elapsed(self) -> float:
         """Seconds since the budget started."""

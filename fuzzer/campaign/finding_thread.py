@@ -59,6 +59,7 @@ from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
+from fuzzer.reduce.predicate import Cutoff
 from fuzzer.store.folder import BundleStore
 
 #: most findings queued at once.
@@ -111,7 +112,10 @@ class FindingWorker:
 
     def __init__(self, store: BundleStore, sandbox_factory: Callable[[], Sandbox],
                  version: str, policy: FindingPolicy, report: Report) -> None:
-        self.store, self.version, self.policy, self.report = store, version, policy, report
+        self.store, self.version, self.report = store, version, report
+        # a cutoff of its own: finish() cuts it, and the caller's policy (its settings,
+        # which a resumed run may reuse) stays as it was
+        self.policy = dataclasses.replace(policy, cutoff=Cutoff())
         self._factory = sandbox_factory
         # unbounded itself: put() holds both bounds under self._room
         self._triage = _Lane("findings", queue.Queue(), LocalizationMemo())

@@ -160,13 +160,14 @@ def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_pat
 
     monkeypatch.setattr(reducer, "reduce_model", patient)
     seen: list[str] = []
+    policy = FindingPolicy(localize=False, reduce_seconds=3600.0, probe_seconds=0)
     worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
-                           FindingPolicy(localize=False, reduce_seconds=3600.0,
-                                         probe_seconds=0),
-                           lambda handled, message: seen.append(handled.status))
+                           policy, lambda handled, message: seen.append(handled.status))
     worker.put(case, result)
     assert started.wait(120.0)
     worker.finish(grace=0.5)
     assert seen == ["new"] and worker.errors == []
+    assert policy.cutoff.left() == float("inf")  # the caller's policy, reused by a resumed
+    # run, is never cut
     assert left_at_end and left_at_end[0] <= 0  # expired by the cutoff, not the guard
     assert len(BundleStore(tmp_path).ids()) == 1

@@ -173,7 +173,7 @@ def test_unasked_probes_keep_their_share_across_replaced_workers(monkeypatch):
 @pytest.mark.slow
 def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
     model = tmp_path / "chain.onnx"
-    onnx.save(relu_chain(3000), model)
+    onnx.save(relu_chain(6000), model)
     out = tmp_path / "crashes"
     proc = optfuzz("check", str(model), "--target", "fake", "--passes",
                    "clean,slow-quadratic,nop-1", "--timeout", "120", "--save", str(out))
@@ -183,7 +183,7 @@ def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
     meta = json.loads((bundle / "meta.json").read_text())
     assert meta["symptom"] == "slow" and meta["breaking_pass"] == "slow-quadratic"
     assert meta["responsible_passes"] == ["slow-quadratic"]
-    assert meta["nodes"]["minimized"] < meta["nodes"]["original"] == 3000
+    assert meta["nodes"]["minimized"] < meta["nodes"]["original"] == 6000
     table = meta["timing"]["table"]
     assert len(table) == 3 and all((bundle / "scaling" / f"{r['nodes']}.onnx").is_file()
                                    for r in table)

@@ -122,7 +122,6 @@ class FindingWorker:
         self._record = _Lane("findings-record", queue.Queue(RECORD_SIZE), LocalizationMemo())
         self._queued_bytes = 0
         self._room = threading.Condition()
-        self._quick = threading.Event()
         self._keys = threading.Lock()
         #: preliminary key on its way to the recording thread -> (message, first-wave
         #: signature) of each later finding with that key, which ends as it does.
@@ -198,8 +197,8 @@ class FindingWorker:
 
     def _policy(self) -> FindingPolicy:
         """The policy of the finding at hand: quick (no reduction, localization cut short)
-        once :meth:`finish`'s grace period is over."""
-        if not self._quick.is_set():
+        once :meth:`finish`'s grace period is over (its cutoff has passed)."""
+        if self.policy.cutoff.left() > 0:
             return self.policy
         return dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
                                    localize_seconds=QUICK_LOCALIZE_SECONDS)
@@ -322,12 +321,11 @@ class FindingWorker:
         see :meth:`check`."""
         self._finishing = True
         self._abandoning = self._abandoning or abandon
-        if quick or abandon:
-            self._quick.set()
+        deadline = time.monotonic() + (ABANDON_SECONDS if abandon else grace)
+        # past it the findings are handled quickly (_policy) and the reduction at hand stops
+        self.policy.cutoff.cut(time.monotonic() if quick or abandon else deadline)
         if abandon:
             self._drain()
-        deadline = time.monotonic() + (ABANDON_SECONDS if abandon else grace)
-        self.policy.cutoff.cut(time.monotonic() if quick or abandon else deadline)
         triage_thread = self._triage.thread
         if triage_thread is not None and triage_thread.is_alive():
             self._triage.queue.put(None)  # after what is queued; the bounds are put()'s alone
@@ -337,8 +335,7 @@ class FindingWorker:
             assert lane.thread is not None
             lane.thread.join(timeout=max(0.0, deadline - time.monotonic()))
             if lane.thread.is_alive() and not abandon:
-                self._quick.set()
-                lane.thread.join()
+                lane.thread.join()  # the cutoff has passed: what is left goes quickly
         for lane in (self._triage, self._record):
             if lane.sandbox is not None:
                 lane.sandbox.close()  # also ends the wait of an abandoned finding's run

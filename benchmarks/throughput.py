@@ -17,11 +17,14 @@ target does):
 
 Prints cases/s of each, the new bundles of each campaign run, and the ratios (timed campaign
 run / each bare loop). The machine is shared, so only the ratio measured in one run means
-anything; the bare loops and the timed campaign run ``--repeats`` times in turn and the
-median rate of each counts (one run moves by a fifth on a shared machine).
+anything: the bare loops and the timed campaign run ``--repeats`` times in turn, and the
+ratio that counts is the median of each repeat's own ratio (its campaign run over its bare
+loop, run seconds before, so that both saw the machine in much the same state: a fixed
+loop of pure Python moves by a third from one second to the next on a shared machine).
+The ratio of the median rates is printed beside it.
 
     python benchmarks/throughput.py [--cases 3000] [--jobs 2] [--target onnxoptimizer]
-                                    [--repeats 3]
+                                    [--repeats 5]
 """
 
 from __future__ import annotations
@@ -141,8 +144,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--target", default="onnxoptimizer")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="runs of each loop, in turn; the median rate counts")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="runs of each loop, in turn; the median of the repeats' "
+                             "own ratios counts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "crashes"
@@ -169,8 +173,11 @@ def main() -> None:
     print(f"bare loop on prebuilt models, 1 core: {bare_built:8.1f} cases/s (median)")
     print(f"campaign again, {args.jobs} workers         : {rate:8.1f} cases/s (median; "
           f"{timed['bundles'] - first['bundles']} new bundles)")
-    print(f"ratio campaign / bare loop         : {rate / bare:8.2f}")
-    print(f"ratio campaign / prebuilt bare loop: {rate / bare_built:8.2f}")
+    for name, loop in (("bare loop", "bare"), ("prebuilt bare loop", "built")):
+        own = [c / b for c, b in zip(rates["campaign"], rates[loop], strict=True)]
+        print(f"ratio campaign / {name + ':':19s} {statistics.median(own):5.2f} (median of "
+              f"the repeats' own: {' '.join(f'{r:.2f}' for r in own)}; of the median "
+              f"rates: {rate / (bare if loop == 'bare' else bare_built):.2f})")
 
 
 if __name__ == "__main__":

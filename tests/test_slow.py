@@ -150,6 +150,34 @@ def test_the_planted_quadratic_pass_is_slow_and_the_linear_one_is_not(box):
     assert not [f for f in linear.findings if f.symptom == "slow"], linear.findings
 
 
+@pytest.mark.slow
+def test_the_scale_down_at_hand_stops_at_the_campaigns_cutoff(box):
+    from fuzzer.campaign.growth import scale_down
+    from fuzzer.reduce.predicate import Cutoff
+
+    case = TestCase("fake", {"passes": ["slow-quadratic"], "fixed_point": False},
+                    {"kind": "bytes"}, model_bytes=relu_chain(1100).SerializeToString(),
+                    growth=True, keep=True)
+    result = box.run(case)
+    (slow,) = [f for f in result.findings if f.symptom == "slow"]
+    runs: list[TestCase] = []
+
+    class Counting:  # the sandbox, counting the runs of the scale-down
+        def run(self, asked: TestCase, *args, **kwargs):
+            runs.append(asked)
+            return box.run(asked, *args, **kwargs)
+
+        def __getattr__(self, name: str):
+            return getattr(box, name)
+
+    cutoff = Cutoff()
+    cutoff.cut()  # the campaign's grace period ended while the finding was at hand
+    kept_case, _, kept = scale_down(Counting(), case, result, slow, 120.0, cutoff)
+    assert runs == [] and kept_case.model_bytes == case.model_bytes and kept is slow
+    scale_down(Counting(), case, result, slow, 120.0, Cutoff())  # uncut: it tries forms
+    assert runs and all(len(r.model_bytes) < len(case.model_bytes) for r in runs)
+
+
 def test_unasked_probes_keep_their_share_across_replaced_workers(monkeypatch):
     """Every run is made suspicious; each case runs in a fresh worker (``max_tasks=1``).
     The share is the sandbox's, not each worker's: only the first case probes, where a

@@ -74,10 +74,12 @@ def after_timeout(sandbox: Any, case: TestCase, result: CaseResult,
 
 
 def scale_down(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
-               seconds: float) -> tuple[TestCase, CaseResult, Finding]:
+               seconds: float, cutoff: Any = None) -> tuple[TestCase, CaseResult, Finding]:
     """The smallest form of the found model that still shows ``finding``, within
-    ``seconds``: first the smallest scaled form (:func:`smaller_counts`), then that form
-    with the nodes around its run removed where the growth does not need them (the generic
+    ``seconds`` and before ``cutoff`` (a :class:`fuzzer.reduce.predicate.Cutoff`: a
+    campaign's end of grace; None: none): first the smallest scaled form
+    (:func:`smaller_counts`), then that form with the nodes around its run removed where
+    the growth does not need them (the generic
     reducer, :func:`fuzzer.reduce.reducer.reduce_model`, with the same check: a candidate
     that breaks the run shows no growth and is refused at the cost of a run that finds no
     run to scale). ``(case, run, finding)`` of it, or of the found model where nothing
@@ -95,8 +97,8 @@ def scale_down(sandbox: Any, case: TestCase, result: CaseResult, finding: Findin
     run = find_run(model.graph)
     if run is None:
         return case, result, finding
-    check = SignatureCheck(sandbox, case, finding.symptom, finding.message, Budget(seconds),
-                           finding.detail)
+    check = SignatureCheck(sandbox, case, finding.symptom, finding.message,
+                           Budget(seconds, cutoff), finding.detail)
     chosen = None
     for count in smaller_counts(run):
         built = Built(rescale(model, run, count), dict(arts.feeds))
@@ -176,8 +178,9 @@ class Handling:
 
     Attributes:
         case: ``case -> case`` every later run of the finding takes (from confirmation on).
-        prepare: ``(sandbox, case, result, finding, seconds) -> (case, result, finding)``,
-            run before localization (seconds: the reduction budget).
+        prepare: ``(sandbox, case, result, finding, seconds, cutoff) -> (case, result,
+            finding)``, run before localization (seconds: the reduction budget; cutoff:
+            the :class:`fuzzer.reduce.predicate.Cutoff` that also ends it).
         meta_fields: ``finding -> {meta.json field: value}`` of the final finding.
         files: ``(meta, model.onnx bytes) -> {bundle file name: bytes}``.
         passes: ``(finding, localized passes) -> the passes its root-cause key names``.

@@ -305,7 +305,7 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
     found = result.artifacts
     if handling is not None:
         case, result, finding = handling.prepare(sandbox, case, result, finding,
-                                                 policy.reduce_seconds)
+                                                 policy.reduce_seconds, policy.cutoff)
     roots = roots if roots is not None else RootCauseMemo()
     where = None
     if policy.localize:

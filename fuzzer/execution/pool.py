@@ -6,8 +6,8 @@ that worker was running. When a worker takes a task and dies before the first th
 its acknowledgement (a target that crashes in the first case of a batch, while the campaign
 process is busy), the death finds no task and is forgotten; the acknowledgement, read later,
 ties the task to a worker that no longer exists, and the task waits out its whole timeout
-(pebble issue #153, "task never completes on process pool"). For a batch of sixteen cases
-that is eight minutes of a worker's share of the campaign lost.
+(pebble issue #153, "task never completes on process pool"). For a batch of 32 cases
+that is sixteen minutes of a worker's share of the campaign lost.
 
 :class:`ProcessPool` here fails such a task at once, as pebble fails a task whose worker died
 while it knew of it: with ``ProcessExpired`` and the worker's exit code. So it does for a

@@ -137,20 +137,16 @@ def test_hits_are_counted_while_a_new_root_cause_is_recorded(sandbox, tmp_path, 
     assert json.loads((tmp_path / other / "meta.json").read_text())["hits"] == 5
 
 
-def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_path,
-                                                                monkeypatch):
-    """A finding whose reduction has an hour left when the campaign ends is recorded once
-    finish's grace period is over: the reduction's budget expires at that moment (it used
-    to run on for its whole budget, and the campaign ended minutes past its time)."""
+def patient_reduction(monkeypatch) -> tuple[threading.Event, list[float]]:
+    """Make every reduction wait out its budget (at most 120 s, its guard) before it runs:
+    ``(started, left at the end)``, the event set once one waits, the seconds its budget
+    had left when it stopped waiting (negative: expired, by its deadline or a cutoff)."""
     from fuzzer.reduce import reducer
 
-    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
-                    model_bytes=unary_chain_model().SerializeToString())
-    result = sandbox.run(case)
     started, left_at_end = threading.Event(), []
     real = reducer.reduce_model
 
-    def patient(model, feeds, predicate, *args, **kwargs):  # waits out its budget
+    def patient(model, feeds, predicate, *args, **kwargs):
         started.set()
         guard = time.monotonic() + 120.0  # a reduction the cutoff does not end stops here
         while predicate.budget.left() > 0 and time.monotonic() < guard:
@@ -159,6 +155,23 @@ def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_pat
         return real(model, feeds, predicate, *args, **kwargs)  # out of time: keeps the model
 
     monkeypatch.setattr(reducer, "reduce_model", patient)
+    return started, left_at_end
+
+
+def dropping_case(sandbox: Sandbox) -> tuple[TestCase, object]:
+    """A case of the fake target's drop-node pass and its run (an output-count finding)."""
+    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    return case, sandbox.run(case)
+
+
+def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_path,
+                                                                monkeypatch):
+    """A finding whose reduction has an hour left when the campaign ends is recorded once
+    finish's grace period is over: the reduction's budget expires at that moment (it used
+    to run on for its whole budget, and the campaign ended minutes past its time)."""
+    case, result = dropping_case(sandbox)
+    started, left_at_end = patient_reduction(monkeypatch)
     seen: list[str] = []
     policy = FindingPolicy(localize=False, reduce_seconds=3600.0, probe_seconds=0)
     worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
@@ -171,3 +184,30 @@ def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_pat
     # run, is never cut
     assert left_at_end and left_at_end[0] <= 0  # expired by the cutoff, not the guard
     assert len(BundleStore(tmp_path).ids()) == 1
+
+
+def test_a_cluster_handlers_reduction_at_hand_stops_when_it_is_cut(sandbox, monkeypatch):
+    """The Ray path's FindingHandler (run in this process here): a batch whose reduction
+    has an hour left ends when the driver's finish calls ``cut``, with its bundle made."""
+    from fuzzer.cluster.actors import FindingHandler
+
+    case, result = dropping_case(sandbox)
+    started, left_at_end = patient_reduction(monkeypatch)
+    policy = FindingPolicy(localize=False, reduce_seconds=3600.0, probe_seconds=0)
+    handler = FindingHandler("1.0", policy, 5.0, None)
+    outcomes: list = []
+    thread = threading.Thread(target=lambda: outcomes.extend(handler.handle([(case, result)],
+                                                                            {})))
+    thread.start()
+    try:
+        assert started.wait(120.0)
+        handler.cut(0.5)
+        thread.join(150.0)
+        ((handled, ops, error),) = outcomes
+        assert error == "" and handled.status == "new"
+        assert any(op.kind == "create" for op in ops)
+        assert left_at_end and left_at_end[0] <= 0  # expired by the cut, not the guard
+        assert policy.cutoff.left() == float("inf")  # the driver's policy is never cut
+    finally:
+        thread.join(150.0)
+        handler.close()

@@ -22,6 +22,7 @@ from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
+from fuzzer.reduce.predicate import Cutoff
 from fuzzer.targets import get_target
 
 #: sandbox workers of an actor fork from a fork server: the actor's own threads (Ray's) may
@@ -153,7 +154,8 @@ class FindingHandler(SandboxActor):
     def __init__(self, version: str, policy: FindingPolicy, timeout: float,
                  memory_limit: int | None) -> None:
         limit_malloc_arenas()
-        self.version, self.policy = version, policy
+        # a cutoff of its own: :meth:`cut` ends this handler's reductions, nobody else's
+        self.version, self.policy = version, dataclasses.replace(policy, cutoff=Cutoff())
         self.timeout, self.memory_limit = timeout, memory_limit
         self.memo, self.roots = LocalizationMemo(), RootCauseMemo()
 
@@ -162,11 +164,13 @@ class FindingHandler(SandboxActor):
         """What became of each finding of ``batch``, in order, with the store writes each
         asks for; with ``quick``, no reduction and a bounded localization. ``known`` is the
         driver's bundle id -> root-cause key; a bundle that an earlier finding of the batch
-        creates is known to the later ones. Per finding, the third item is an error line
+        creates is known to the later ones. Past the moment :meth:`cut` set, every batch is
+        handled quick. Per finding, the third item is an error line
         where handling failed (then the first is None).
 
         One call per batch, not per finding: most findings are hits of a known root cause,
         handled in milliseconds, and a Ray call per finding would cost as much again."""
+        quick = quick or self.policy.cutoff.left() <= 0
         policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
                                      localize_seconds=QUICK_LOCALIZE_SECONDS) \
             if quick else self.policy
@@ -185,3 +189,11 @@ class FindingHandler(SandboxActor):
             out.append((handled, store.ops[first:], ""))
         release_free_memory()
         return out
+
+    def cut(self, seconds: float) -> None:
+        """End the reductions and trigger probes under way (with the best model found so
+        far) and those of every later finding ``seconds`` from now (0: at once): the
+        campaign's grace period ends then, and the findings after it are handled quick. The
+        driver calls it while :meth:`handle` runs (the actor has a second thread for it);
+        ``seconds`` is relative, so the driver's and the node's clocks need not agree."""
+        self.policy.cutoff.cut(time.monotonic() + max(0.0, seconds))

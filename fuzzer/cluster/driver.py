@@ -190,8 +190,10 @@ class ClusterCampaign(Campaign):
         self.cpu_started = time.process_time()
 
     def _finding_worker(self) -> ClusterFindings:
-        handler = self.ray.remote(num_cpus=0, max_restarts=-1,
-                                  max_task_retries=0)(FindingHandler)
+        # a second thread per handler, for ``cut`` while a batch is handled: the driver
+        # gives each handler one batch at a time (fuzzer.cluster.findings)
+        handler = self.ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0,
+                                  max_concurrency=2)(FindingHandler)
         count = min(MAX_HANDLERS, max(1, self.actor_count // ACTORS_PER_HANDLER))
         settings = self.settings
         handlers = [handler.remote(self.target.version(), settings.policy, settings.timeout,

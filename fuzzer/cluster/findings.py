@@ -154,16 +154,19 @@ class ClusterFindings:
 
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Record what is queued: fully for ``grace`` seconds, then (or at once with
-        ``quick``) without reduction; with ``abandon`` the queue is dropped (counted in
-        :attr:`abandoned`) and nothing more is waited for; what no handler took within
-        :data:`GIVE_UP_SECONDS` past the grace period is counted there too. Never raises;
-        see :meth:`check`."""
+        ``quick``) without reduction, the reductions under way on the handlers ending then
+        too (:meth:`fuzzer.cluster.actors.FindingHandler.cut`); with ``abandon`` the queue
+        is dropped (counted in :attr:`abandoned`) and nothing more is waited for; what no
+        handler took within :data:`GIVE_UP_SECONDS` past the grace period is counted there
+        too. Never raises; see :meth:`check`."""
         if abandon:
             self.abandoned += len(self.queue)
             self.queue.clear()
             self.in_flight.clear()
         deadline = time.monotonic() + grace
         self.quick = self.quick or quick
+        for handler in self.handlers:  # the reductions under way end with the grace period
+            handler.cut.remote(0.0 if self.quick or abandon else grace)
         while (self.in_flight or self.queue) and self.failure is None:
             now = time.monotonic()
             self.quick = self.quick or now > deadline

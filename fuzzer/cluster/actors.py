@@ -165,8 +165,8 @@ class FindingHandler(SandboxActor):
         asks for; with ``quick``, no reduction and a bounded localization. ``known`` is the
         driver's bundle id -> root-cause key; a bundle that an earlier finding of the batch
         creates is known to the later ones. Past the moment :meth:`cut` set, every batch is
-        handled quick. Per finding, the third item is an error line
-        where handling failed (then the first is None).
+        handled quick. Per finding, the third item is an error line where handling failed
+        (then the first is None).
 
         One call per batch, not per finding: most findings are hits of a known root cause,
         handled in milliseconds, and a Ray call per finding would cost as much again."""

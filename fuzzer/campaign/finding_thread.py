@@ -78,6 +78,16 @@ QUICK_LOCALIZE_SECONDS = 10.0  # a localization's bound once the grace period is
 Report = Callable[[Handled, str], None]
 
 
+def policy_at_hand(policy: FindingPolicy, quick: bool = False) -> FindingPolicy:
+    """The policy for the finding at hand: ``policy`` itself until its cutoff has passed,
+    then (or at once with ``quick``) the same without reduction or trigger probes and with
+    localizations bounded by :data:`QUICK_LOCALIZE_SECONDS` (it keeps the same cutoff)."""
+    if not quick and policy.cutoff.left() > 0:
+        return policy
+    return dataclasses.replace(policy, reduce_seconds=0, probe_seconds=0,
+                               localize_seconds=QUICK_LOCALIZE_SECONDS)
+
+
 @dataclasses.dataclass
 class _Lane:
     """One finding thread: its queue, its sandbox (made on its first finding) and its
@@ -198,10 +208,7 @@ class FindingWorker:
     def _policy(self) -> FindingPolicy:
         """The policy of the finding at hand: quick (no reduction, localization cut short)
         once :meth:`finish`'s grace period is over (its cutoff has passed)."""
-        if self.policy.cutoff.left() > 0:
-            return self.policy
-        return dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
-                                   localize_seconds=QUICK_LOCALIZE_SECONDS)
+        return policy_at_hand(self.policy)
 
     def _triage_loop(self) -> None:
         last_flush = time.monotonic()

@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from fuzzer.campaign.finding_thread import QUICK_LOCALIZE_SECONDS
+from fuzzer.campaign.finding_thread import policy_at_hand
 from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
 from fuzzer.campaign.stream import CaseStream, StreamConfig
 from fuzzer.cluster.plan import CaseRange
@@ -170,10 +170,7 @@ class FindingHandler(SandboxActor):
 
         One call per batch, not per finding: most findings are hits of a known root cause,
         handled in milliseconds, and a Ray call per finding would cost as much again."""
-        quick = quick or self.policy.cutoff.left() <= 0
-        policy = dataclasses.replace(self.policy, reduce_seconds=0, probe_seconds=0,
-                                     localize_seconds=QUICK_LOCALIZE_SECONDS) \
-            if quick else self.policy
+        policy = policy_at_hand(self.policy, quick)
         store = RecordingStore(known)
         out: list[tuple[Handled | None, list[StoreOp], str]] = []
         for case, result in batch:

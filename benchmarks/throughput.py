@@ -173,11 +173,12 @@ def main() -> None:
     print(f"bare loop on prebuilt models, 1 core: {bare_built:8.1f} cases/s (median)")
     print(f"campaign again, {args.jobs} workers         : {rate:8.1f} cases/s (median; "
           f"{timed['bundles'] - first['bundles']} new bundles)")
-    for name, loop in (("bare loop", "bare"), ("prebuilt bare loop", "built")):
+    for name, loop, median in (("bare loop", "bare", bare),
+                               ("prebuilt bare loop", "built", bare_built)):
         own = [c / b for c, b in zip(rates["campaign"], rates[loop], strict=True)]
         print(f"ratio campaign / {name + ':':19s} {statistics.median(own):5.2f} (median of "
               f"the repeats' own: {' '.join(f'{r:.2f}' for r in own)}; of the median "
-              f"rates: {rate / (bare if loop == 'bare' else bare_built):.2f})")
+              f"rates: {rate / median:.2f})")
 
 
 if __name__ == "__main__":

@@ -79,10 +79,10 @@ def scale_down(sandbox: Any, case: TestCase, result: CaseResult, finding: Findin
     ``seconds`` and before ``cutoff`` (a :class:`fuzzer.reduce.predicate.Cutoff`: a
     campaign's end of grace; None: none): first the smallest scaled form
     (:func:`smaller_counts`), then that form with the nodes around its run removed where
-    the growth does not need them (the generic
-    reducer, :func:`fuzzer.reduce.reducer.reduce_model`, with the same check: a candidate
-    that breaks the run shows no growth and is refused at the cost of a run that finds no
-    run to scale). ``(case, run, finding)`` of it, or of the found model where nothing
+    the growth does not need them (the generic reducer,
+    :func:`fuzzer.reduce.reducer.reduce_model`, with the same check: a candidate that
+    breaks the run shows no growth and is refused at the cost of a run that finds no run
+    to scale). ``(case, run, finding)`` of it, or of the found model where nothing
     smaller shows it."""
     from fuzzer.modelio.load import parse_model
     from fuzzer.modelio.repeat import find_run, rescale

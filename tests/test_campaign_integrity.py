@@ -149,6 +149,32 @@ def test_resume_needs_a_campaign_json_unless_the_folder_is_empty(chain_file, tmp
     assert stats.cases == 1 and campaign_json(empty)["settings"]["corpus"] == []
 
 
+def test_a_resumed_campaign_goes_on_with_the_backoff_of_its_failed_root_causes(monkeypatch,
+                                                                               tmp_path):
+    """campaign.json keeps the root-cause keys whose handling failed, with their backoff
+    (RootCauseMemo.failures), and a resumed run goes on with it: each finding of the key
+    counts on from where the last run stopped, and the determinism runs are only those due
+    at the occurrences that are powers of two (a fresh memo would handle the first finding
+    of the run in full and start counting again)."""
+    import fuzzer.campaign.record as record
+
+    runs: list[int] = []
+    monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
+    out = tmp_path / "crashes"
+    since = []
+    for resume in (False, True):
+        before = len(runs)
+        settings = generated(out, ["raise"], max_cases=6, resume=resume)
+        stats = bounded(lambda: run_campaign(settings, Console(quiet=True)))  # noqa: B023
+        assert stats.dropped["nondeterministic"] == 6 * (1 + resume)
+        (entry,) = campaign_json(out)["failed_keys"].values()
+        assert entry["status"] == "nondeterministic"
+        since.append(entry["since"])
+    assert since[1] == since[0] + 6  # every finding of the second run counted on
+    due = [n for n in range(since[0] + 1, since[1] + 1) if n & (n - 1) == 0]
+    assert len(runs) - before <= len(due)
+
+
 # --- a campaign that cannot go on ---------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 
 import pytest
@@ -130,3 +131,47 @@ def test_a_root_cause_that_ends_without_a_bundle_is_tried_again_less_and_less(
     assert [n.startswith("(not tried again") for n in names] == \
         [False, False, False, True, False, True, True, True, False, True]
     assert store.ids() == []
+
+
+def test_the_backoff_goes_on_in_a_memo_restored_from_its_record(sandbox, tmp_path,
+                                                                monkeypatch):
+    """A memo made from another's :meth:`failures` (through JSON, as campaign.json keeps
+    it) goes on with its backoff: ten findings split over two memos cost the determinism
+    runs of ten findings with one memo. The record keeps the newest failed keys, at most
+    MAX_FAILED_KEYS, and leaves out entries that are not its own."""
+    import fuzzer.campaign.record as record
+
+    runs = []
+    monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
+    store, first = BundleStore(tmp_path), record.RootCauseMemo()
+    case = fake_case(chain(["Neg", "Exp"]), ["drop-node"])
+    result = sandbox.run(case)
+    for _ in range(5):
+        handle_finding(store, sandbox, case, result, "1.0", POLICY, roots=first)
+    assert len(runs) == 4  # the first, then occurrences 1, 2 and 4 after it
+    saved = json.loads(json.dumps(first.failures()))
+    assert [entry["since"] for entry in saved.values()] == [4]
+    second = record.RootCauseMemo({**saved, "junk": "not an entry", "odd": {"since": 1}})
+    assert list(second.failures()) == list(saved)
+    for _ in range(5):
+        handle_finding(store, sandbox, case, result, "1.0", POLICY, roots=second)
+    assert len(runs) == 5  # occurrence 8 alone, as one memo would have tried them
+    monkeypatch.setattr(record, "MAX_FAILED_KEYS", 3)
+    for key in "abcd":
+        second.failed(key, record.Handled("unconfirmed", name=key))
+    assert list(second.failures()) == ["b", "c", "d"]
+
+
+def test_the_failed_keys_of_several_memos_merge_into_one_record(monkeypatch):
+    """A cluster campaign's handlers each keep failed keys; their records merge: every key,
+    with the entry that met the most findings since, the newest MAX_FAILED_KEYS."""
+    import fuzzer.campaign.record as record
+
+    one = {"a": {"status": "nondeterministic", "name": "", "since": 3},
+           "b": {"status": "unconfirmed", "name": "x", "since": 1}}
+    two = {"a": {"status": "nondeterministic", "name": "", "since": 5},
+           "c": {"status": "documented", "name": "y", "since": 0}}
+    merged = record.merge_failures([one, two])
+    assert merged == {"a": two["a"], "b": one["b"], "c": two["c"]}
+    monkeypatch.setattr(record, "MAX_FAILED_KEYS", 2)
+    assert list(record.merge_failures([one, two])) == ["b", "c"]

@@ -111,6 +111,8 @@ class FindingWorker:
         version: the target's version for meta.json.
         policy: localization and reduction settings.
         report: called with ``(Handled, message)`` after each finding (from either thread).
+        failures: the root-cause keys an earlier run failed on
+            (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`).
 
     Attributes:
         errors: one line per finding that could not be recorded (the threads went on).
@@ -121,7 +123,8 @@ class FindingWorker:
     """
 
     def __init__(self, store: BundleStore, sandbox_factory: Callable[[], Sandbox],
-                 version: str, policy: FindingPolicy, report: Report) -> None:
+                 version: str, policy: FindingPolicy, report: Report,
+                 failures: dict[str, Any] | None = None) -> None:
         self.store, self.version, self.report = store, version, report
         # a cutoff of its own: finish() cuts it, and the caller's policy (its settings,
         # which a resumed run may reuse) stays as it was
@@ -137,7 +140,7 @@ class FindingWorker:
         #: signature) of each later finding with that key, which ends as it does.
         self._waiting: dict[str, list[tuple[str, str]]] = {}
         self.memo = self._triage.memo
-        self.roots = RootCauseMemo()
+        self.roots = RootCauseMemo(failures)
         self.errors: list[str] = []
         self.failure: BaseException | None = None
         self.abandoned = 0
@@ -192,6 +195,11 @@ class FindingWorker:
         if not self._finishing and not all(lane.thread is not None and lane.thread.is_alive()
                                            for lane in (self._triage, self._record)):
             raise stopped("the finding thread stopped")
+
+    def failures(self) -> dict[str, Any]:
+        """The failed root-cause keys, for the next run
+        (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`)."""
+        return self.roots.failures()
 
     def pending(self) -> int:
         """Findings waiting in the queues (those waiting for a finding of their key not

@@ -45,6 +45,11 @@ EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
 HANDLING: dict[str, Handling] = {"slow": growth.SLOW}
 
 
+#: failed root-cause keys a campaign remembers (:class:`RootCauseMemo`), the most recent:
+#: campaign.json keeps them, at a few hundred bytes each.
+MAX_FAILED_KEYS = 1000
+
+
 @dataclass
 class FindingPolicy:
     """Switches of finding handling.
@@ -109,13 +114,47 @@ class RootCauseMemo:
     (exponential backoff, as ClusterFuzz retries unreproducible crashes less and less
     often); the others end as the last attempt did, at no cost. An overnight campaign
     meets a flaky root cause thousands of times, and each full attempt costs determinism
-    runs, a reduction and a fresh process. Thread-safe."""
+    runs, a reduction and a fresh process. The failed keys and their backoff outlive a run
+    (:meth:`failures`, kept in campaign.json: a resumed campaign goes on where it stopped,
+    as it does with its cases); the bundles need no such record, since the store finds
+    them by key. Thread-safe.
 
-    def __init__(self) -> None:
+    Args:
+        failures: what :meth:`failures` returned in an earlier run (entries that are not
+            of that form are left out).
+    """
+
+    def __init__(self, failures: dict[str, Any] | None = None) -> None:
         self._bundle: dict[str, str] = {}
         self._failed: dict[str, Handled] = {}
         self._since: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()  # a campaign's two finding threads share it
+        for key, entry in (failures or {}).items():
+            if isinstance(entry, dict) and isinstance(entry.get("status"), str) and \
+                    isinstance(entry.get("name", ""), str) and \
+                    isinstance(entry.get("since", 0), int):
+                self._keep(key, Handled(entry["status"], name=entry.get("name", "")),
+                           entry.get("since", 0))
+
+    def failures(self) -> dict[str, dict[str, Any]]:
+        """JSON-able record of the failed keys, oldest failure first: key ->
+        ``{"status", "name", "since"}`` (how the last attempt ended; findings of the key met
+        since), at most :data:`MAX_FAILED_KEYS` of them."""
+        with self._lock:
+            return {key: {"status": last.status, "name": last.name, "since": self._since[key]}
+                    for key, last in self._failed.items()}
+
+    def _keep(self, key: str, handled: Handled, since: int | None = None) -> None:
+        """Remember ``key``'s failure as the newest (lock held); the oldest goes past
+        :data:`MAX_FAILED_KEYS`."""
+        self._failed.pop(key, None)
+        self._failed[key] = handled
+        if since is not None:
+            self._since[key] = since
+        while len(self._failed) > MAX_FAILED_KEYS:
+            oldest = next(iter(self._failed))
+            del self._failed[oldest]
+            self._since.pop(oldest, None)
 
     def get(self, key: str) -> str | None:
         """The bundle id remembered for ``key``."""
@@ -132,7 +171,7 @@ class RootCauseMemo:
         """Record that a finding with key ``key`` ended as ``handled`` (no bundle); returns
         ``handled``."""
         with self._lock:
-            self._failed[key] = handled  # the backoff counts on from the first failure
+            self._keep(key, handled)  # the backoff counts on from the first failure
         return handled
 
     def backed_off(self, key: str) -> Handled | None:
@@ -148,6 +187,19 @@ class RootCauseMemo:
             return None
         return dataclasses.replace(last, name=f"{last.name} (not tried again: an earlier "
                                               "finding with its key ended so)".lstrip())
+
+
+def merge_failures(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record of failed root-cause keys (:meth:`RootCauseMemo.failures`) from several
+    memos' (a cluster campaign's finding handlers each keep one): every key, with the entry
+    that met the most findings since its failure, at most :data:`MAX_FAILED_KEYS` (the
+    last ones)."""
+    merged: dict[str, Any] = {}
+    for record in records:
+        for key, entry in record.items():
+            if key not in merged or entry.get("since", 0) > merged[key].get("since", 0):
+                merged[key] = entry
+    return dict(list(merged.items())[-MAX_FAILED_KEYS:])
 
 
 def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:

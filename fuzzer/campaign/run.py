@@ -189,7 +189,7 @@ class Campaign:
         return FindingWorker(
             self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit,
                                         sanitizer=self.sanitizer, preload=CASE_PRELOAD),
-            self.target.version(), settings.policy, self._report)
+            self.target.version(), settings.policy, self._report, self.stats.failed_keys)
 
     def _open_workers(self) -> Any:
         """The case workers: a sandbox of ``jobs`` processes (less the guide's)."""
@@ -381,6 +381,7 @@ class Campaign:
         # drawn, so none is run twice.
         self.stats.next_case, self.stats.corpus_next = self.stream.index, \
             self.stream.corpus_drawn
+        self.stats.failed_keys = self.findings.failures()
 
     def _save(self) -> CampaignError | None:
         """Write campaign.json and summary.html; the error if the disk is full."""

@@ -49,6 +49,8 @@ class CampaignStats:
     (:meth:`fuzzer.campaign.settings.CampaignSettings.record`); None in a campaign.json
     written before it held one. ``cluster`` is a cluster campaign's record of its case
     ranges and nodes (:mod:`fuzzer.cluster.driver`); empty for a local campaign.
+    ``failed_keys`` is the root-cause keys whose handling failed, with their backoff
+    (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`), for the next run.
     """
 
     seed: int
@@ -73,6 +75,7 @@ class CampaignStats:
     cluster: dict[str, Any] = field(default_factory=dict)
     dropped: Counter = field(default_factory=Counter)
     signatures: set[str] = field(default_factory=set)
+    failed_keys: dict[str, Any] = field(default_factory=dict)
     newest: str = ""
     timeline: list[dict[str, Any]] = field(default_factory=list)
     last_run: dict[str, Any] = field(default_factory=dict)
@@ -153,6 +156,7 @@ class CampaignStats:
             "last_run": self.last_run, **({"settings": self.settings} if self.settings else {}),
             **({"guided": self.guided} if self.guided else {}),
             **({"cluster": self.cluster} if self.cluster else {}),
+            **({"failed_keys": self.failed_keys} if self.failed_keys else {}),
         }
 
     def save(self, folder: Path) -> None:
@@ -199,6 +203,7 @@ class CampaignStats:
         stats.documented.update(data.get("documented", {}))
         stats.guided = dict(data.get("guided", {}))
         stats.cluster = dict(data.get("cluster", {}))
+        stats.failed_keys = dict(data.get("failed_keys", {}))
         stats.dropped.update(data.get("dropped", {}))
         stats.signatures.update(str(s) for s in data.get("signatures", []))
         stats.unusable_reasons.update(data.get("unusable_reasons", {}))

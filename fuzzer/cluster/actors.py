@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from fuzzer.campaign.finding_thread import policy_at_hand
 from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
@@ -149,15 +150,17 @@ class FindingHandler(SandboxActor):
         policy: localization and reduction settings.
         timeout: per-case timeout in seconds.
         memory_limit: the worker's address-space limit in bytes (None: none).
+        failures: the root-cause keys an earlier run failed on
+            (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`).
     """
 
     def __init__(self, version: str, policy: FindingPolicy, timeout: float,
-                 memory_limit: int | None) -> None:
+                 memory_limit: int | None, failures: dict[str, Any] | None = None) -> None:
         limit_malloc_arenas()
         # a cutoff of its own: :meth:`cut` ends this handler's reductions, nobody else's
         self.version, self.policy = version, dataclasses.replace(policy, cutoff=Cutoff())
         self.timeout, self.memory_limit = timeout, memory_limit
-        self.memo, self.roots = LocalizationMemo(), RootCauseMemo()
+        self.memo, self.roots = LocalizationMemo(), RootCauseMemo(failures)
 
     def handle(self, batch: list[tuple[TestCase, CaseResult]], known: dict[str, str | None],
                quick: bool = False) -> list[tuple[Handled | None, list[StoreOp], str]]:
@@ -186,6 +189,11 @@ class FindingHandler(SandboxActor):
             out.append((handled, store.ops[first:], ""))
         release_free_memory()
         return out
+
+    def failures(self) -> dict[str, Any]:
+        """This handler's failed root-cause keys
+        (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`)."""
+        return self.roots.failures()
 
     def cut(self, seconds: float) -> None:
         """End the reductions and trigger probes under way (with the best model found so

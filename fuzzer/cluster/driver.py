@@ -197,9 +197,10 @@ class ClusterCampaign(Campaign):
         count = min(MAX_HANDLERS, max(1, self.actor_count // ACTORS_PER_HANDLER))
         settings = self.settings
         handlers = [handler.remote(self.target.version(), settings.policy, settings.timeout,
-                                   settings.memory_limit) for _ in range(count)]
+                                   settings.memory_limit, self.stats.failed_keys)
+                    for _ in range(count)]
         return ClusterFindings(self.ray, handlers, self.store, self._report,
-                               self._finding_settled)
+                               self._finding_settled, self.stats.failed_keys)
 
     def _open_workers(self) -> ActorPool:
         return ActorPool(self.ray, self.actor_count, self.settings, self.stream.config)
@@ -330,6 +331,7 @@ class ClusterCampaign(Campaign):
         seconds = time.monotonic() - self.run_started
         nodes = self.nodes.to_json(seconds)
         recorded = max(self.findings.recorded, 1)
+        self.stats.failed_keys = self.findings.failures()
         self.stats.cluster = {
             "range_size": self.plan.size, "done": compact(self.done),
             "partial": {str(k): v for k, v in sorted(self.partial.items())},

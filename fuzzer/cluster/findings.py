@@ -19,6 +19,7 @@ from typing import Any
 
 from fuzzer.campaign.failure import as_campaign_error
 from fuzzer.campaign.finding_thread import FLUSH_SECONDS, Report
+from fuzzer.campaign.record import merge_failures
 from fuzzer.cluster.liveness import Liveness
 from fuzzer.cluster.recording import apply, known_bundles, root_cause_of
 from fuzzer.execution.case import CaseResult, TestCase
@@ -28,6 +29,7 @@ from fuzzer.store.folder import BundleStore
 #: handler that failed gets findings again once it answers).
 MAX_ATTEMPTS = 3
 _WAIT = 0.2  # seconds of one wait while finishing
+_GATHER_SECONDS = 10.0  # seconds the handlers have to send their failed keys at the end
 #: seconds past the grace period after which findings that no handler took are left
 GIVE_UP_SECONDS = 120.0
 #: findings sent to a handler in one call (most are hits, handled in milliseconds).
@@ -45,6 +47,8 @@ class ClusterFindings:
         store: the campaign's bundle store (only the driver writes it).
         report: called with ``(Handled, message)`` after each finding.
         settle: called with a finding's tag after it is recorded (or given up).
+        failures: the root-cause keys an earlier run failed on, as the handlers got them
+            (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`).
 
     Attributes:
         errors: one line per finding that could not be recorded.
@@ -55,8 +59,10 @@ class ClusterFindings:
     """
 
     def __init__(self, ray: Any, handlers: list[Any], store: BundleStore, report: Report,
-                 settle: Callable[[Any], None]) -> None:
+                 settle: Callable[[Any], None],
+                 failures: dict[str, Any] | None = None) -> None:
         self.ray, self.handlers, self.store = ray, handlers, store
+        self._failures = dict(failures or {})
         self.report, self.settle = report, settle
         self.known = known_bundles(store)
         self.queue: collections.deque[Item] = collections.deque()
@@ -68,6 +74,24 @@ class ClusterFindings:
         self.quick = False
         self.liveness = Liveness(ray, handlers)
         self._last_flush = time.monotonic()
+
+    def failures(self) -> dict[str, Any]:
+        """The failed root-cause keys, for the next run: the handlers' records as
+        :meth:`finish` gathered them (before it, those the handlers started with)."""
+        return self._failures
+
+    def _gather_failures(self) -> None:
+        """Merge the handlers' records of failed root-cause keys (a handler that does not
+        answer within :data:`_GATHER_SECONDS` keeps its part out)."""
+        refs = [handler.failures.remote() for handler in self.handlers]
+        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=_GATHER_SECONDS)
+        records = [self._failures]
+        for ref in ready:
+            try:
+                records.append(self.ray.get(ref))
+            except Exception:  # a handler that died meanwhile: its part is lost
+                continue
+        self._failures = merge_failures(records)
 
     def put(self, case: TestCase, result: CaseResult, tag: Any = None) -> None:
         """Queue a result with findings; ``tag`` comes back through ``settle``."""
@@ -158,7 +182,8 @@ class ClusterFindings:
         too (:meth:`fuzzer.cluster.actors.FindingHandler.cut`); with ``abandon`` the queue
         is dropped (counted in :attr:`abandoned`) and nothing more is waited for; what no
         handler took within :data:`GIVE_UP_SECONDS` past the grace period is counted there
-        too. Never raises; see :meth:`check`."""
+        too. Then (unless abandoning) the handlers' failed root-cause keys are gathered
+        (:meth:`failures`). Never raises; see :meth:`check`."""
         if abandon:
             self.abandoned += len(self.queue)
             self.queue.clear()
@@ -183,4 +208,6 @@ class ClusterFindings:
             for ref in ready:
                 self.complete(ref)
         self._flush(force=True)
+        if not abandon:
+            self._gather_failures()
 

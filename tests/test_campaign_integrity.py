@@ -165,7 +165,7 @@ def test_a_resumed_campaign_goes_on_with_the_backoff_of_its_failed_root_causes(m
     for resume in (False, True):
         before = len(runs)
         settings = generated(out, ["raise"], max_cases=6, resume=resume)
-        stats = bounded(lambda: run_campaign(settings, Console(quiet=True)))  # noqa: B023
+        stats = bounded(lambda s=settings: run_campaign(s, Console(quiet=True)))
         assert stats.dropped["nondeterministic"] == 6 * (1 + resume)
         (entry,) = campaign_json(out)["failed_keys"].values()
         assert entry["status"] == "nondeterministic"

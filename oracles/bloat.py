@@ -75,10 +75,11 @@ def _walk(graph: onnx.GraphProto, used: set[str] | None) -> int:
     return count
 
 
-def census(graph: onnx.GraphProto) -> Census:
+def census(graph: onnx.GraphProto, unused: bool = True) -> Census:
     """The node count and unused initializers of ``graph`` (a main graph) in one walk over
-    its nodes (the names read are gathered only where it has initializers)."""
-    used: set[str] | None = set() if graph.initializer else None
+    its nodes (the names read are gathered only where it has initializers, and only with
+    ``unused``: without it ``Census.unused`` is empty)."""
+    used: set[str] | None = set() if unused and graph.initializer else None
     nodes = _walk(graph, used)
     if used is None:
         return Census(nodes, ())
@@ -348,9 +349,12 @@ def bloat(outcome: Outcome) -> list[Finding]:
     """
     if outcome.status != "ok" or outcome.original is None or outcome.optimized is None:
         return []
-    counted = census(outcome.original.graph), census(outcome.optimized.graph)
-    before, after = counted[0].nodes, counted[1].nodes
-    left = leftover_initializers(outcome, *counted)
+    # the original's unused initializers count only in the rare case that
+    # leftover_initializers needs them (it takes its census then)
+    promised = outcome.extra.get("unused_initializers_are_bloat")
+    counted = census(outcome.optimized.graph, unused=promised is not False)
+    before, after = census(outcome.original.graph, unused=False).nodes, counted.nodes
+    left = leftover_initializers(outcome, after=counted)
     if after <= before and not left:
         return []
     cleanup_ran = bool(outcome.extra.get("cleanup_ran", False))

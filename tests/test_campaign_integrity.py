@@ -4,6 +4,7 @@ and leaves a folder that ``--resume`` continues."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -173,6 +174,18 @@ def test_a_resumed_campaign_goes_on_with_the_backoff_of_its_failed_root_causes(m
     assert since[1] == since[0] + 6  # every finding of the second run counted on
     due = [n for n in range(since[0] + 1, since[1] + 1) if n & (n - 1) == 0]
     assert len(runs) - before <= len(due)
+
+
+def test_first_wave_signatures_are_counted_for_localized_findings_only(tmp_path):
+    """campaign.json's first-wave signatures (how many buckets that key would have made)
+    count localized findings only; without localization no hit pays for the WL hash."""
+    localized = dataclasses.replace(generated(tmp_path / "on", ["raise"], max_cases=3),
+                                    policy=FindingPolicy(reduce_seconds=0))
+    counted = bounded(lambda: run_campaign(localized, Console(quiet=True)))
+    assert counted.bundles_new + counted.hits == 3 and counted.signatures
+    plain = bounded(lambda: run_campaign(generated(tmp_path / "off", ["raise"], max_cases=3),
+                                         Console(quiet=True)))
+    assert plain.bundles_new + plain.hits == 3 and not plain.signatures
 
 
 # --- a campaign that cannot go on ---------------------------------------------------------

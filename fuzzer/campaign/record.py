@@ -311,7 +311,8 @@ class Triaged:
         found: the artifacts of the model as the campaign found it (``original.onnx``).
         where: the localization on ``case`` (None where localization is off).
         prelim: the preliminary root-cause key (:func:`key_of` on the found model).
-        first_wave: the finding's first-wave signature (:attr:`Handled.signature`).
+        first_wave: the finding's first-wave signature (:attr:`Handled.signature`; "" where
+            it was not localized).
     """
 
     case: TestCase
@@ -367,7 +368,9 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
     passes = where.passes if where is not None else None
     run = where.result if where is not None and where.result is not None else result
     prelim, _, _ = key_of(sandbox, case, finding, passes, run)
-    first_wave = finding_signature(case, result, finding, passes, run)
+    # counted only where localized (Handled.signature): a WL hash per hit costs a millisecond
+    first_wave = finding_signature(case, result, finding, passes, run) if where is not None \
+        else ""
     if (hit := _known_hit(store, roots, prelim, first_wave, finding.symptom)) is not None:
         return hit
     if (skipped := roots.backed_off(prelim)) is not None:

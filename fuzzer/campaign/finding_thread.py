@@ -69,7 +69,12 @@ QUEUE_SIZE = 1024
 QUEUE_BYTES = 64 << 20
 #: most findings waiting for the recording thread (each holds its artifacts).
 RECORD_SIZE = 256
-FLUSH_SECONDS = 2.0  # batched hits reach meta.json at least this often
+#: batched hits reach meta.json at least this often (seconds): each flush rewrites the
+#: meta.json of every bundle hit since the last, as campaign.json is written every 10 s.
+FLUSH_SECONDS = 10.0
+#: a finding whose handling took this long (seconds: a localization, a reduction) is
+#: followed by giving the C heap's free pages back; a hit, handled in a millisecond, is not.
+TRIM_AFTER_SECONDS = 1.0
 POLL_SECONDS = 0.5  # while a queue is full: how often to check that the threads still run
 ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
 QUICK_LOCALIZE_SECONDS = 10.0  # a localization's bound once the grace period is over
@@ -312,6 +317,7 @@ class FindingWorker:
         """``step(store, lane's sandbox, *args, policy, lane's memo, roots)``; a failure of
         this finding alone is counted in :attr:`errors` (None returned), one every later
         finding would meet too is raised."""
+        started = time.monotonic()
         try:
             if lane.sandbox is None:
                 lane.sandbox = self._factory()
@@ -322,7 +328,8 @@ class FindingWorker:
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return None
         finally:
-            release_free_memory()  # a reduction's models and values, dropped
+            if time.monotonic() - started >= TRIM_AFTER_SECONDS:
+                release_free_memory()  # a reduction's models and values, dropped
 
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Handle what is queued and stop: fully for ``grace`` seconds, then (or at once with

@@ -19,6 +19,7 @@ from pebble.pool.base_pool import PoolStatus
 from rich.console import Console
 from typer.testing import CliRunner
 
+from fuzzer.campaign import finding_thread
 from fuzzer.campaign.failure import CampaignError
 from fuzzer.campaign.record import FindingPolicy
 from fuzzer.campaign.run import BATCH, run_campaign
@@ -196,6 +197,7 @@ def test_a_dying_finding_thread_stops_the_campaign(monkeypatch, tmp_path):
         raise RuntimeError("injected failure")
 
     monkeypatch.setattr(BundleStore, "flush_hits", broken)
+    monkeypatch.setattr(finding_thread, "FLUSH_SECONDS", 1.0)  # the first flush comes soon
     out = tmp_path / "crashes"
     with pytest.raises(CampaignError, match=r"finding thread died \(RuntimeError: injected"):
         bounded(lambda: run_campaign(generated(out, ["clean"]), Console(quiet=True)))
@@ -230,6 +232,7 @@ def test_the_cli_exits_non_zero_with_one_line_when_the_finding_thread_dies(monke
         raise RuntimeError("injected failure")
 
     monkeypatch.setattr(BundleStore, "flush_hits", broken)
+    monkeypatch.setattr(finding_thread, "FLUSH_SECONDS", 1.0)  # the first flush comes soon
     out = tmp_path / "crashes"
     result = bounded(lambda: CliRunner().invoke(app, [
         "fuzz", "--target", "fake", "--source", "generated", "--passes", "clean",

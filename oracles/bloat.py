@@ -353,7 +353,7 @@ def bloat(outcome: Outcome) -> list[Finding]:
     # leftover_initializers needs them (it takes its census then)
     promised = outcome.extra.get("unused_initializers_are_bloat")
     counted = census(outcome.optimized.graph, unused=promised is not False)
-    before, after = census(outcome.original.graph, unused=False).nodes, counted.nodes
+    before, after = count_nodes(outcome.original.graph), counted.nodes
     left = leftover_initializers(outcome, after=counted)
     if after <= before and not left:
         return []

@@ -44,3 +44,31 @@ def test_without_preload_the_caller_does_not_import_the_generator():
     parent, imported = run("cold")
     assert parent == "no generator"
     assert "generators.generate" in imported.split(",")
+
+
+WARM = textwrap.dedent("""
+    import os
+    import fuzzer.execution.reference as reference
+    from fuzzer.execution.sandbox import Sandbox
+
+    real, threads = reference.warm_up, []
+
+    def counted():
+        before = len(os.listdir("/proc/self/task"))
+        real()
+        threads.append(len(os.listdir("/proc/self/task")) - before)
+
+    reference.warm_up = counted
+    if __name__ == "__main__":
+        with Sandbox(1) as box:
+            print(threads, box.call(os.getpid) != os.getpid())
+""")
+
+
+def test_workers_fork_from_a_process_whose_runtime_registries_are_built():
+    """Every fork-mode sandbox builds onnxruntime's and onnx's registries in the caller
+    before its workers fork (reference.warm_up), and that leaves no thread behind: a thread
+    of the caller would not exist in the forked workers."""
+    done = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert done.stdout.split() == ["[0]", "True"]

@@ -118,6 +118,7 @@ def test_a_root_cause_that_ends_without_a_bundle_is_tried_again_less_and_less(
 
     runs = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
+    monkeypatch.setattr(record, "RETRY_SECONDS", 0.0)  # the count alone decides here
     store, roots = BundleStore(tmp_path), record.RootCauseMemo()
     case = fake_case(chain(["Neg", "Exp"]), ["drop-node"])
     result = sandbox.run(case)
@@ -143,6 +144,7 @@ def test_the_backoff_goes_on_in_a_memo_restored_from_its_record(sandbox, tmp_pat
 
     runs = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
+    monkeypatch.setattr(record, "RETRY_SECONDS", 0.0)  # the count alone decides here
     store, first = BundleStore(tmp_path), record.RootCauseMemo()
     case = fake_case(chain(["Neg", "Exp"]), ["drop-node"])
     result = sandbox.run(case)
@@ -160,6 +162,41 @@ def test_the_backoff_goes_on_in_a_memo_restored_from_its_record(sandbox, tmp_pat
     for key in "abcd":
         second.failed(key, record.Handled("unconfirmed", name=key))
     assert list(second.failures()) == ["b", "c", "d"]
+
+
+def test_a_failed_key_waits_retry_seconds_between_full_attempts():
+    """However the backoff counts, a failed key is not handled in full again within
+    RETRY_SECONDS of its last full attempt; an attempt due in that wait is taken at the
+    first finding after it, and the next is due at twice that count. The wait and the count
+    outlive the memo (its record, through JSON); a record written before they existed is
+    due at the next power of two, out of its wait."""
+    import fuzzer.campaign.record as record
+
+    now = [1000.0]
+    memo = record.RootCauseMemo(clock=lambda: now[0])
+    memo.failed("k", record.Handled("unconfirmed", name="flaky"))
+
+    def attempts(times: list[float]) -> list[bool]:
+        tried = []
+        for when in times:
+            now[0] = when
+            tried.append(memo.backed_off("k") is None)
+        return tried
+
+    wait = record.RETRY_SECONDS
+    # findings 1 and 2 are due by count but come within the wait; 3 comes after it
+    assert attempts([1010.0, 1020.0, 1000.0 + wait + 1]) == [False, False, True]
+    assert memo.failures()["k"] == {"status": "unconfirmed", "name": "flaky", "since": 3,
+                                    "next": 6, "at": 1000.0 + wait + 1}
+    later = 1000.0 + 3 * wait
+    assert attempts([later, later + 1, later + 2]) == [False, False, True]  # 4, 5, then 6
+    restored = record.RootCauseMemo(json.loads(json.dumps(memo.failures())),
+                                    clock=lambda: now[0])
+    assert restored.failures() == memo.failures()
+    now[0] = later + 3
+    assert restored.backed_off("k") is not None  # 7: not due by count, and in the wait
+    old = record.RootCauseMemo({"k": {"status": "unconfirmed", "name": "", "since": 5}})
+    assert [old.backed_off("k") is None for _ in range(3)] == [False, False, True]  # 6, 7, 8
 
 
 def test_the_failed_keys_of_several_memos_merge_into_one_record(monkeypatch):

@@ -3,9 +3,10 @@ bundle (or count a hit on the bundle that already records it)."""
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,10 @@ HANDLING: dict[str, Handling] = {"slow": growth.SLOW}
 #: failed root-cause keys a campaign remembers (:class:`RootCauseMemo`), the most recent:
 #: campaign.json keeps them, at a few hundred bytes each.
 MAX_FAILED_KEYS = 1000
+#: seconds at least between two full attempts at one failed root-cause key, whatever its
+#: backoff counts: a flaky root cause met many times in its first minutes costs one fresh
+#: repro.py process and its determinism runs per five minutes, not one per power of two.
+RETRY_SECONDS = 300.0
 
 
 @dataclass
@@ -112,49 +117,67 @@ class RootCauseMemo:
     behaviour or a more exact result left after reduction). A later finding with such a key
     is handled in full again only at the 1st, 2nd, 4th, 8th ... occurrence after that
     (exponential backoff, as ClusterFuzz retries unreproducible crashes less and less
-    often); the others end as the last attempt did, at no cost. An overnight campaign
-    meets a flaky root cause thousands of times, and each full attempt costs determinism
-    runs, a reduction and a fresh process. The failed keys and their backoff outlive a run
-    (:meth:`failures`, kept in campaign.json: a resumed campaign goes on where it stopped,
-    as it does with its cases); the bundles need no such record, since the store finds
-    them by key. Thread-safe.
+    often), and no sooner than :data:`RETRY_SECONDS` after the last full attempt (an
+    attempt due earlier is taken at the first occurrence after that); the others end as the
+    last attempt did, at no cost. An overnight campaign meets a flaky root cause thousands
+    of times, and each full attempt costs determinism runs, a reduction and a fresh
+    process. The failed keys and their backoff outlive a run (:meth:`failures`, kept in
+    campaign.json: a resumed campaign goes on where it stopped, as it does with its cases);
+    the bundles need no such record, since the store finds them by key. Thread-safe.
 
     Args:
         failures: what :meth:`failures` returned in an earlier run (entries that are not
-            of that form are left out).
+            of that form are left out; an entry without ``next`` or ``at``, as written
+            before they existed, is due at the next power of two and out of its wait).
+        clock: the wall clock, in seconds since the epoch (the record outlives the
+            process).
     """
 
-    def __init__(self, failures: dict[str, Any] | None = None) -> None:
+    def __init__(self, failures: dict[str, Any] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self._bundle: dict[str, str] = {}
         self._failed: dict[str, Handled] = {}
-        self._since: collections.Counter[str] = collections.Counter()
+        #: key -> [findings met since the first failure, the count at which the next full
+        #: attempt is due, wall-clock seconds of the last full attempt]
+        self._backoff: dict[str, list[Any]] = {}
+        self._clock = clock
         self._lock = threading.Lock()  # a campaign's two finding threads share it
         for key, entry in (failures or {}).items():
-            if isinstance(entry, dict) and isinstance(entry.get("status"), str) and \
-                    isinstance(entry.get("name", ""), str) and \
-                    isinstance(entry.get("since", 0), int):
-                self._keep(key, Handled(entry["status"], name=entry.get("name", "")),
-                           entry.get("since", 0))
+            if not isinstance(entry, dict) or not isinstance(entry.get("status"), str) or \
+                    not isinstance(entry.get("name", ""), str):
+                continue
+            since, due, at = (entry.get(k, d) for k, d in (("since", 0), ("next", None),
+                                                            ("at", 0.0)))
+            if not isinstance(since, int) or not isinstance(due, int | None) or \
+                    not isinstance(at, int | float):
+                continue
+            self._keep(key, Handled(entry["status"], name=entry.get("name", "")),
+                       [since, 1 << since.bit_length() if due is None else due, float(at)])
 
     def failures(self) -> dict[str, dict[str, Any]]:
         """JSON-able record of the failed keys, oldest failure first: key ->
-        ``{"status", "name", "since"}`` (how the last attempt ended; findings of the key met
-        since), at most :data:`MAX_FAILED_KEYS` of them."""
+        ``{"status", "name", "since", "next", "at"}`` (how the last attempt ended; findings
+        of the key met since its first failure; the count at which the next full attempt is
+        due; wall-clock seconds of the last full attempt), at most :data:`MAX_FAILED_KEYS`
+        of them."""
         with self._lock:
-            return {key: {"status": last.status, "name": last.name, "since": self._since[key]}
+            return {key: {"status": last.status, "name": last.name,
+                          **dict(zip(("since", "next", "at"), self._backoff[key],
+                                     strict=True))}
                     for key, last in self._failed.items()}
 
-    def _keep(self, key: str, handled: Handled, since: int | None = None) -> None:
-        """Remember ``key``'s failure as the newest (lock held); the oldest goes past
-        :data:`MAX_FAILED_KEYS`."""
+    def _keep(self, key: str, handled: Handled, backoff: list[Any] | None = None) -> None:
+        """Remember ``key``'s failure as the newest (lock held), with ``backoff`` (None:
+        the key's own, or a first failure's: due at the next finding, attempted now); the
+        oldest goes past :data:`MAX_FAILED_KEYS`."""
         self._failed.pop(key, None)
         self._failed[key] = handled
-        if since is not None:
-            self._since[key] = since
+        if backoff is not None or key not in self._backoff:
+            self._backoff[key] = backoff or [0, 1, self._clock()]
         while len(self._failed) > MAX_FAILED_KEYS:
             oldest = next(iter(self._failed))
             del self._failed[oldest]
-            self._since.pop(oldest, None)
+            self._backoff.pop(oldest, None)
 
     def get(self, key: str) -> str | None:
         """The bundle id remembered for ``key``."""
@@ -165,7 +188,7 @@ class RootCauseMemo:
         with self._lock:
             self._bundle[key] = bundle_id
             self._failed.pop(key, None)
-            self._since.pop(key, None)
+            self._backoff.pop(key, None)
 
     def failed(self, key: str, handled: Handled) -> Handled:
         """Record that a finding with key ``key`` ended as ``handled`` (no bundle); returns
@@ -176,15 +199,18 @@ class RootCauseMemo:
 
     def backed_off(self, key: str) -> Handled | None:
         """None where a finding with key ``key`` is to be handled in full (never failed, or
-        its attempt is due); else how the last attempt ended, for this finding too."""
+        its attempt is due: by count, and :data:`RETRY_SECONDS` after the last); else how
+        the last attempt ended, for this finding too."""
         with self._lock:
             last = self._failed.get(key)
             if last is None:
                 return None
-            self._since[key] += 1
-            since = self._since[key]
-        if since & (since - 1) == 0:  # a power of two: try again
-            return None
+            backoff = self._backoff[key]
+            backoff[0] += 1
+            now = self._clock()
+            if backoff[0] >= backoff[1] and not 0 <= now - backoff[2] < RETRY_SECONDS:
+                backoff[1], backoff[2] = 2 * backoff[0], now  # try again
+                return None
         return dataclasses.replace(last, name=f"{last.name} (not tried again: an earlier "
                                               "finding with its key ended so)".lstrip())
 

@@ -1,5 +1,6 @@
 """Sandbox.submit_many: cases run several per worker task, and a death or a hang in a batch
-is still the case's own (its stage in the shared array), the batch's other cases run again."""
+is still the case's own (its stage in the shared array), the batch's other cases run again
+(as one batch where the dead case is known)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,24 @@ def test_a_death_and_a_hang_in_a_batch_are_the_cases_own_and_the_rest_run_again(
     assert "SIGSEGV" in results[1].findings[0].message
     assert results[1].artifacts is not None and results[3].artifacts is not None
     assert all(r.unusable is None for r in results)
+
+
+def test_the_rest_of_a_batch_whose_case_killed_its_worker_runs_again_as_one_batch():
+    """Only the case that was running is blamed, so the others (finished with their results
+    lost, or not started) go back as one task, not one task each."""
+    with Sandbox(jobs=1, timeout=10.0, batch=5) as box:
+        batched: list[int] = []
+        real = box._submit_batch
+        box._submit_batch = lambda chunk: batched.append(len(chunk)) or real(chunk)
+        results = [f.result(timeout=120)
+                   for f in box.submit_many(cases("clean", "raise", "segv", "drop-node",
+                                                  "clean"))]
+    assert batched == [5, 4]
+    assert verdicts(results) == [(None, None), ("optimizer-error", "optimize"),
+                                 ("optimizer-abort", "optimize"),
+                                 ("output-mismatch", "compare"), (None, None)]
+    assert [r.source["bug"] for r in results] == ["clean", "raise", "segv", "drop-node",
+                                                  "clean"]
 
 
 def test_cases_go_one_per_task_while_workers_die_often():

@@ -282,8 +282,9 @@ class Sandbox:
         workers die often: :meth:`batch_size`); one Future per case, in
         order, each resolving as :meth:`submit`'s. A batch whose worker dies or hangs gives
         the death to the case that was running (its stage in the shared array) and runs
-        its other cases again, one per task. Blocks while ``jobs * 256`` cases are in
-        flight.
+        its other cases again as a batch (one per task where no case could be blamed: an
+        unknown death, a slow start, a reference run to repeat first). Blocks while
+        ``jobs * 256`` cases are in flight.
 
         Raises:
             SandboxError: the pool no longer runs (closed, or pebble's pool failed).
@@ -341,7 +342,7 @@ class Sandbox:
             for future, result in zip(futures, done.result(), strict=True):
                 future.set_result(result)
             return
-        # the case that was running takes the death; the others run again, one per task
+        # the case that was running takes the death; the others run again
         running = next((i for i, stage in enumerate(stages) if 0 <= stage < len(STAGES)),
                        None)
         culprit = running if isinstance(error, (FutureTimeout, ProcessExpired)) and \
@@ -363,8 +364,15 @@ class Sandbox:
             self._count(1, 1)
         if self._recycling.retire.value:
             self._recycle()
-        for i, (case, future) in enumerate(zip(cases, futures, strict=True)):
-            if i != culprit:  # on a closed sandbox, _retry ends the case as internal
+        others = [(case, future) for i, (case, future) in enumerate(zip(cases, futures,
+                                                                         strict=True))
+                  if i != culprit]
+        if culprit is not None and len(others) > 1:  # blameless: a batch again, off
+            # pebble's thread (a further death there takes out its own culprit)
+            threading.Thread(target=self._rerun, args=(others,), name="sandbox-rerun",
+                             daemon=True).start()
+        else:  # on a closed sandbox, _retry ends the case as internal
+            for case, future in others:
                 self._retry_later(case, future, False)
         if culprit is not None and death is not None:
             self._resolve_death(cases[culprit], death, futures[culprit])
@@ -552,6 +560,21 @@ class Sandbox:
         pool.join()
         with self._pool_lock:
             self._draining.pop(pool, None)
+
+    def _rerun(self, pending: list[tuple[TestCase, Future]]) -> None:
+        """Run the ``(case, future)`` pairs of a batch whose worker died in another of its
+        cases again, as :meth:`submit_many` does, and resolve each future with its case's
+        run; on a closed sandbox each ends as internal."""
+        cases = [case for case, _ in pending]
+        try:
+            again = self.submit_many(cases)
+        except SandboxError as exc:
+            for case, future in pending:
+                future.set_result(CaseResult([], f"internal: {exc}", "materialize",
+                                             dict(case.source)))
+            return
+        for (_, future), rerun in zip(pending, again, strict=True):
+            rerun.add_done_callback(lambda done, f=future: f.set_result(done.result()))
 
     def _retry_later(self, case: TestCase, future: Future, retried: bool) -> None:
         """:meth:`_retry` on a thread of its own (never on pebble's threads, which call the

@@ -367,8 +367,8 @@ class Sandbox:
         others = [(case, future) for i, (case, future) in enumerate(zip(cases, futures,
                                                                          strict=True))
                   if i != culprit]
-        if culprit is not None and len(others) > 1:  # blameless: a batch again, off
-            # pebble's thread (a further death there takes out its own culprit)
+        if culprit is not None and len(others) > 1:  # not to blame: a batch again, from a
+            # thread of its own (a further death there gives up its own culprit)
             threading.Thread(target=self._rerun, args=(others,), name="sandbox-rerun",
                              daemon=True).start()
         else:  # on a closed sandbox, _retry ends the case as internal

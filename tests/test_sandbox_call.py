@@ -168,3 +168,31 @@ def test_a_worker_starts_with_what_it_inherited_frozen(sandbox):
     import gc
 
     assert sandbox.call(gc.get_freeze_count) > 10_000
+
+
+def test_a_new_sandbox_removes_the_scratch_folders_of_killed_owners(tmp_path, monkeypatch):
+    """A sandbox whose owner was killed before its close leaves its scratch folder; the next
+    sandbox removes it, and keeps those of owners still running and of other pid
+    namespaces (a container sharing the temporary folder)."""
+    import subprocess
+    import sys
+
+    from fuzzer.execution import sandbox
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed.kill()
+    killed.wait()
+    namespace = sandbox._pid_namespace()
+    assert namespace  # the test machine shows its pid namespace
+    left = tmp_path / f"{sandbox.SCRATCH_PREFIX}{namespace}-{killed.pid}-abc"
+    (left / "123").mkdir(parents=True)
+    running = tmp_path / f"{sandbox.SCRATCH_PREFIX}{namespace}-{os.getpid()}-def"
+    elsewhere = tmp_path / f"{sandbox.SCRATCH_PREFIX}{namespace + 1}-{killed.pid}-ghi"
+    for folder in (running, elsewhere):
+        folder.mkdir()
+    with Sandbox(jobs=1, timeout=10.0) as box:
+        assert Path(box.scratch).parent == tmp_path
+        assert not left.exists()
+        assert running.exists() and elsewhere.exists()
+    assert not Path(box.scratch).exists()

@@ -57,14 +57,14 @@ class _PoolManager(PoolManager):
         workers = self.worker_manager.workers
         for task in dictionary_values(self.task_manager.tasks):
             worker = task.worker_id
-            if not worker or worker in workers or _exists(worker):
+            if not worker or worker in workers or process_exists(worker):
                 continue
             error = ProcessExpired("Abnormal termination", code=self.deaths.pop(worker, None),
                                    pid=worker)
             self.task_manager.task_done(task.id, Result(ResultStatus.ERROR, error))
 
 
-def _exists(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
     """Whether process ``pid`` exists (a zombie, dead but not yet reaped, still does)."""
     try:
         os.kill(pid, 0)

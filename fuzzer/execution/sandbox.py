@@ -30,7 +30,7 @@ from pebble import ProcessExpired
 from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution.case import SOURCE_KINDS, Artifacts, CaseResult, TestCase
-from fuzzer.execution.pool import ProcessPool
+from fuzzer.execution.pool import ProcessPool, process_exists
 from oracles import judge
 from oracles.base import STAGES, Outcome
 
@@ -77,6 +77,8 @@ PENDING, ENDED = -1, -2
 #: a batch's task outlives the sum of its cases' timeouts by this much (seconds) before
 #: pebble kills its worker; each case's own timeout is the worker's alarm.
 BATCH_SLACK = 10.0
+#: name of a sandbox's scratch folder in the temporary folder, before its owner's pid.
+SCRATCH_PREFIX = "optfuzz-workers-"
 #: weight of one case in the sandbox's running rate of worker deaths.
 DEATH_RATE_WEIGHT = 0.02
 #: expected deaths per batch the batch size keeps within (:meth:`Sandbox.batch_size`): a
@@ -161,8 +163,10 @@ class Sandbox:
         self.jobs, self.timeout, self.batch = jobs, timeout, max(1, batch)
         self.death_rate = 0.0  # running share of cases whose worker died (or hung)
         # each worker's temporary files live in a folder of its own under this one, removed
-        # when a worker dies and, whole, on close: a case killed mid-way leaves nothing behind
-        self.scratch = tempfile.mkdtemp(prefix="optfuzz-workers-")
+        # when a worker dies and, whole, on close: a case killed mid-way leaves nothing
+        # behind; those of sandboxes whose owner was killed before its close go now
+        _sweep_orphans()
+        self.scratch = tempfile.mkdtemp(prefix=_scratch_prefix())
         self._slots = jobs * _SLOTS_PER_JOB
         self._stages = context.Array("b", self._slots, lock=False)
         self._free = list(range(self._slots))
@@ -515,12 +519,8 @@ class Sandbox:
         except OSError:
             return
         for entry in entries:
-            try:
-                os.kill(int(entry), 0)
-            except (ValueError, ProcessLookupError):
+            if not entry.isdigit() or not process_exists(int(entry)):
                 shutil.rmtree(os.path.join(self.scratch, entry), ignore_errors=True)
-            except PermissionError:  # alive, another user's: not ours to remove
-                pass
 
     def _expired(self, exc: ProcessExpired, stage: str) -> Outcome:
         """The Outcome of a case whose worker died: halted by a sanitizer where the worker
@@ -614,6 +614,40 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _pid_namespace() -> int:
+    """The inode of this process's pid namespace (``/proc/self/ns/pid``); 0 where the
+    system shows none."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _scratch_prefix() -> str:
+    """A sandbox's scratch folder name up to its random part: :data:`SCRATCH_PREFIX`, the
+    pid namespace (:func:`_pid_namespace`) and this process's pid, dash-separated."""
+    return f"{SCRATCH_PREFIX}{_pid_namespace()}-{os.getpid()}-"
+
+
+def _sweep_orphans() -> None:
+    """Remove the scratch folders that sandboxes of processes no longer running left in the
+    temporary folder (a campaign or a Ray actor killed before its sandbox closed): those
+    named with this pid namespace (:func:`_scratch_prefix`; a container sharing the folder
+    has its own) and a pid that no process has. A folder whose owner's pid runs again (a
+    reused pid) waits for a later sweep; without a pid namespace nothing is swept."""
+    namespace = _pid_namespace()
+    root = tempfile.gettempdir()
+    try:
+        entries = os.listdir(root) if namespace else []
+    except OSError:
+        return
+    mine = f"{SCRATCH_PREFIX}{namespace}-"
+    for entry in entries:
+        owner = entry[len(mine):].split("-", 1)[0]
+        if entry.startswith(mine) and owner.isdigit() and not process_exists(int(owner)):
+            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
 
 
 def _preload(more: Sequence[str] = ()) -> None:

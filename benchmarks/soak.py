@@ -216,9 +216,12 @@ def report(samples: list[Sample], warmup_s: float, out: Path) -> list[str]:
     bound = RSS_BOUND_MIB * max(window_h, 1e-9)  # 20 MiB per hour, over the window
     lines = [f"samples: {len(samples)} over {samples[-1].t / 60:.1f} min; after the "
              f"{warmup_s / 60:g}-minute warm-up: {len(late)} over {window_h * 60:.1f} min"]
-    for name, values in (("campaign process", [s.campaign_rss / MIB for s in late]),
-                         ("workers (median)", [median_worker(s) / MIB for s in late])):
-        slope = slope_per_hour(t, values)
+    staffed = [s for s in late if s.workers]  # after the case loop the workers are gone
+    for name, times, values in (
+            ("campaign process", t, [s.campaign_rss / MIB for s in late]),
+            ("workers (median)", [s.t for s in staffed] or t,
+             [median_worker(s) / MIB for s in staffed] or [0.0] * len(t))):
+        slope = slope_per_hour(times, values)
         grown = slope * window_h
         lines.append(f"RSS {name}: {values[0]:.1f} -> {values[-1]:.1f} MiB, slope "
                      f"{slope:+.2f} MiB/h, fitted growth over the window {grown:+.2f} MiB "

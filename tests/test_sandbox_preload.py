@@ -72,3 +72,18 @@ def test_workers_fork_from_a_process_whose_runtime_registries_are_built():
     done = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True,
                           timeout=300, check=True)
     assert done.stdout.split() == ["[0]", "True"]
+
+
+def test_the_warm_up_builds_a_session_once_per_process(monkeypatch):
+    """Only the first warm-up of a process builds a session: a later sandbox, made beside a
+    pool that may fork at any moment, must not hold onnxruntime's locks at a fork."""
+    import fuzzer.execution.reference as reference
+
+    built: list[bytes] = []
+    real = reference.make_session
+    monkeypatch.setattr(reference, "make_session",
+                        lambda data, *a: built.append(data) or real(data, *a))
+    reference.warm_up.cache_clear()
+    reference.warm_up()
+    reference.warm_up()
+    assert len(built) == 1

@@ -37,6 +37,7 @@ def make_session(model_bytes: bytes, level: str = "ORT_DISABLE_ALL") -> Any:
                                 providers=["CPUExecutionProvider"])
 
 
+@lru_cache(maxsize=1)
 def warm_up() -> None:
     """Build, run and check a one-node model (a Relu on two float32 values, opset 13) in
     this process, so that onnxruntime's kernel registry and onnx's schema registry, each
@@ -44,7 +45,12 @@ def warm_up() -> None:
     every forked worker, and each one replaced after a death or for recycling, inherits
     them instead of building them in its first case. Creates no thread (one intra-op
     thread, sequential execution, :func:`session_options`). Never raises: where onnx or
-    onnxruntime cannot do even this, the cases say so in their own results."""
+    onnxruntime cannot do even this, the cases say so in their own results.
+
+    Runs once per process; later calls return at once. A later sandbox (a campaign's
+    finding thread makes its own on its first finding) is made while the first one's pool
+    may fork a worker at any moment, and a session built then could hold onnxruntime's
+    locks across that fork, leaving them held in the new worker."""
     import onnx
     from onnx import TensorProto, helper
 

@@ -561,13 +561,15 @@ class Sandbox:
         with self._pool_lock:
             self._draining.pop(pool, None)
 
-    def _rerun(self, pending: list[tuple[TestCase, Future]]) -> None:
-        """Run the ``(case, future)`` pairs of a batch whose worker died in another of its
-        cases again, as :meth:`submit_many` does, and resolve each future with its case's
-        run; on a closed sandbox each ends as internal."""
-        cases = [case for case, _ in pending]
+    def _rerun(self, pending: list[tuple[TestCase, Future]],
+               submit: Callable[[list[TestCase]], list[Future[CaseResult]]] | None = None
+               ) -> None:
+        """Run the cases of the ``(case, future)`` pairs again through ``submit`` (None:
+        :meth:`submit_many`, for the rest of a batch whose worker died in another of its
+        cases) and resolve each future with its case's run; on a closed sandbox each ends
+        as internal."""
         try:
-            again = self.submit_many(cases)
+            again = (submit or self.submit_many)([case for case, _ in pending])
         except SandboxError as exc:
             for case, future in pending:
                 future.set_result(CaseResult([], f"internal: {exc}", "materialize",
@@ -585,13 +587,7 @@ class Sandbox:
     def _retry(self, case: TestCase, future: Future, retried: bool = True) -> None:
         """Run ``case`` again on a rebuilt pool and resolve ``future`` with that run
         (``retried``: it may not run a third time)."""
-        try:
-            again = self._submit(case, retried=retried)
-        except SandboxError as exc:
-            future.set_result(CaseResult([], f"internal: {exc}", "materialize",
-                                         dict(case.source)))
-            return
-        again.add_done_callback(lambda done: future.set_result(done.result()))
+        self._rerun([(case, future)], lambda cases: [self._submit(cases[0], retried=retried)])
 
     def close(self) -> None:
         """Stop the workers (cases in flight are cancelled); calling it again does nothing."""

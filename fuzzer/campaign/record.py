@@ -107,6 +107,18 @@ class Handled:
     signature: str = ""
 
 
+@dataclass
+class _Backoff:
+    """A failed root-cause key's backoff (:class:`RootCauseMemo`), as campaign.json keeps
+    it: ``since`` findings of the key met since its first failure, ``next`` the count at
+    which the next full attempt is due, ``at`` wall-clock seconds of the last full
+    attempt."""
+
+    since: int
+    next: int
+    at: float
+
+
 class RootCauseMemo:
     """A campaign's memory of which bundle a finding went to, keyed by its *preliminary*
     root-cause key (taken on the found model before reduction), so that a root cause seen
@@ -137,9 +149,7 @@ class RootCauseMemo:
                  clock: Callable[[], float] = time.time) -> None:
         self._bundle: dict[str, str] = {}
         self._failed: dict[str, Handled] = {}
-        #: key -> [findings met since the first failure, the count at which the next full
-        #: attempt is due, wall-clock seconds of the last full attempt]
-        self._backoff: dict[str, list[Any]] = {}
+        self._backoff: dict[str, _Backoff] = {}
         self._clock = clock
         self._lock = threading.Lock()  # a campaign's two finding threads share it
         for key, entry in (failures or {}).items():
@@ -152,7 +162,8 @@ class RootCauseMemo:
                     not isinstance(at, int | float):
                 continue
             self._keep(key, Handled(entry["status"], name=entry.get("name", "")),
-                       [since, 1 << since.bit_length() if due is None else due, float(at)])
+                       _Backoff(since, 1 << since.bit_length() if due is None else due,
+                                float(at)))
 
     def failures(self) -> dict[str, dict[str, Any]]:
         """JSON-able record of the failed keys, oldest failure first: key ->
@@ -162,18 +173,17 @@ class RootCauseMemo:
         of them."""
         with self._lock:
             return {key: {"status": last.status, "name": last.name,
-                          **dict(zip(("since", "next", "at"), self._backoff[key],
-                                     strict=True))}
+                          **dataclasses.asdict(self._backoff[key])}
                     for key, last in self._failed.items()}
 
-    def _keep(self, key: str, handled: Handled, backoff: list[Any] | None = None) -> None:
+    def _keep(self, key: str, handled: Handled, backoff: _Backoff | None = None) -> None:
         """Remember ``key``'s failure as the newest (lock held), with ``backoff`` (None:
         the key's own, or a first failure's: due at the next finding, attempted now); the
         oldest goes past :data:`MAX_FAILED_KEYS`."""
         self._failed.pop(key, None)
         self._failed[key] = handled
         if backoff is not None or key not in self._backoff:
-            self._backoff[key] = backoff or [0, 1, self._clock()]
+            self._backoff[key] = backoff or _Backoff(0, 1, self._clock())
         while len(self._failed) > MAX_FAILED_KEYS:
             oldest = next(iter(self._failed))
             del self._failed[oldest]
@@ -206,10 +216,10 @@ class RootCauseMemo:
             if last is None:
                 return None
             backoff = self._backoff[key]
-            backoff[0] += 1
+            backoff.since += 1
             now = self._clock()
-            if backoff[0] >= backoff[1] and not 0 <= now - backoff[2] < RETRY_SECONDS:
-                backoff[1], backoff[2] = 2 * backoff[0], now  # try again
+            if backoff.since >= backoff.next and not 0 <= now - backoff.at < RETRY_SECONDS:
+                backoff.next, backoff.at = 2 * backoff.since, now  # try again
                 return None
         return dataclasses.replace(last, name=f"{last.name} (not tried again: an earlier "
                                               "finding with its key ended so)".lstrip())

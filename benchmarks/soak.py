@@ -17,7 +17,10 @@ process and sample) and ``soak.png``, then prints:
   the campaign's log rotates), those inside grow only with bundles (variants are capped);
 * throughput of the last tenth of the case loop against the first, from the campaign's own
   timeline (campaign.json); the minutes its finish then spends on the findings still queued
-  are printed apart (they run no cases).
+  are printed apart (they run no cases);
+* CPU per tenth (``/proc``): cores used by the campaign's process tree, cores busy on the
+  machine outside it and cores stolen by the hypervisor, and cases per CPU-second of the
+  campaign, so that a slower campaign can be told from a busier machine.
 
     python benchmarks/soak.py [--minutes 60] [--jobs 2] [--out DIR] [--interval 10]
         [--warmup 5] [--target onnxoptimizer]
@@ -45,6 +48,7 @@ import numpy as np
 from fuzzer.execution.memory import child_pids, rss_bytes
 
 MIB = 1 << 20
+TICK = os.sysconf("SC_CLK_TCK")  # clock ticks per second of /proc's CPU times
 RSS_BOUND_MIB = 20.0  # per process, over an hour after the warm-up
 THROUGHPUT_BOUND = 0.9  # last tenth against the first
 
@@ -63,6 +67,28 @@ class Sample:
     loose_files: int = 0
     cases: int = 0
     bundles: int = 0
+    tree_cpu: float = 0.0
+    machine_busy: float = 0.0
+    machine_steal: float = 0.0
+
+
+def process_cpu(pid: int, reaped: bool = False) -> float:
+    """CPU seconds (user + system) of process ``pid`` from ``/proc/<pid>/stat``, with those
+    of its reaped children where ``reaped``; 0 where the process is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    ticks = fields[11:15] if reaped else fields[11:13]  # utime stime cutime cstime
+    return sum(int(x) for x in ticks) / TICK
+
+
+def machine_cpu() -> tuple[float, float]:
+    """``(busy, steal)`` CPU seconds of the whole machine since boot, summed over its cores
+    (``/proc/stat``: busy is user, nice, system, irq and softirq)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq) / TICK, steal / TICK
 
 
 def folder_size(out: Path) -> tuple[int, int, int]:
@@ -90,11 +116,14 @@ def campaign_counts(out: Path) -> tuple[int, int]:
 
 def sample(pid: int, out: Path, started: float) -> Sample:
     """One :class:`Sample` of the campaign process ``pid`` writing ``out``."""
-    workers = {p: r for p in child_pids(pid) if (r := rss_bytes(p)) is not None}
+    below = child_pids(pid)
+    workers = {p: r for p in below if (r := rss_bytes(p)) is not None}
+    tree = process_cpu(pid, reaped=True) + sum(process_cpu(p, reaped=True) for p in below)
+    busy, steal = machine_cpu()
     size, files, loose = folder_size(out)
     cases, bundles = campaign_counts(out)
     return Sample(time.monotonic() - started, rss_bytes(pid) or 0, workers, size, files,
-                  loose, cases, bundles)
+                  loose, cases, bundles, tree, busy, steal)
 
 
 def slope_per_hour(t: list[float], y: list[float]) -> float:
@@ -138,7 +167,8 @@ def write_csv(samples: list[Sample], folder: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(["t_s", "campaign_rss_mib", "processes", "worker_rss_median_mib",
                          "worker_rss_max_mib", "worker_rss_sum_mib", "out_mib", "out_files",
-                         "loose_files", "cases", "cases_per_s", "bundles"])
+                         "loose_files", "cases", "cases_per_s", "bundles", "campaign_cpu_s",
+                         "machine_busy_s", "machine_steal_s"])
         previous = None
         for s in samples:
             speed = (s.cases - previous.cases) / (s.t - previous.t) \
@@ -148,7 +178,8 @@ def write_csv(samples: list[Sample], folder: Path) -> None:
                              round(max(s.workers.values(), default=0) / MIB, 2),
                              round(sum(s.workers.values()) / MIB, 2),
                              round(s.out_bytes / MIB, 3), s.out_files, s.loose_files,
-                             s.cases, round(speed, 2), s.bundles])
+                             s.cases, round(speed, 2), s.bundles, round(s.tree_cpu, 2),
+                             round(s.machine_busy, 2), round(s.machine_steal, 2)])
             previous = s
     with open(folder / "soak-processes.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -254,7 +285,38 @@ def report(samples: list[Sample], warmup_s: float, out: Path) -> list[str]:
                  + " ".join(f"{rate(points, i * loop / 10, (i + 1) * loop / 10):.0f}"
                             for i in range(10)))
     lines.append(f"finish: {finish:.0f} s past the case loop on the findings still queued")
+    lines.extend(cpu_lines(samples, loop))
     return lines
+
+
+def cpu_lines(samples: list[Sample], loop: float) -> list[str]:
+    """Per tenth of the ``loop`` seconds: cores the campaign's process tree used, cores busy
+    outside it, cores stolen, and the campaign's cases per CPU-second (the samples nearest
+    to each tenth's ends)."""
+    def near(t: float) -> Sample:
+        return min(samples, key=lambda s: abs(s.t - t))
+
+    rows = []
+    for i in range(10):
+        a, b = near(i * loop / 10), near((i + 1) * loop / 10)
+        span = b.t - a.t
+        if span <= 0:
+            continue
+        tree = (b.tree_cpu - a.tree_cpu) / span
+        busy = (b.machine_busy - a.machine_busy) / span
+        steal = (b.machine_steal - a.machine_steal) / span
+        per_cpu = (b.cases - a.cases) / (b.tree_cpu - a.tree_cpu) if b.tree_cpu > a.tree_cpu \
+            else 0.0
+        rows.append((tree, max(busy - tree, 0.0), steal, per_cpu))
+    if not rows:
+        return []
+    column = [" ".join(f"{row[k]:.2f}" for row in rows) for k in range(3)]
+    kept = rows[-1][3] / rows[0][3] if rows[0][3] else 0.0
+    return [f"cpu (cores, tenths): campaign {column[0]}; rest of the machine {column[1]}; "
+            f"stolen {column[2]}",
+            f"cases per campaign CPU-second: first tenth {rows[0][3]:.0f}, last tenth "
+            f"{rows[-1][3]:.0f} ({kept:.0%}); tenths "
+            + " ".join(f"{row[3]:.0f}" for row in rows)]
 
 
 def main() -> int:

@@ -19,8 +19,10 @@ process and sample) and ``soak.png``, then prints:
   timeline (campaign.json); the minutes its finish then spends on the findings still queued
   are printed apart (they run no cases);
 * CPU per tenth (``/proc``): cores used by the campaign's process tree, cores busy on the
-  machine outside it and cores stolen by the hypervisor, and cases per CPU-second of the
-  campaign, so that a slower campaign can be told from a busier machine.
+  machine outside it and cores stolen by the hypervisor, cases per CPU-second of the
+  campaign, and the CPU speed (the CPU time a fixed pure-Python loop takes in this process,
+  the best of three per sample: a virtual machine whose host is busy runs it slower without
+  reporting stolen time), so that a slower campaign can be told from a slower machine.
 
     python benchmarks/soak.py [--minutes 60] [--jobs 2] [--out DIR] [--interval 10]
         [--warmup 5] [--target onnxoptimizer]
@@ -70,6 +72,21 @@ class Sample:
     tree_cpu: float = 0.0
     machine_busy: float = 0.0
     machine_steal: float = 0.0
+    probe_s: float = 0.0
+
+
+def speed_probe(repeats: int = 3, loops: int = 100_000) -> float:
+    """CPU seconds of this thread for a fixed pure-Python loop of ``loops`` iterations (about
+    10 ms), the least of ``repeats``: it grows where the machine's CPU is slower, whatever the
+    other processes do, as it counts only this thread's own CPU time."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.thread_time()
+        total = 0
+        for i in range(loops):
+            total += i * i % 7
+        best = min(best, time.thread_time() - start)
+    return best
 
 
 def process_cpu(pid: int, reaped: bool = False) -> float:
@@ -123,7 +140,7 @@ def sample(pid: int, out: Path, started: float) -> Sample:
     size, files, loose = folder_size(out)
     cases, bundles = campaign_counts(out)
     return Sample(time.monotonic() - started, rss_bytes(pid) or 0, workers, size, files,
-                  loose, cases, bundles, tree, busy, steal)
+                  loose, cases, bundles, tree, busy, steal, speed_probe())
 
 
 def slope_per_hour(t: list[float], y: list[float]) -> float:
@@ -168,7 +185,7 @@ def write_csv(samples: list[Sample], folder: Path) -> None:
         writer.writerow(["t_s", "campaign_rss_mib", "processes", "worker_rss_median_mib",
                          "worker_rss_max_mib", "worker_rss_sum_mib", "out_mib", "out_files",
                          "loose_files", "cases", "cases_per_s", "bundles", "campaign_cpu_s",
-                         "machine_busy_s", "machine_steal_s"])
+                         "machine_busy_s", "machine_steal_s", "speed_probe_ms"])
         previous = None
         for s in samples:
             speed = (s.cases - previous.cases) / (s.t - previous.t) \
@@ -179,7 +196,8 @@ def write_csv(samples: list[Sample], folder: Path) -> None:
                              round(sum(s.workers.values()) / MIB, 2),
                              round(s.out_bytes / MIB, 3), s.out_files, s.loose_files,
                              s.cases, round(speed, 2), s.bundles, round(s.tree_cpu, 2),
-                             round(s.machine_busy, 2), round(s.machine_steal, 2)])
+                             round(s.machine_busy, 2), round(s.machine_steal, 2),
+                             round(s.probe_s * 1000, 3)])
             previous = s
     with open(folder / "soak-processes.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
@@ -291,8 +309,9 @@ def report(samples: list[Sample], warmup_s: float, out: Path) -> list[str]:
 
 def cpu_lines(samples: list[Sample], loop: float) -> list[str]:
     """Per tenth of the ``loop`` seconds: cores the campaign's process tree used, cores busy
-    outside it, cores stolen, and the campaign's cases per CPU-second (the samples nearest
-    to each tenth's ends)."""
+    outside it, cores stolen, the campaign's cases per CPU-second (the samples nearest to
+    each tenth's ends) and the CPU speed against the first tenth (the median speed probe of
+    the tenth's samples)."""
     def near(t: float) -> Sample:
         return min(samples, key=lambda s: abs(s.t - t))
 
@@ -307,7 +326,9 @@ def cpu_lines(samples: list[Sample], loop: float) -> list[str]:
         steal = (b.machine_steal - a.machine_steal) / span
         per_cpu = (b.cases - a.cases) / (b.tree_cpu - a.tree_cpu) if b.tree_cpu > a.tree_cpu \
             else 0.0
-        rows.append((tree, max(busy - tree, 0.0), steal, per_cpu))
+        probes = [s.probe_s for s in samples if a.t <= s.t <= b.t and s.probe_s > 0]
+        rows.append((tree, max(busy - tree, 0.0), steal, per_cpu,
+                     float(np.median(probes)) if probes else 0.0))
     if not rows:
         return []
     column = [" ".join(f"{row[k]:.2f}" for row in rows) for k in range(3)]
@@ -316,7 +337,9 @@ def cpu_lines(samples: list[Sample], loop: float) -> list[str]:
             f"stolen {column[2]}",
             f"cases per campaign CPU-second: first tenth {rows[0][3]:.0f}, last tenth "
             f"{rows[-1][3]:.0f} ({kept:.0%}); tenths "
-            + " ".join(f"{row[3]:.0f}" for row in rows)]
+            + " ".join(f"{row[3]:.0f}" for row in rows),
+            "cpu speed (a fixed loop's CPU time, first tenth = 100%): tenths "
+            + " ".join(f"{rows[0][4] / row[4]:.0%}" if row[4] else "-" for row in rows)]
 
 
 def main() -> int:

@@ -26,8 +26,12 @@ the exponent as on one doubling):
 
 Where the series also holds the same sizes timed with no pass at all (``baseline_s``), the
 finding says which part grows (``detail["growth"]``, the symptom's key detail): ``passes``
-where the time the passes add to that baseline is itself superlinear, ``framework`` where
-only the target's own load and save grows so (onnxoptimizer's IR import and export).
+where the time the passes add to that baseline is itself superlinear by the same threshold
+(its exponent is ``detail["added_exponent"]``), ``framework`` where only the target's own
+load and save grows so (onnxoptimizer's IR import and export). Where neither part alone
+passes the threshold there is no finding: the total's growth cannot be placed (on a target
+whose load and save grow superlinearly, any pass list's total grows with them, and a
+disturbed timing of the baseline must not make a pass that adds nothing a finding).
 
 Series layout, one row per size (``optimize_s``, ``reference_s`` and ``baseline_s`` list one
 time in seconds per repeat)::
@@ -127,11 +131,13 @@ def judge_growth(rows: list[dict[str, Any]]) -> Finding | None:
     total = growth(rows)
     if not superlinear(total):
         return None
-    has_baseline = all(r.get("baseline_s") for r in rows)
-    part = "passes"
-    if has_baseline and not superlinear(growth(rows, minus="baseline_s")) and \
-            superlinear(growth(rows, "baseline_s")):
-        part = "framework"
+    part, added = "passes", None
+    if all(r.get("baseline_s") for r in rows):
+        added = growth(rows, minus="baseline_s")
+        if not superlinear(added):
+            if not superlinear(growth(rows, "baseline_s")):
+                return None  # neither part grows so alone: the growth cannot be placed
+            part, added = "framework", None
     k, k_ref = total["exponent"], total["reference_exponent"]
     sizes = ", ".join(f"{min(r[OPTIMIZE_S]):.3g} s at {r['nodes']} nodes" for r in rows)
     where = " (the target's own load and save, with no pass, grows so)" \
@@ -141,6 +147,8 @@ def judge_growth(rows: list[dict[str, Any]]) -> Finding | None:
     detail = {"growth": part, "exponent": round(k, 3), "reference_exponent": round(k_ref, 3),
               "threshold": EXPONENT, "margin": MARGIN, "repeats": len(rows[0][OPTIMIZE_S]),
               "table": [timing_row(r) for r in rows]}
+    if added is not None:
+        detail["added_exponent"] = round(added["exponent"], 3)
     return Finding("slow", "optimize", message, detail)
 
 

@@ -153,8 +153,8 @@ def timed(case: TestCase) -> TestCase:
 
 def timing_fields(finding: Finding) -> dict[str, Any]:
     """meta.json fields of a ``slow`` finding: its timing table and exponents."""
-    keep = ("growth", "exponent", "reference_exponent", "threshold", "margin", "repeats",
-            "table")
+    keep = ("growth", "exponent", "reference_exponent", "added_exponent", "threshold",
+            "margin", "repeats", "table")
     return {TIMING_FIELD: {k: finding.detail[k] for k in keep if k in finding.detail}}
 
 

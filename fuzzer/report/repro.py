@@ -210,23 +210,30 @@ if __name__ == "__main__":
 #: interleaved, and hands the series to the oracle.
 _OBSERVERS = {"slow": r'''
 def observe():
-    """The child, for ``slow``: time optimize and a reference session build and run on every
-    size of scaling/, REPEATS times, interleaved (up to three times that while the minima
-    do not pass the threshold); the Outcome carries the series."""
+    """The child, for ``slow``: time optimize, the target with no pass and a reference
+    session build and run on every size of scaling/, REPEATS times, interleaved (up to three
+    times that while the minima do not pass the threshold); the Outcome carries the series."""
     import glob
     import time
 
     feeds = dict(np.load("inputs.npz", allow_pickle=False))
     models = sorted((onnx.load(p) for p in glob.glob(os.path.join("scaling", "*.onnx"))),
                     key=lambda m: len(m.graph.node))
-    rows = [{"nodes": len(m.graph.node), "optimize_s": [], "reference_s": []} for m in models]
+    rows = [{"nodes": len(m.graph.node), "optimize_s": [], "reference_s": [],
+             "baseline_s": []} for m in models]
     stage("optimize")
     for _ in range(3):  # more repeats while the minima do not pass, as the campaign does
         for _ in range(REPEATS):
             for row, model in zip(rows, models):
                 start = time.perf_counter()
                 optimize(model)
-                row["optimize_s"].append(time.perf_counter() - start)
+                took = time.perf_counter() - start
+                row["optimize_s"].append(took)
+                if optimize_without_passes is not None:
+                    start = time.perf_counter()
+                    optimize_without_passes(model)
+                    took = time.perf_counter() - start
+                row["baseline_s"].append(took)
                 start = time.perf_counter()
                 run(session(model.SerializeToString()), feeds)
                 row["reference_s"].append(time.perf_counter() - start)
@@ -350,8 +357,7 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
 
     adapter = get_target(target)
     sanitizer = _sanitizer(symptom, adapter)
-    snippet = "".join("    " + line if line.strip() else line for line in
-                      adapter.repro_snippet(config).rstrip("\n").splitlines(keepends=True))
+    snippet = _indented(adapter.repro_snippet(config))
     head = _HEAD.format(bundle_id=bundle_id, symptom=symptom, target=target, version=version,
                         timeout=float(timeout), task=task, sanitizer=sanitizer,
                         memory_limit=None if sanitizer else memory_limit,
@@ -360,8 +366,28 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
     observer = _OBSERVERS.get(symptom, "")
     if observer:
         observer = f"\n# ---- the test of {symptom}, in place of observe above ----{observer}"
+    if "optimize_without_passes" in observer:
+        observer = _without_passes(adapter, config) + observer
     return (f"{head}\n\n{embedded_oracles(symptom)}\n\n# ---- optfuzz's pipeline checks, "
             f"verbatim ----\n{_pipeline_sources()}\n\n{_DRIVER.lstrip()}{observer}{_MAIN}")
+
+
+def _indented(snippet: str) -> str:
+    """``snippet``'s lines indented as a function body, without its final newline."""
+    return "".join("    " + line if line.strip() else line
+                   for line in snippet.rstrip("\n").splitlines(keepends=True))
+
+
+def _without_passes(adapter: Any, config: dict[str, Any]) -> str:
+    """repro.py's ``optimize_without_passes(model)``: ``config`` run with an empty pass list
+    (the target's own load and save, the baseline a ``slow`` test subtracts), or None where
+    ``config`` runs no pass (its optimize already is that baseline)."""
+    if not adapter.passes_of(config):
+        return "\n# the configuration runs no pass: optimize is the no-pass baseline\n" \
+               "optimize_without_passes = None\n"
+    body = _indented(adapter.repro_snippet(adapter.with_passes(config, [])))
+    return ("\n\ndef optimize_without_passes(model):\n    \"\"\"The same call with no pass: the "
+            "target's own load and save.\"\"\"\n" + body + "\n    return optimized\n")
 
 
 def _sanitizer(symptom_name: str, adapter: Any) -> dict[str, Any] | None:

@@ -7,19 +7,23 @@ from __future__ import annotations
 from typing import Any
 
 _HEADER = ("nodes", "blocks", "optimize (s)", "reference build + run (s)",
-           "optimize / reference", "no pass (s)")
+           "optimize / reference", "no pass (s)", "passes add (s)")
 
 
 def timing_rows(timing: dict[str, Any]) -> list[list[str]]:
     """One row of cells per size of ``timing`` (a finding's detail or meta.json's
-    ``timing``: ``table`` rows with ``nodes``, ``blocks`` and minima in seconds)."""
+    ``timing``: ``table`` rows with ``nodes``, ``blocks`` and minima in seconds); the last
+    cell is the time the passes add to the no-pass run (seconds, the difference of the
+    minima)."""
     rows = []
     for row in timing.get("table") or []:
         optimize, reference = row.get("optimize_s"), row.get("reference_s")
         ratio = f"{optimize / reference:.1f}" if optimize and reference else "-"
+        baseline = row.get("baseline_s")
+        added = optimize - baseline if optimize is not None and baseline is not None else None
         rows.append([str(row.get("nodes", "?")), str(row.get("blocks") or "-"),
-                     _seconds(optimize), _seconds(reference), ratio,
-                     _seconds(row.get("baseline_s"))])
+                     _seconds(optimize), _seconds(reference), ratio, _seconds(baseline),
+                     _seconds(added)])
     return rows
 
 
@@ -31,6 +35,9 @@ def growth_sentence(timing: dict[str, Any]) -> str:
     """How the time grows and the threshold it was judged by, in one sentence."""
     part = "the target's own load and save (no pass)" if timing.get("growth") == "framework" \
         else "the passes"
+    if "added_exponent" in timing:
+        part += (f" (the time they add to the run with no pass grows as "
+                 f"nodes^{timing['added_exponent']})")
     return (f"The optimizer's time grows as nodes^{timing.get('exponent', '?')} against "
             f"nodes^{timing.get('reference_exponent', '?')} for a reference session build and "
             f"run; the growth is in {part}. Threshold (optfuzz `slow` oracle): exponent >= "

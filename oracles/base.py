@@ -120,6 +120,12 @@ class Symptom:
             ``invalid-model``, ``crash``, ``hang``, ``size`` or ``interface``.
         build: the instrumented build of the target the symptom needs to show
             (``"sanitize"``), or None where the installed target shows it.
+        fault: the kind of fault it shows, which decides its root-cause key
+            (design.md, "Root causes"): ``"rewrite"`` (a wrong rewrite, keyed by what the
+            culprit pass did, whatever the consumers of its result show: every symptom of
+            this kind is a variant of one bundle), ``"crash"`` (keyed by the crash site of
+            the pass that raised or died) or ``""`` (a kind of its own, keyed with the
+            symptom's name: size, interface, time).
     """
 
     name: str
@@ -134,6 +140,7 @@ class Symptom:
     reducible: bool = True
     severity_class: str = "crash"
     build: str | None = None
+    fault: str = ""
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.

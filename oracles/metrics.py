@@ -322,5 +322,5 @@ def metric_drift(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "metric-drift", 80, ("compare",), metric_drift, "changes the model's predictions",
     "The optimized model's task-level predictions match the input model's.", footprint=True,
-    key_detail="task",
+    key_detail="task", fault="rewrite",
     severity_class="wrong-output"))

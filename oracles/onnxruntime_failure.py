@@ -6,9 +6,10 @@ A run-time failure's ``detail["error_class"]`` is the exception and onnxruntime'
 (``Fail: FAIL``, ``InvalidArgument: INVALID_ARGUMENT``) or the signal, without the kernel
 that failed: a wrong rewrite fails in whichever kernel happens to consume its output (a
 fused Squeeze with wrong axes fails in the Squeeze itself, or in a Reshape after it), so the
-root-cause key uses this class with the rewrite's footprint, as for invalid models. A load
-failure keeps its message: onnxruntime's check at session start names the rule the node
-breaks (``pool_attributes.h:88``).
+class stands for the message where a reduction must keep "the same failure". A load
+failure keeps its message there: onnxruntime's check at session start names the rule the node
+breaks (``pool_attributes.h:88``). Both are wrong rewrites (``fault="rewrite"``): their
+root-cause key is what the culprit pass did, whatever kernel or check reports it.
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ def stage_failure(symptom: str, stage: str, doing: str) -> Oracle:
 register(Symptom(
     "load-failure", 50, ("load",), stage_failure("load-failure", "load", "loading"),
     "produces a model onnxruntime cannot load",
-    "onnxruntime loads the optimized model, as it loads the input model."))
+    "onnxruntime loads the optimized model, as it loads the input model.",
+    footprint=True, fault="rewrite"))
 register(Symptom(
     "runtime-failure", 60, ("execute",), stage_failure("runtime-failure", "execute", "running"),
     "produces a model that fails at run time",
     "onnxruntime runs the optimized model on the same inputs, as it runs the input model.",
-    footprint=True, key_detail="error_class"))
+    footprint=True, key_detail="error_class", fault="rewrite"))

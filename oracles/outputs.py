@@ -41,5 +41,5 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "output-mismatch", 70, ("compare",), output_mismatch, "changes the model's outputs",
     "The optimized model computes the same outputs as the input model (same count, dtypes and "
-    "shapes; values within tolerance).", footprint=True, key_detail="class",
+    "shapes; values within tolerance).", footprint=True, key_detail="class", fault="rewrite",
     severity_class="wrong-output"))

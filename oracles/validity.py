@@ -50,4 +50,5 @@ register(Symptom(
     "invalid-model", 40, ("validate",), invalid_model, "produces an invalid model",
     "The optimized model passes `onnx.checker.check_model(full_check=True)` and strict shape "
     "inference, as the input model does.", footprint=True, key_detail="error_class",
+    fault="rewrite",
     severity_class="invalid-model"))

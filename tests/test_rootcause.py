@@ -93,10 +93,11 @@ def test_invalid_models_key_on_the_rule_broken_not_the_node_that_tripped():
     assert len(keys) == 1
 
 
-def test_run_time_failures_key_on_status_and_footprint_not_the_kernel_that_failed():
-    """fuse_consecutive_squeezes' wrong axes fail in the fused Squeeze or in a Reshape after
-    it (onnxoptimizer 0.4.2 on onnxruntime 1.32): one bug; another status or footprint is
-    another bucket."""
+def test_one_wrong_rewrite_is_one_key_whatever_symptom_or_kernel_shows_it():
+    """fuse_consecutive_squeezes' wrong axes fail in the fused Squeeze or in a Reshape or a
+    Gather after it, fail shape inference, or give wrong outputs (onnxoptimizer 0.4.2 on
+    onnxruntime 1.32), depending on what consumes the fused Squeeze: one fault, one key.
+    Another footprint or another culprit is another key."""
     from oracles.base import Outcome
     from oracles.onnxruntime_failure import stage_failure
 
@@ -112,22 +113,62 @@ def test_run_time_failures_key_on_status_and_footprint_not_the_kernel_that_faile
     squeeze = finding(site.format("Squeeze", "squeeze.h", 53, "Dimension of input 1 must be 1"))
     reshape = finding(site.format("Reshape", "reshape_helper.h", 91, "The input tensor cannot "
                                   "be reshaped to the requested shape"))
-    invalid = finding("InvalidArgument: [ONNXRuntimeError] : 2 : INVALID_ARGUMENT : "
-                      "Non-zero status code returned while running Gather node.")
-    assert squeeze.detail["error_class"] == "Fail: FAIL"
+    gather = finding("InvalidArgument: [ONNXRuntimeError] : 2 : INVALID_ARGUMENT : "
+                     "Non-zero status code returned while running Gather node.")
+    invalid = Finding("invalid-model", "validate", "InferenceError: [ShapeInferenceError] "
+                      "Inferred shape and existing shape differ in rank: (2) vs (3)",
+                      {"error_class": "InferenceError: ShapeInferenceError"})
+    wrong = Finding("output-mismatch", "compare", "output 0 'y': shape (2,) vs (2, 1)",
+                    {"class": "shape"})
     key = {root_cause_key("onnxoptimizer", "fuse_consecutive_squeezes", f, "-Squeeze")
-           for f in (squeeze, reshape)}
-    assert len(key) == 1
-    assert root_cause_key("onnxoptimizer", "fuse_consecutive_squeezes", invalid, "-Squeeze") \
-        not in key
+           for f in (squeeze, reshape, gather, invalid, wrong)}
+    assert key == {"onnxoptimizer|fuse_consecutive_squeezes|rewrite|fp:-Squeeze"}
     assert root_cause_key("onnxoptimizer", "fuse_consecutive_squeezes", squeeze, "-Unsqueeze") \
         not in key
+    assert root_cause_key("onnxoptimizer", "eliminate_nop_split", squeeze, "-Squeeze") \
+        not in key
+
+
+def test_a_crash_that_a_later_pass_only_exposed_is_keyed_by_the_culprits_rewrite():
+    """A pass that trips over an earlier pass's damage crashes at its own site; the fault is
+    the culprit's rewrite, so the key is the culprit's footprint, as for the other symptoms
+    that damage shows."""
+    crash = Finding("optimizer-error", "optimize", "RuntimeError: fake/expose.cc:12: tensor "
+                    "produced twice")
+    invalid = Finding("invalid-model", "validate", "ValidationError: Graph must be in single "
+                      "static assignment (SSA) form", {"error_class": "ValidationError: SSA"})
+    assert root_cause_key("fake", "twin", crash, "", exposed=True) == \
+        root_cause_key("fake", "twin", invalid, "")
+    assert "expose.cc:12" in root_cause_key("fake", "expose-twin", crash, "")
+
+
+def test_the_models_own_names_are_no_part_of_a_crash_site():
+    """onnx-simplifier prints tensor names unquoted (``t8 in initializer but not in graph
+    input``); the model's own names, whatever their style, are replaced, and the words of the
+    message stay."""
+    from fuzzer.findings.rootcause import model_names
+
+    first, second = _model(["Neg"]), _model(["Neg"])
+    second.graph.initializer.add().name = "weight"
+    first.graph.initializer.add().name = "t8"
+    one = Finding("optimizer-error", "optimize", "RuntimeError: t8 in initializer but not in "
+                  "graph input")
+    two = Finding("optimizer-error", "optimize", "RuntimeError: weight in initializer but not "
+                  "in graph input")
+    keys = {root_cause_key("onnxsim", "(framework)", f, names=model_names(m))
+            for f, m in ((one, first), (two, second))}
+    assert len(keys) == 1
+    assert "in initializer but not in graph input" in keys.pop()
+    other = Finding("optimizer-error", "optimize", "RuntimeError: weight in initializer twice")
+    assert root_cause_key("onnxsim", "(framework)", other, names=model_names(second)) != \
+        root_cause_key("onnxsim", "(framework)", two, names=model_names(second))
 
 
 def test_a_name_clash_is_one_root_cause_whatever_rule_it_breaks():
     """fuse_bn_into_conv (onnxoptimizer 0.4.2) names its new initializers from onnx IR's
     value counter: on a model with plain-number names the clash breaks initializer
-    uniqueness, SSA or topological order depending on which name it hits."""
+    uniqueness, SSA or topological order depending on which name it hits: one fault, and
+    another than a wrong rewrite of the same pass that needs no such name."""
     from fuzzer.findings.rootcause import NAME_CLASH
     from oracles.validity import error_class
 
@@ -140,12 +181,10 @@ def test_a_name_clash_is_one_root_cause_whatever_rule_it_breaks():
                 for m in messages]
     fp = "-BatchNormalization+Add+Cast+Div+Mul+Sqrt+Sub+Unsqueeze"
     clash = f"needs {NAME_CLASH} and its weights as initializers"
-    assert len({root_cause_key("o", "fuse_bn_into_conv", f, fp, trigger=clash)
-                for f in findings}) == 1
-    assert len({root_cause_key("o", "fuse_bn_into_conv", f, fp) for f in findings}) == 3
-    survives = "survives neutral names, other opsets and both weight forms"
-    assert len({root_cause_key("o", "fuse_bn_into_conv", f, fp, trigger=survives)
-                for f in findings}) == 3
+    clashes = {root_cause_key("o", "fuse_bn_into_conv", f, fp, trigger=clash) for f in findings}
+    assert len(clashes) == 1
+    plain = {root_cause_key("o", "fuse_bn_into_conv", f, fp) for f in findings}
+    assert len(plain) == 1 and plain != clashes
     crash = Finding("optimizer-error", "optimize", "RuntimeError: ir.h:1351: eraseOutput: "
                     "Assertion `outputs_[i]->uses().empty()` failed.")
     assert "eraseOutput" in root_cause_key("o", "p", crash, trigger=clash)

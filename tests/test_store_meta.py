@@ -79,7 +79,8 @@ def test_wave1_folder_is_read_and_upgraded_on_the_first_write_with_nothing_lost(
         assert new["schema"] == SCHEMA == 2
         assert (new["hits"], new["last_seen"]) == (old["hits"] + 1, WHEN)
         assert list(new)[:len(SCHEMA1_REQUIRED)] == list(SCHEMA1_REQUIRED)
-        assert all(new[k] in (None, []) for k in SCHEMA2_FIELDS)
+        assert all(new[k] in (None, []) for k in SCHEMA2_FIELDS if k != "symptoms")
+        assert new["symptoms"] == {new["symptom"]: new["hits"]}  # every hit its own symptom's
         assert BundleMeta.from_json(new).to_json() == new  # schema 2 reads back unchanged
     upgraded = raw(wave1, "bloat-ae41dcdd")
     assert list(upgraded)[-len(UNKNOWN):] == list(UNKNOWN)  # unknown keys last, verbatim

@@ -16,6 +16,7 @@ from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.signature import FindingCore
+from fuzzer.localize.culprit import run_with_passes
 from fuzzer.localize.search import localize
 from fuzzer.reduce import reduce_finding
 from fuzzer.reduce.minimized import Minimized
@@ -52,16 +53,6 @@ class Minimal:
 def _matching(result: CaseResult, finding: Finding) -> Finding | None:
     wanted = FindingCore.of(finding)
     return next((f for f in result.findings if wanted.matches(f)), None)
-
-
-def run_with_passes(sandbox: Any, case: TestCase, passes: list[str] | None) -> CaseResult:
-    """Run ``case`` (its ``model_bytes`` set) through ``sandbox`` with only ``passes``
-    (None: its own configuration), artifacts kept."""
-    from fuzzer.targets import get_target
-
-    config = case.config if passes is None else \
-        get_target(case.target).with_passes(case.config, passes)
-    return sandbox.run(case.with_config(config).with_model(case.model_bytes, keep=True))
 
 
 def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,

@@ -12,18 +12,19 @@ from typing import Any
 
 from fuzzer.campaign import growth
 from fuzzer.campaign.growth import Handling
-from fuzzer.campaign.minimize import Minimal, minimize, probe, run_with_passes
+from fuzzer.campaign.minimize import Minimal, minimize, probe
 from fuzzer.campaign.verify import deterministic, more_exact_than_original, reproduces
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
 from fuzzer.findings.rootcause import (
     breaking_and_enabling,
-    footprint_of,
+    model_names_of,
     root_cause_id,
     root_cause_key,
 )
 from fuzzer.findings.signature import bundle_id as make_bundle_id
+from fuzzer.localize.culprit import Culprit, find_culprit
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.localize.search import localize
 from fuzzer.modelio.graphs import node_count
@@ -249,54 +250,6 @@ def primary_finding(result: CaseResult) -> Finding | None:
     return result.findings[0] if result.findings else None
 
 
-def blame(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] | None,
-          run: CaseResult) -> tuple[str, list[str], str | None]:
-    """``(breaking pass, enabling passes, footprint)`` of ``finding``, whose minimal pass
-    subsequence is ``passes`` and whose run with only those passes is ``run``.
-
-    The breaking pass is the one that first damaged the model: every proper prefix of
-    ``passes`` runs (shortest first) on the model of ``run``, and the first whose run shows
-    a finding that is not documented behaviour ends with the breaking pass; the passes after
-    it only turned one damage into another (a pass that trips over the duplicate names an
-    earlier fusion left). Where no prefix shows damage, the last pass breaks (the others
-    prepared the graph for it). The enabling passes are the rest of ``passes``. The
-    footprint (where the symptom's key has one; else None) is the breaking pass's alone:
-    the model after the prefix ending with it against the model after the prefix before it
-    (:func:`fuzzer.findings.rootcause.op_footprint`); for a target whose output differs from
-    its input with no pass at all (:attr:`fuzzer.targets.base.Target.saves_its_own_form`)
-    the empty prefix is that run's model, one sandbox run more. Prefixes run only for
-    symptoms whose candidates may run (not for hangs); each costs one sandbox run.
-    """
-    breaking, enabling = breaking_and_enabling(passes)
-    record = symptom(finding.symptom)
-    arts = run.artifacts
-    if arts is None:
-        return breaking, enabling, None
-    target = get_target(case.target)
-    if not passes or not record.reducible or \
-            (len(passes) == 1 and not target.saves_its_own_form):
-        footprint = footprint_of(arts.model, arts.optimized) if record.footprint else None
-        return breaking, enabling, footprint
-    base = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
-    start = arts.model
-    if target.saves_its_own_form and record.footprint:  # what no pass at all makes of it
-        empty = run_with_passes(sandbox, base, [])
-        if empty.artifacts is not None and empty.artifacts.optimized is not None:
-            start = empty.artifacts.optimized
-    after = [start]  # the model after each prefix, the empty one first
-    for length in range(1, len(passes)):
-        prefix = passes[:length]
-        prepared = run_with_passes(sandbox, base, prefix)
-        made = prepared.artifacts.optimized if prepared.artifacts is not None else None
-        after.append(made if made is not None else after[-1])
-        config = target.with_passes(case.config, prefix)
-        if any(target.documented(f, config) is None for f in prepared.findings):
-            footprint = footprint_of(after[-2], after[-1]) if record.footprint else None
-            return passes[length - 1], passes[:length - 1] + passes[length:], footprint
-    footprint = footprint_of(after[-1], arts.optimized) if record.footprint else None
-    return breaking, enabling, footprint
-
-
 def cuts_the_graph(target: Any, config: dict[str, Any], breaking: str) -> bool:
     """Whether the pass ``breaking`` alone is judged short of comparing outputs
     (``judge_until`` in the target's oracle context: a pass that cuts the graph, or whose
@@ -310,28 +263,45 @@ def cuts_the_graph(target: Any, config: dict[str, Any], breaking: str) -> bool:
 
 def key_of(sandbox: Sandbox, case: TestCase, finding: Finding, passes: list[str] | None,
            run: CaseResult, trigger: str | None = None) -> tuple[str, str, list[str]]:
-    """``(root-cause key, breaking pass, enabling passes)`` of ``finding`` whose minimal
-    passes are ``passes`` and whose run with only those passes is ``run``; the breaking
-    pass and its footprint come from :func:`blame` (runs through ``sandbox``), except for
-    a finding the target explains by a cause outside any pass
-    (:meth:`fuzzer.targets.base.Target.shared_cause`), keyed by that cause instead; a
-    symptom's own :data:`HANDLING` may replace ``passes`` (a ``slow`` finding whose growth
-    is the target's own load and save names none); ``trigger`` is the trigger probes'
-    sentence where they ran (:func:`fuzzer.findings.rootcause.root_cause_key`)."""
+    """``(root-cause key, culprit, enabling passes)`` of ``finding`` as
+    :func:`key_and_culprit` takes it in the quick mode (each prefix judged by the oracles
+    alone): the preliminary key of a finding on the model as found."""
+    key, culprit = key_and_culprit(sandbox, case, finding, passes, run, trigger, deep=False)
+    return key, culprit.culprit, culprit.enabling
+
+
+def key_and_culprit(sandbox: Sandbox, case: TestCase, finding: Finding,
+                    passes: list[str] | None, run: CaseResult, trigger: str | None = None,
+                    deep: bool = True) -> tuple[str, Culprit]:
+    """The root-cause key of ``finding`` whose minimal passes are ``passes`` and whose run
+    with only those passes is ``run``, and its :class:`fuzzer.localize.culprit.Culprit`
+    (:func:`fuzzer.localize.culprit.find_culprit`, runs through ``sandbox``; ``deep``
+    judges declared shapes and stages a typed copy too), except for a finding the target
+    explains by a cause outside any pass (:meth:`fuzzer.targets.base.Target.shared_cause`),
+    keyed by that cause instead; a symptom's own :data:`HANDLING` may replace ``passes`` (a
+    ``slow`` finding whose growth is the target's own load and save names none);
+    ``trigger`` is the trigger probes' sentence where they ran. Names the model and its
+    optimized form give tensors, nodes and graphs are kept out of a message's core
+    (:func:`fuzzer.findings.rootcause.model_names`)."""
     target = get_target(case.target)
     handling = HANDLING.get(finding.symptom)
     if handling is not None:
         passes = handling.passes(finding, passes)
+    arts = run.artifacts
+    names = model_names_of(arts.model, arts.optimized) if arts is not None else set()
     cause = target.shared_cause(finding)
     if cause is not None:  # one cause whatever pass shows it: no blame runs, no footprint
         breaking, enabling = breaking_and_enabling(passes)
-        return root_cause_key(case.target, f"({cause})", finding), breaking, enabling
-    breaking, enabling, footprint = blame(sandbox, case, finding, passes, run)
-    if footprint and cuts_the_graph(target, case.config, breaking):
+        return (root_cause_key(case.target, f"({cause})", finding, names=names),
+                Culprit(breaking, enabling))
+    culprit = find_culprit(sandbox, case, finding, passes, run, deep=deep)
+    footprint = culprit.footprint
+    if footprint and cuts_the_graph(target, case.config, culprit.culprit):
         footprint = ""  # it removes whole regions by design: the ops it removed are the model's
-    key = root_cause_key(case.target, breaking, finding, footprint,
-                         target.anchors().get(breaking, ()), trigger)
-    return key, breaking, enabling
+    key = root_cause_key(case.target, culprit.culprit, finding, footprint,
+                         target.anchors().get(culprit.culprit, ()), trigger, names,
+                         exposed=culprit.exposed_by is not None)
+    return key, culprit
 
 
 @dataclass
@@ -407,7 +377,7 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
     # counted only where localized (Handled.signature): a WL hash per hit costs a millisecond
     first_wave = finding_signature(case, result, finding, passes, run) if where is not None \
         else ""
-    if (hit := _known_hit(store, roots, prelim, first_wave, finding.symptom)) is not None:
+    if (hit := _known_hit(store, roots, prelim, first_wave, finding.symptom, True)) is not None:
         return hit
     if (skipped := roots.backed_off(prelim)) is not None:
         return dataclasses.replace(skipped, signature=first_wave)
@@ -415,16 +385,16 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
 
 
 def _known_hit(store: BundleStore, roots: RootCauseMemo, prelim: str, first_wave: str,
-               symptom_name: str | None = None) -> Handled | None:
-    """A hit (counted in ``store``) on the existing bundle of preliminary key ``prelim``:
-    known to ``roots``, else, with ``symptom_name``, found among the store's bundles of that
-    symptom; None where there is none."""
+               symptom_name: str, search: bool = False) -> Handled | None:
+    """A hit (counted in ``store`` as a sighting of ``symptom_name``) on the existing
+    bundle of preliminary key ``prelim``: known to ``roots``, else, with ``search``, found
+    among the store's bundles of any symptom; None where there is none."""
     known = roots.get(prelim)
-    if known is None and symptom_name is not None:
+    if known is None and search:
         known = find_root_cause(store, symptom_name, prelim)
     if known is None or not store.exists(known):
         return None
-    store.add_hit(known)
+    store.add_hit(known, symptom=symptom_name)
     roots.remember(prelim, known)
     return Handled("hit", known, signature=first_wave)
 
@@ -463,7 +433,7 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
     case, result, finding, found = triaged.case, triaged.result, triaged.finding, triaged.found
     prelim, first_wave, where, passes = (triaged.prelim, triaged.first_wave, triaged.where,
                                          triaged.passes)
-    if (hit := _known_hit(store, roots, prelim, first_wave)) is not None:
+    if (hit := _known_hit(store, roots, prelim, first_wave, finding.symptom)) is not None:
         return hit  # recorded since its triage
     handling = HANDLING.get(finding.symptom)
     if not deterministic(sandbox, case, result):
@@ -485,19 +455,21 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)
-    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run,
-                                     trigger)
+    key, culprit = key_and_culprit(sandbox, case, minimal.finding, minimal.passes, minimal.run,
+                                   trigger)
     known = find_root_cause(store, finding.symptom, key)
     if known is not None:
         arts = minimal.run.artifacts
         files = {".onnx": minimal.case.model_bytes, ".npz": npz_bytes(arts.feeds)} \
             if arts is not None else {".onnx": minimal.case.model_bytes}
-        store.add_variant(known, files, policy.max_variants, utc_now(), key=prelim)
+        store.add_variant(known, files, policy.max_variants, utc_now(), key=prelim,
+                          symptom=finding.symptom)
         roots.remember(prelim, known)
         return Handled("merged", known, signature=first_wave)
     bid = root_cause_id(finding.symptom, key)
-    extra: dict[str, Any] = {"root_cause": key, "breaking_pass": breaking,
-                             "enabling_passes": enabling, "trigger": trigger}
+    extra: dict[str, Any] = {"root_cause": key, "breaking_pass": culprit.culprit,
+                             "enabling_passes": culprit.enabling, "trigger": trigger,
+                             **culprit.to_json()}
     if prelim != key:
         extra[PRELIMINARY_KEYS] = [prelim]
     if where is not None:
@@ -592,7 +564,7 @@ def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | N
 
 
 def hit(meta: BundleMeta) -> BundleMeta:
-    """``meta`` after one more sighting of its bug (now)."""
+    """``meta`` after one more sighting of its bug (now), as its own symptom."""
     meta.add_hits(1, utc_now())
     return meta
 

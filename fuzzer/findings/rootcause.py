@@ -1,34 +1,40 @@
-"""The root-cause key: which bucket (one bundle) a finding belongs to.
+"""The root-cause key: which bucket (one bundle) a finding belongs to. A bundle is one
+*fault*, one faulty decision in one place of the target's code, whatever symptoms it shows.
 
-key = target | breaking pass | symptom | core [| footprint]
+key = target | culprit | kind | fault signature
 
-* **Breaking pass**: of the minimal pass subsequence localized on the *minimized* model,
-  the pass whose prefix first damages the model, else the last pass (the others of that
-  subsequence are its enablers; :func:`fuzzer.campaign.record.blame` decides, with runs);
-  ``(framework)`` where the bug shows with no pass at all, ``(unlocalized)`` where
-  localization found nothing.
-* **Core** of the message, the *crash site* as bucketing by crash state does it (ClusterFuzz
-  groups crashes by the top frames of their stack; OATest and GenCoG by the normalized last
-  error line): the exception class and the source location the optimizer prints
-  (``fuse_bn_into_conv.h:87``) are kept, while tensor and node names, numbers, addresses,
+* **Culprit**: of the minimal pass subsequence localized on the *minimized* model, the first
+  pass after which the intermediate model is already wrong
+  (:func:`fuzzer.localize.culprit.find_culprit` judges every intermediate), else the last
+  pass (the others of that subsequence are its enablers); ``(framework)`` where the bug
+  shows with no pass at all, ``(unlocalized)`` where localization found nothing.
+* **Kind** (:attr:`oracles.base.Symptom.fault`), never the symptom itself for a wrong
+  rewrite: one wrong rewrite shows as an invalid model, a load or run-time failure or wrong
+  outputs depending on what consumes its result, and those are variants of one bundle.
+  ``rewrite`` for those symptoms, and for a crash that a later pass only exposed (the
+  culprit's damage is the fault, not the site where something tripped over it); ``crash``
+  for an exception, a signal or a sanitizer report of the pass at fault; the symptom's own
+  name for the others (``bloat``, ``metadata-change``, ``hang``, ``slow``).
+* **Fault signature**. For a wrong rewrite, its **footprint**: the op types the culprit
+  removed and added on the minimized model, from the op-type multisets of its input and
+  output (``-BatchNormalization+Mul``): the same rewrite in any surrounding model gives the
+  same footprint. For a crash, the *crash site*, as bucketing by crash state does it
+  (ClusterFuzz groups crashes by the top frames of their stack; OATest and GenCoG by the
+  normalized last error line): the exception class and the source location the optimizer
+  prints (``fuse_bn_into_conv.h:87``) are kept, while tensor and node names (the model's
+  own, wherever they stand in the message, and any generated one), numbers, addresses,
   paths, shapes (:func:`fuzzer.findings.signature.normalize_message`) and the op types of
-  nodes the breaking pass does not anchor on are replaced by placeholders. A symptom whose
+  nodes the culprit does not anchor on are replaced by placeholders. A symptom whose
   message names values rather than causes ("3 of 8 values differ") uses the detail field
-  its registry record names instead (``Symptom.key_detail``: the kind of mismatch, the task).
-* **Footprint**, for symptoms whose record asks for it (wrong outputs, invalid models): the op
-  types the breaking pass removed and added on the minimized model, from the op-type
-  multisets of its input and output (``-BatchNormalization+Mul``), instead of a hash of the
-  whole graph: the same rewrite in any surrounding model gives the same footprint.
+  its registry record names instead (``Symptom.key_detail``).
 * **Name clash**: where the trigger probes (:mod:`fuzzer.reduce.probes`) show that a wrong
-  output, invalid model or run-time failure needs a tensor named like the optimizer's own
-  temporaries, that need is the core instead of the class of the damage: a rewrite that names
-  its new tensors from onnx IR's value counter breaks whichever rule the existing name
-  happens to hit (an initializer twice: "initializer name is not unique"; a node output:
-  SSA; a tensor read before it is made: topological order), one bug seen three ways
-  (onnxoptimizer 0.4.2's ``fuse_bn_into_conv``).
+  rewrite needs a tensor named like the optimizer's own temporaries, that need is the
+  signature instead of the footprint: a rewrite that names its new tensors from onnx IR's
+  value counter breaks whichever rule the existing name happens to hit, one bug seen three
+  ways (onnxoptimizer 0.4.2's ``fuse_bn_into_conv``).
 
-Bucketing on the minimized model and a key fixed by the breaking pass follow Igor (CCS'21:
-shrink first, then cluster) and BugLens (arXiv 2506.23281: the minimal pass set as the primary
+Bucketing on the minimized model and a key fixed by the culprit follow Igor (CCS'21: shrink
+first, then cluster) and BugLens (arXiv 2506.23281: the minimal pass set as the primary
 key); ranking root causes for a person follows Tamer (PLDI'13).
 """
 
@@ -65,18 +71,83 @@ def _op_types() -> frozenset[str]:
 _NODE_CONTEXT = re.compile(r"In Node, \(.*?\) : \(.*?\) -> \(.*?\) ,\s*")
 
 
-def message_core(message: str, keep_ops: Iterable[str] = ()) -> str:
+def message_core(message: str, keep_ops: Iterable[str] = (),
+                 names: Iterable[str] = ()) -> str:
     """The crash site of ``message``: the node context onnxruntime prints removed
-    (:data:`_NODE_CONTEXT`), :func:`normalize_message`, then every op type name other than
-    ``keep_ops`` (the breaking pass's anchors) replaced by ``<op>``."""
+    (:data:`_NODE_CONTEXT`), every whole-word occurrence of one of ``names`` (the model's
+    tensor, node, graph and function names: :func:`model_names`) replaced by ``<name>``,
+    :func:`normalize_message`, then every op type name other than ``keep_ops`` (the
+    culprit's anchors) replaced by ``<op>``."""
     keep = set(keep_ops)
-    text = normalize_message(_NODE_CONTEXT.sub("In Node <node>: ", message))
+    text = _NODE_CONTEXT.sub("In Node <node>: ", message)
+    text = _replace_names(text, names)
+    text = normalize_message(text)
 
     def op(match: re.Match[str]) -> str:
         word = match.group(0)
         return word if word in keep or word not in _op_types() else OP_PLACEHOLDER
 
     return re.sub(r"\b[A-Z][A-Za-z0-9]*\b", op, text)
+
+
+#: words a message uses of its own, never replaced as a model's name even where a model
+#: names a tensor so (``input``, ``X``): replacing them would split one message in two.
+MESSAGE_WORDS = frozenset({
+    "input", "inputs", "output", "outputs", "graph", "node", "nodes", "initializer", "tensor",
+    "shape", "type", "data", "value", "values", "axes", "axis", "name", "model", "in", "of",
+    "the", "and", "or", "not", "is", "X", "Y", "A", "B", "C", "W", "R", "M", "N", "T"})
+
+
+def _replace_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with every whole-word occurrence of one of ``names`` replaced by
+    ``<name>``, longest names first (so ``conv.weight`` goes before ``conv``); empty names,
+    :data:`MESSAGE_WORDS` and op type names are left alone."""
+    wanted = sorted({n for n in names if n and n not in MESSAGE_WORDS and n not in _op_types()},
+                    key=len, reverse=True)
+    if not wanted:
+        return text
+    pattern = re.compile("|".join(f"(?<![\\w.:/]){re.escape(n)}(?![\\w:/]|\\.\\w)"
+                                  for n in wanted))
+    return pattern.sub("<name>", text)
+
+
+def model_names(*models: Any) -> set[str]:
+    """Every tensor, node, graph and function name of ``models`` (``onnx.ModelProto``;
+    None skipped), subgraphs included: what a message may name that belongs to the model,
+    not to the fault."""
+    from fuzzer.modelio.graphs import iter_graphs
+
+    names: set[str] = set()
+    for model in models:
+        if model is None:
+            continue
+        for function in model.functions:
+            names.add(function.name)
+            names.update(o for n in function.node for o in (*n.input, *n.output))
+        for graph in iter_graphs(model.graph):
+            names.add(graph.name)
+            for values in (graph.input, graph.output, graph.value_info, graph.initializer):
+                names.update(v.name for v in values)
+            for node in graph.node:
+                names.add(node.name)
+                names.update(node.input)
+                names.update(node.output)
+    names.discard("")
+    return names
+
+
+def model_names_of(*datas: bytes | None) -> set[str]:
+    """:func:`model_names` of serialized models (missing or unreadable ones skipped)."""
+    import onnx
+
+    models = []
+    for data in datas:
+        if data:
+            try:
+                models.append(onnx.load_model_from_string(data))
+            except Exception:
+                continue
+    return model_names(*models)
 
 
 def op_footprint(original: Any, optimized: Any) -> str:
@@ -129,24 +200,42 @@ def needs_name_clash(trigger: str | None) -> bool:
     return bool(trigger) and trigger.startswith("needs ") and NAME_CLASH in trigger
 
 
-def root_cause_key(target: str, breaking: str, finding: Finding,
-                   footprint: str | None = None, keep_ops: Iterable[str] = (),
-                   trigger: str | None = None) -> str:
-    """The bucket key of ``finding`` (see the module docstring); ``footprint`` is used only
-    where the symptom's record asks for one, ``keep_ops`` are the breaking pass's anchors,
-    ``trigger`` is the trigger probes' sentence where they ran (a name clash is the core of
-    a footprint-keyed symptom)."""
+#: the kind of a wrong rewrite's key (:attr:`oracles.base.Symptom.fault`).
+REWRITE = "rewrite"
+
+
+def fault_kind(finding: Finding, exposed: bool = False) -> str:
+    """The kind field of ``finding``'s key: ``rewrite`` for a wrong rewrite, and for any
+    finding a later pass only exposed (``exposed``: the culprit is not the pass the
+    symptom showed in); ``crash`` for a crash of the culprit itself; else the symptom's
+    name."""
     record = symptom_record(finding.symptom)
-    detail = finding.detail.get(record.key_detail) if record.key_detail else None
-    core = str(detail) if detail is not None else message_core(finding.message, keep_ops)
-    if record.footprint and needs_name_clash(trigger):
-        core = "name clash"
-    parts = [target, breaking, finding.symptom, core]
-    if record.footprint:
-        parts.append("fp:" + (footprint or ""))
-    return "|".join(parts)
+    if exposed or record.fault == REWRITE:
+        return REWRITE
+    return record.fault or finding.symptom
+
+
+def root_cause_key(target: str, culprit: str, finding: Finding,
+                   footprint: str | None = None, keep_ops: Iterable[str] = (),
+                   trigger: str | None = None, names: Iterable[str] = (),
+                   exposed: bool = False) -> str:
+    """The bucket key of ``finding`` (see the module docstring): ``culprit`` is the pass
+    at fault; ``footprint`` what it did (used for a wrong rewrite); ``keep_ops`` its
+    anchors; ``trigger`` the trigger probes' sentence where they ran (a name clash is the
+    signature of a wrong rewrite); ``names`` the model's own names, replaced in a message
+    core; ``exposed`` that a later pass only tripped over the culprit's damage."""
+    kind = fault_kind(finding, exposed)
+    if kind == REWRITE:
+        core = "name clash" if needs_name_clash(trigger) else "fp:" + (footprint or "")
+    else:
+        record = symptom_record(finding.symptom)
+        detail = finding.detail.get(record.key_detail) if record.key_detail else None
+        core = str(detail) if detail is not None else \
+            message_core(finding.message, keep_ops, names)
+    return "|".join([target, culprit, kind, core])
 
 
 def root_cause_id(symptom: str, key: str) -> str:
-    """The bundle folder name of a root cause: ``<symptom>-<8 hex digits of sha256>``."""
+    """The bundle folder name of a root cause first seen as ``symptom``:
+    ``<symptom>-<8 hex digits of sha256 of the key>``."""
     return f"{symptom}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"

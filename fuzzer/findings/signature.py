@@ -4,8 +4,10 @@ signature = target name | responsible passes (or the configured pass list where 
 localized) | symptom | normalized message [| ``g:`` graph hash]. The message is normalized so
 that the same bug reached from different models gives the same text: hexadecimal addresses,
 quoted tensor and node names (and the unquoted ones after ``name:``, ``Node (...)``,
-``Name:``, and comma-separated lists of them after a colon), paths and numbers become
-placeholders. A source location inside the optimizer
+``Name:``, comma-separated lists of them after a colon, and any unquoted word that mixes
+letters and digits the way generated names do: ``t8``, ``_v_8``, ``input.1``), paths and
+numbers become placeholders. :func:`fuzzer.findings.rootcause.message_core` also replaces
+the model's own names wherever they stand. A source location inside the optimizer
 (``fuse_bn_into_conv.h:87``), as in a C++ optimizer's assertion messages, is kept: it names the
 failing check.
 
@@ -21,6 +23,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from oracles.base import Finding
 
@@ -35,11 +38,37 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # "Unresolved value references: w3,model/add/kernel:0,")
     (re.compile(r"(?<=: )(?:[\w./:-]+,)+[\w./:-]*"), "<names>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+-]+){2,}/?"), "<path>"),
+    # a name an exporter or optimizer generates, unquoted: letters and digits mixed
+    # (``t8``, ``_v_8``, ``conv_12``, ``input.1``, ``onnx::Conv_12``), but not a data type
+    # (``int64``) or an op type (``Col2Im``): see :func:`_generated_name`
+    (re.compile(r"(?<![\w<])(?:onnx::)?[A-Za-z_]\w*(?:\.\w+)*"), None),
     (re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),
     (re.compile(r"\s+"), " "),
 )
 MAX_MESSAGE = 200
 GRAPH_FIELD = "g:"
+
+
+#: words with digits that name no tensor: data types and the like.
+_NOT_A_NAME = re.compile(r"(?:u?int|float|bfloat|complex)\d+\w*|float8\w*|sha\d+|utf\d+|"
+                         r"[Oo]pset\d+|IR\d+", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _op_types() -> frozenset[str]:
+    import onnx
+
+    return frozenset(s.name for s in onnx.defs.get_all_schemas_with_history())
+
+
+def _generated_name(match: re.Match[str]) -> str:
+    """``<name>`` for a word that mixes letters and digits and is neither a data type nor
+    an op type (a generated tensor or node name); the word itself otherwise."""
+    word = match.group(0)
+    if not any(c.isdigit() for c in word) or _NOT_A_NAME.fullmatch(word) or \
+            word in _op_types():
+        return word
+    return "<name>"
 
 
 def normalize_message(message: str) -> str:
@@ -52,7 +81,7 @@ def normalize_message(message: str) -> str:
 
     text = _SOURCE_LOCATION.sub(keep, message)
     for pattern, placeholder in _RULES:
-        text = pattern.sub(placeholder, text)
+        text = pattern.sub(placeholder if placeholder is not None else _generated_name, text)
     text = re.sub("[\ue000-\uf8ff]", lambda m: kept[ord(m.group(0)) - 0xE000], text)
     return text.strip()[:MAX_MESSAGE]
 

@@ -112,7 +112,7 @@ class BundleStore:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._batch = batch_hits
-        self._pending: dict[str, tuple[int, str]] = {}
+        self._pending: dict[tuple[str, str | None], tuple[int, str]] = {}
         self._pending_lock = threading.Lock()
         self._index: list[BundleMeta] = []
         self._index_key: tuple[int, int] | None = None
@@ -180,19 +180,21 @@ class BundleStore:
                      if p.is_dir() and BUNDLE_NAME.fullmatch(p.name))
         return sorted(n for n in names if not n.startswith("."))
 
-    def add_hit(self, bundle_id: str, when: str | None = None) -> None:
-        """Count one more sighting of a bundle's bug (``when``: ISO time, default now);
-        written at once, or at the next :meth:`flush_hits` for a batching store."""
+    def add_hit(self, bundle_id: str, when: str | None = None,
+                symptom: str | None = None) -> None:
+        """Count one more sighting of a bundle's bug (``when``: ISO time, default now),
+        shown as ``symptom`` (None: the bundle's own); written at once, or at the next
+        :meth:`flush_hits` for a batching store."""
         from fuzzer.store.versions import utc_now
 
         when = when or utc_now()
         if not self._batch:
             with contextlib.suppress(DamagedBundleError):  # counted, the hit dropped
-                self.update(bundle_id, lambda meta: meta.add_hits(1, when))
+                self.update(bundle_id, lambda meta: meta.add_hits(1, when, symptom))
             return
         with self._pending_lock:
-            count, _ = self._pending.get(bundle_id, (0, when))
-            self._pending[bundle_id] = (count + 1, when)
+            count, _ = self._pending.get((bundle_id, symptom), (0, when))
+            self._pending[(bundle_id, symptom)] = (count + 1, when)
 
     def flush_hits(self) -> None:
         """Write the batched hits into their bundles' meta.json (one write per bundle)."""
@@ -200,13 +202,20 @@ class BundleStore:
             pending, self._pending = self._pending, {}
         if not pending:
             return
+        by_bundle: dict[str, list[tuple[str | None, int, str]]] = {}
+        for (bundle_id, symptom), (count, when) in pending.items():
+            by_bundle.setdefault(bundle_id, []).append((symptom, count, when))
+
+        def change(meta: BundleMeta, hits: list[tuple[str | None, int, str]]) -> None:
+            for symptom, count, when in hits:
+                meta.add_hits(count, when, symptom)
+
         with self.locked():
-            for bundle_id, (count, when) in pending.items():
+            for bundle_id, hits in by_bundle.items():
                 if not self.exists(bundle_id):
                     continue
                 with contextlib.suppress(DamagedBundleError):  # counted, the hits dropped
-                    self._update_locked(bundle_id,
-                                        lambda meta, n=count, w=when: meta.add_hits(n, w))
+                    self._update_locked(bundle_id, lambda meta, h=hits: change(meta, h))
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -298,13 +307,13 @@ class BundleStore:
         return meta
 
     def add_variant(self, bundle_id: str, files: dict[str, bytes], limit: int,
-                    when: str, key: str | None = None) -> bool:
+                    when: str, key: str | None = None, symptom: str | None = None) -> bool:
         """Record one more sighting of a bundle's root cause (``hits`` + 1, ``last_seen``
         = ``when``) and, while it holds fewer than ``limit`` variants, keep ``files`` (suffix
         -> bytes, e.g. ``{".onnx": model, ".npz": feeds}``) as ``variants/<n><suffix>``,
         listed in meta ``variants``; ``key``, the preliminary root-cause key that led here,
-        is kept too (:meth:`fuzzer.store.meta.BundleMeta.add_preliminary_key`). Returns
-        whether a variant was kept.
+        is kept too (:meth:`fuzzer.store.meta.BundleMeta.add_preliminary_key`); the sighting
+        counts as ``symptom`` (None: the bundle's own). Returns whether a variant was kept.
 
         Raises:
             DamagedBundleError: the bundle's meta is unreadable (nothing is written).
@@ -312,7 +321,7 @@ class BundleStore:
         kept = [False]
 
         def change(meta: BundleMeta) -> None:
-            meta.add_hits(1, when)
+            meta.add_hits(1, when, symptom)
             if key is not None:
                 meta.add_preliminary_key(key)
             if len(meta.variants) >= limit:

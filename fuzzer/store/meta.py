@@ -3,7 +3,10 @@ every stage reads and updates.
 
 Schema 1 (the first campaigns) and schema 2 are read; schema 2 is written. Schema 2 keeps
 every schema-1 field with its name and meaning and adds ``breaking_pass``,
-``enabling_passes``, ``root_cause``, ``variants``, ``trigger`` and ``verified``. Fields this
+``enabling_passes``, ``root_cause``, ``variants``, ``trigger``, ``verified``, ``symptoms``
+(symptom -> hits: one fault seen through several symptoms), ``exposed_by`` and ``damage``
+(the culprit search's verdict); a file written before the last three existed reads as one
+symptom with all its hits and no verdict. Fields this
 code does not know (at the top level, in ``target`` and in ``nodes``) are kept in ``extra``
 mappings and written back verbatim, so a rewritten file is always a superset of what was
 read: a schema-1 file is upgraded in place on its first write and loses nothing.
@@ -31,7 +34,7 @@ SCHEMA1_REQUIRED = ("schema", "id", "signature", "symptom", "stage", "message", 
 SCHEMA1_OPTIONAL = ("localization", "aliases", "replay")
 #: fields that schema 2 adds; always written (null or [] where unknown).
 SCHEMA2_FIELDS = ("breaking_pass", "enabling_passes", "root_cause", "variants", "trigger",
-                  "verified")
+                  "verified", "symptoms", "exposed_by", "damage")
 KNOWN_FIELDS = frozenset(SCHEMA1_REQUIRED + SCHEMA1_OPTIONAL + SCHEMA2_FIELDS)
 #: meta.json key (kept in :attr:`BundleMeta.extra`) listing the preliminary root-cause keys,
 #: taken on found models before reduction, that led to the bundle: a later campaign on the
@@ -193,6 +196,13 @@ class BundleMeta:
         variants: file names under the bundle's ``variants/`` folder (schema 2).
         trigger: one sentence from the trigger probes (schema 2).
         verified: how the finding was confirmed (schema 2; any JSON value, e.g. a sentence).
+        symptoms: symptom -> hits of the bundle's fault, over every symptom it showed
+            (schema 2; the counts add up to ``hits``); ``symptom`` is the one of the kept
+            model.
+        exposed_by: the pass that only tripped over the breaking pass's damage (the
+            symptom showed in it), where the culprit search found one (schema 2).
+        damage: what was already wrong right after the breaking pass, one sentence
+            (schema 2).
         extra: top-level keys this code does not know, kept verbatim.
     """
 
@@ -219,7 +229,14 @@ class BundleMeta:
     variants: list[str] = field(default_factory=list)
     trigger: str | None = None
     verified: Any = None
+    symptoms: dict[str, int] = field(default_factory=dict)
+    exposed_by: str | None = None
+    damage: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.symptoms:
+            self.symptoms = {self.symptom: self.hits}
 
     @classmethod
     def from_json(cls, data: Any) -> BundleMeta:
@@ -258,6 +275,9 @@ class BundleMeta:
             variants=_names(data, "variants", required=False) or [],
             trigger=_value(data, "trigger", str, required=False, nullable=True),
             verified=data.get("verified"),
+            symptoms=_symptom_hits(data),
+            exposed_by=_value(data, "exposed_by", str, required=False, nullable=True),
+            damage=_value(data, "damage", str, required=False, nullable=True),
             extra=_extra(data, KNOWN_FIELDS),
         )
 
@@ -302,11 +322,22 @@ class BundleMeta:
         if key != self.root_cause and key not in keys and len(keys) < MAX_PRELIMINARY_KEYS:
             self.extra[PRELIMINARY_KEYS] = [*keys, key]
 
-    def add_hits(self, count: int, when: str) -> None:
-        """Count ``count`` more sightings; ``last_seen`` becomes ``when`` (ISO UTC time)
-        where that is later."""
+    def add_hits(self, count: int, when: str, symptom: str | None = None) -> None:
+        """Count ``count`` more sightings, shown as ``symptom`` (None: the bundle's own);
+        ``last_seen`` becomes ``when`` (ISO UTC time) where that is later."""
         self.hits += count
+        name = symptom or self.symptom
+        self.symptoms[name] = self.symptoms.get(name, 0) + count
         self.last_seen = max(self.last_seen, when)
+
+    def worst_symptom(self) -> str:
+        """The most severe symptom the bundle's fault showed (its severity; registry
+        order, :func:`oracles.symptom_names`), the bundle's own where none is known."""
+        from oracles import symptom_names
+
+        order = {name: rank for rank, name in enumerate(symptom_names())}
+        return min(self.symptoms or {self.symptom: 1},
+                   key=lambda name: (order.get(name, len(order)), name != self.symptom))
 
     def resign(self, signature: str) -> None:
         """Record a new signature (after localization); the old one moves to ``aliases``
@@ -317,6 +348,20 @@ class BundleMeta:
         aliases = [a for a in self.aliases or [] if a != signature]
         self.aliases = [*aliases, old] if old not in aliases else aliases
         self.signature = signature
+
+
+def _symptom_hits(data: Mapping[str, Any]) -> dict[str, int]:
+    """The ``symptoms`` field of a meta.json object: symptom -> hits; ``{}`` where absent
+    (then :class:`BundleMeta` counts every hit as its own symptom's).
+
+    Raises:
+        MetaError: it is not an object of non-negative integers.
+    """
+    found = _value(data, "symptoms", dict, required=False, nullable=True) or {}
+    for name, hits in found.items():
+        if not isinstance(hits, int) or isinstance(hits, bool) or hits < 0:
+            raise MetaError(f"field 'symptoms': {name!r} has {hits!r}, not a count of hits")
+    return dict(found)
 
 
 def parse_meta(data: bytes | str) -> BundleMeta:

@@ -176,6 +176,13 @@ class Target:
         """``config`` running exactly ``passes`` (in that order), everything else kept."""
         return dict(config, passes=list(passes))
 
+    def stages(self, config: dict[str, Any]) -> bool:
+        """Whether a prefix of ``config``'s pass list (:meth:`with_passes`) runs on its own
+        and gives the model the whole list would have passed on at that point, so that the
+        culprit search (:mod:`fuzzer.localize.culprit`) can judge every intermediate; True
+        for a pass-list optimizer (the default)."""
+        return True
+
     def relaxations(self, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Settings of ``config`` that localization may switch off to see whether a finding
         needs them: setting name -> ``config`` without it (``fixed_point`` where it is on)."""

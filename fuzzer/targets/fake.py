@@ -41,6 +41,20 @@ pass               effect on the model
 ``expose-twin``    raises ``fake/expose.cc:12`` where a tensor has two producers: alone it
                    never fails, after ``twin`` it turns twin's damage into a crash (the
                    breaking pass is ``twin``, ``expose-twin`` only exposes it)
+``rank0-shape``    writes rank 0 as the shape of the first node's output into value_info;
+                   like onnx IR, it writes no value_info for a value whose element type the
+                   model does not declare, so alone it leaves no trace on such a model
+``trust-shape``    copies the declared shape of the first node's output onto the graph input
+                   it reads where that node is unary elementwise (a correct rewrite: the
+                   shapes are equal), so after ``rank0-shape`` the input becomes rank 0
+                   (the culprit is ``rank0-shape``, ``trust-shape`` only exposes it)
+``drop-transpose`` bypasses the first Transpose: wrong outputs, an invalid model or a run-time
+                   failure, depending on what reads its result (one fault, three symptoms)
+``bad-unary``      two faults in one pass with one symptom (``output-mismatch``): replaces
+                   every Sin by Cos, and every Exp by Abs
+``name-leak``      raises ``fake/init.cc:3: <name> in initializer but not in graph input``
+                   with the first graph input's name unquoted (a message that carries the
+                   model's own names)
 ``slow-quadratic`` a naive common-subexpression search: every node compared with every
                    other node, O(n^2) in the node count (``slow`` on a long chain)
 ``slow-linear``    the same comparison :data:`LINEAR_PEERS` times per node:
@@ -224,6 +238,64 @@ def _expose_twin(graph: Any) -> None:
         raise RuntimeError("fake/expose.cc:12: tensor produced twice")
 
 
+def _value_info(graph: Any, name: str) -> Any:
+    """The value_info entry of ``name`` in ``graph``, added (with no type) where missing."""
+    for value in graph.value_info:
+        if value.name == name:
+            return value
+    value = graph.value_info.add()
+    value.name = name
+    return value
+
+
+def _rank0_shape(graph: Any) -> None:
+    if not graph.node or not graph.node[0].output:
+        return
+    value = _value_info(graph, graph.node[0].output[0])
+    value.type.tensor_type.shape.Clear()  # rank 0, element type as declared (0: unknown)
+    value.type.tensor_type.shape.SetInParent()
+
+
+def _trust_shape(graph: Any) -> None:
+    if not graph.node or graph.node[0].op_type not in UNARY or not graph.node[0].input:
+        return
+    node = graph.node[0]
+    declared = next((v for v in graph.value_info if v.name == node.output[0]), None)
+    if declared is None or not declared.type.tensor_type.HasField("shape"):
+        return
+    for value in graph.input:
+        if value.name == node.input[0]:
+            value.type.tensor_type.shape.CopyFrom(declared.type.tensor_type.shape)
+
+
+def _drop_transpose(graph: Any) -> None:
+    for index, node in enumerate(graph.node):
+        if node.op_type == "Transpose" and node.input:
+            _bypass(graph, index)
+            return
+
+
+def _bad_unary(graph: Any) -> None:
+    for node in graph.node:
+        if node.op_type == "Sin":
+            node.op_type = "Cos"
+        elif node.op_type == "Exp":
+            node.op_type = "Abs"
+
+
+def _name_leak(graph: Any) -> None:
+    if graph.input:
+        raise RuntimeError(f"fake/init.cc:3: {graph.input[0].name} in initializer but not in "
+                           "graph input")
+
+
+def _forget_untyped(graph: Any) -> None:
+    """Drop value_info entries of unknown element type, as onnx IR's serializer does."""
+    kept = [v for v in graph.value_info if v.type.tensor_type.elem_type]
+    del graph.value_info[:]
+    graph.value_info.extend(kept)
+
+
 #: peers each node is compared with by ``slow-linear``.
 LINEAR_PEERS = 512
 #: bytes ``leak`` keeps per call.
@@ -282,9 +354,12 @@ def _double_free(graph: Any) -> None:
 
 #: passes drawn only where a user names them (they cost memory or time, not bugs of output,
 #: or, for ``ladder``, need a guided campaign; ``double-free`` is a sanitizer's to report;
-#: ``exit`` ends the worker with status 0, an end pebble alone does not see)
+#: ``exit`` ends the worker with status 0, an end pebble alone does not see; the last five
+#: are the ground truth of the culprit search, of one bundle per fault across symptoms and
+#: of names kept out of keys, which their tests run on models of their own)
 ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder",
-                        "double-free", "exit"})
+                        "double-free", "exit", "rank0-shape", "trust-shape", "drop-transpose",
+                        "bad-unary", "name-leak"})
 
 
 PASSES: dict[str, Callable[[Any], None]] = {
@@ -318,6 +393,11 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "ladder": _ladder,
     "double-free": _double_free,
     "exit": lambda graph: os._exit(0),
+    "rank0-shape": _rank0_shape,
+    "trust-shape": _trust_shape,
+    "drop-transpose": _drop_transpose,
+    "bad-unary": _bad_unary,
+    "name-leak": _name_leak,
 }
 BUGS = tuple(name for name in PASSES if name != "clean")
 
@@ -381,6 +461,7 @@ class FakeTarget(Target):
             PASSES.get(name, PASSES["clean"])(out.graph)
         if "bump-ir" in passes and out.ir_version < 10:
             out.ir_version += 1
+        _forget_untyped(out.graph)
         return out
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
@@ -399,17 +480,24 @@ def _bypass_unary(graph: Any, middle: bool = False) -> None:
     for index in order:
         node = graph.node[index]
         if node.op_type in UNARY and node.input:
-            src, dst = node.input[0], node.output[0]
-            del graph.node[index]
-            for other in graph.node:
-                for i, name in enumerate(other.input):
-                    if name == dst:
-                        other.input[i] = src
-            for out in graph.output:
-                if out.name == dst:
-                    # keep the graph output name: re-create it with an Identity
-                    graph.node.append(_identity(src, dst))
+            _bypass(graph, index)
             return
+
+
+def _bypass(graph: Any, index: int) -> None:
+    """Remove node ``index`` of ``graph`` and feed its consumers from its first input (a
+    graph output it made is kept by an Identity)."""
+    node = graph.node[index]
+    src, dst = node.input[0], node.output[0]
+    del graph.node[index]
+    for other in graph.node:
+        for i, name in enumerate(other.input):
+            if name == dst:
+                other.input[i] = src
+    for out in graph.output:
+        if out.name == dst:
+            # keep the graph output name: re-create it with an Identity
+            graph.node.append(_identity(src, dst))
 
 
 def _identity(src: str, dst: str) -> Any:

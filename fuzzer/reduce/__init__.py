@@ -4,6 +4,9 @@ Polygraphy ``debug reduce``'s output and input cuts, then ddmin over nodes (Zell
 Hildebrandt 2002), then simplification; see :mod:`fuzzer.reduce.reducer`. The predicate of a
 campaign is "the same signature still reproduces" (:mod:`fuzzer.reduce.signature_check`);
 ``optfuzz reduce --check CMD`` uses an external command (:mod:`fuzzer.reduce.command_check`).
+A candidate that reproduces is kept only where the ONNX reference evaluator runs it too, with
+onnxruntime's output shapes (:mod:`fuzzer.reduce.reference_valid`): a repro must not rest on
+onnxruntime's leniency, or it would still fail after the optimizer's real fix.
 """
 
 from __future__ import annotations
@@ -46,14 +49,21 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
         cutoff: a :class:`fuzzer.reduce.predicate.Cutoff` whose moment also ends the
             reduction (None: none).
 
+    A candidate that reproduces must also pass the spec gate
+    (:class:`fuzzer.reduce.reference_valid.ReferenceGate`: the reference evaluator runs it, in
+    a sandbox worker, with the output shapes of its own onnxruntime run); one that does not
+    counts as not reproducing, so the reduction keeps the last candidate that passes.
+
     Returns:
         :class:`fuzzer.reduce.minimized.Minimized` with model, feeds, and the optimized model and
         expected/actual outputs of the minimized run; None when the finding does not
         reproduce, cannot be reduced, or is a hang.
     """
     from fuzzer.modelio.load import parse_model
+    from fuzzer.reduce.candidate import Built
     from fuzzer.reduce.predicate import Budget, fingerprint
     from fuzzer.reduce.reducer import NotReproducible, reduce_model
+    from fuzzer.reduce.reference_valid import ReferenceGate
     from fuzzer.reduce.signature_check import SignatureCheck
     from fuzzer.reduce.values import record_sandboxed
 
@@ -63,10 +73,11 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     model = parse_model(arts.model)
     budget = Budget(time_limit, cutoff)
     recorded = record_sandboxed(sandbox, model, arts.feeds)
+    gate = ReferenceGate(sandbox, original=(Built(model, dict(arts.feeds)), arts.expected))
     configs = [c for c in (restricted_config(case, passes), case.config) if c is not None]
     for config in configs:
         check = SignatureCheck(sandbox, case.with_config(config), finding.symptom,
-                               finding.message, budget, finding.detail)
+                               finding.message, budget, finding.detail, gate)
         seen = config is case.config and check.matches(result)  # no need to run it again
         try:
             reduction = reduce_model(model, arts.feeds, check, recorded,
@@ -79,7 +90,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
                 reduction.built.model.ByteSize() >= model.ByteSize():
             return None
         if config is not case.config and not _reproduces(sandbox, case, finding, budget,
-                                                          reduction.built):
+                                                          reduction.built, gate):
             continue  # narrowed passes found a different minimum; redo with the full list
         run = check.results.get(fingerprint(reduction.built))
         run_arts = run.artifacts if run is not None else None
@@ -93,13 +104,14 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
 
 
 def _reproduces(sandbox: Any, case: TestCase, finding: Finding, budget: Any,
-                built: Any) -> bool:
-    """Whether ``built`` shows the finding under the case's full configuration."""
+                built: Any, gate: Any = None) -> bool:
+    """Whether ``built`` shows the finding under the case's full configuration (and passes
+    ``gate``, see :class:`fuzzer.reduce.signature_check.SignatureCheck`)."""
     from fuzzer.reduce.predicate import OutOfTime
     from fuzzer.reduce.signature_check import SignatureCheck
 
     try:
         return SignatureCheck(sandbox, case, finding.symptom, finding.message, budget,
-                              finding.detail)(built)
+                              finding.detail, gate)(built)
     except OutOfTime:
         return False

@@ -1,10 +1,13 @@
 """The predicate of campaigns and of ``optfuzz reduce MODEL|BUNDLE``: the candidate, run
 through optfuzz's sandbox with the finding's target configuration, still shows the primary
 finding's symptom with the same core (:class:`fuzzer.findings.signature.FindingCore`: the
-key detail where the symptom has one, else the normalized message)."""
+key detail where the symptom has one, else the normalized message). With a ``gate``
+(:class:`fuzzer.reduce.reference_valid.ReferenceGate`), a candidate that reproduces must also
+pass it (a valid model by the ONNX reference evaluator), or it counts as not reproducing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
@@ -27,19 +30,25 @@ class SignatureCheck(Predicate):
         detail: the primary finding's detail; with it, the finding's core
             (:class:`fuzzer.findings.signature.FindingCore`) is compared, else the
             normalized message.
+        gate: ``gate(candidate, expected) -> bool``, asked only about a candidate that
+            reproduced, with its onnxruntime reference outputs (``{name: value}``, None
+            where that run failed); False rejects the candidate like one that does not
+            reproduce (:class:`fuzzer.reduce.reference_valid.ReferenceGate`). None: no gate.
 
     Attributes:
-        results: ``{fingerprint: CaseResult}`` of every candidate that reproduced, for the
-            artifacts of the final bundle.
+        results: ``{fingerprint: CaseResult}`` of every candidate that reproduced (and
+            passed the gate), for the artifacts of the final bundle.
     """
 
     def __init__(self, sandbox: Any, case: TestCase, symptom: str, message: str,
-                 budget: Budget, detail: dict | None = None) -> None:
+                 budget: Budget, detail: dict | None = None,
+                 gate: Callable[[Built, Mapping[str, Any] | None], bool] | None = None) -> None:
         super().__init__(budget, assume_valid)  # candidates run with require_valid=True
         self.sandbox = sandbox
         self.case = case
         self.wanted = FindingCore.of_parts(symptom, message, detail)
         self.target = get_target(case.target)
+        self.gate = gate
         self.results: dict[str, CaseResult] = {}
 
     def matches(self, result: CaseResult) -> bool:
@@ -57,7 +66,11 @@ class SignatureCheck(Predicate):
                                          input_shapes=None, keep=False,
                                          require_valid=True)
         result = self.sandbox.run(candidate)
-        if self.matches(result):
-            self.results[key] = result
-            return True
-        return False
+        if not self.matches(result):
+            return False
+        if self.gate is not None:
+            expected = result.artifacts.expected if result.artifacts is not None else None
+            if not self.gate(built, expected):
+                return False
+        self.results[key] = result
+        return True

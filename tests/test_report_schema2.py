@@ -1,6 +1,6 @@
 """report.md of a schema-2 bundle: the title names the breaking pass, "Actual" comes from a
-run of the attached model (not from meta.json), the model is shown inline as ONNX text, and
-repro.py runs only the responsible passes."""
+run of the attached model (not from meta.json), the model and its optimized form are shown
+inline as ONNX text, and repro.py runs only the responsible passes."""
 
 from __future__ import annotations
 
@@ -121,9 +121,11 @@ def test_actual_comes_from_running_the_attached_model(report: Path) -> None:
     actual = section(text, "Expected and actual")
     assert "stale" not in actual and "[42]" not in actual  # not meta.json, not the npz files
     line = next(ln for ln in actual.splitlines() if ln.startswith("**Actual:**"))
-    assert line.startswith("**Actual:** `output-mismatch` at stage `compare`: `output 0 'y': "
-                           "6 of 6 values differ")
+    assert line.startswith("**Actual:** `output-mismatch` at stage `compare` (")
     assert "under fake 1.0" in line
+    message = re.search(r"^```\n(.*?)\n```$", actual, flags=re.M | re.S)
+    assert message and message.group(1).startswith("output 0 'y': 6 of 6 values differ")
+    assert actual.index(line) < message.start()  # the run's message, fenced, right below
     expected = -np.exp(FEEDS["x"]).ravel()  # Neg(Exp(x)); drop-node leaves Exp(x)
     assert f"| `y` | `float32[2, 3]` [{expected[0]:.5g}, {expected[1]:.5g}" in actual
     assert f"`float32[2, 3]` [{-expected[0]:.5g}, {-expected[1]:.5g}" in actual
@@ -135,6 +137,11 @@ def test_report_shows_the_model_as_onnx_text(report: Path, bundle: Path) -> None
     inline = section(text, "The minimized model")
     (block,) = re.findall(r"```\n(.*?)\n```", inline, flags=re.S)
     assert block == onnx.printer.to_text(onnx.load(bundle / "model.onnx")).rstrip("\n")
+    # right after it, what the run's target made of it: drop-node put Identity for Neg
+    optimized = text.split("## The optimized model (", 1)[1].split("\n## ", 1)[0]
+    assert text.index("## The minimized model") < text.index("## The optimized model")
+    (block,) = re.findall(r"```\n(.*?)\n```", optimized, flags=re.S)
+    assert "= Identity (" in block and "= Exp (" in block and "Neg" not in block
 
 
 def test_repro_runs_only_the_responsible_passes(report: Path, tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ from fuzzer.execution.memory import release_free_memory
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.reduce.predicate import Cutoff
+from fuzzer.report.refresh import flush_and_refresh
 from fuzzer.store.folder import BundleStore
 
 #: most findings queued at once.
@@ -231,7 +232,7 @@ class FindingWorker:
             except queue.Empty:
                 item = ()
             if time.monotonic() - last_flush >= FLUSH_SECONDS or item is None:
-                self.store.flush_hits()
+                flush_and_refresh(self.store)
                 last_flush = time.monotonic()
             if item is None:
                 self._forward(None)
@@ -280,7 +281,7 @@ class FindingWorker:
         while True:
             item = self._record.queue.get()
             if item is None:
-                self.store.flush_hits()
+                flush_and_refresh(self.store)
                 return
             if item[0] == "whole":
                 _, case, result = item

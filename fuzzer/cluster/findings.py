@@ -23,6 +23,7 @@ from fuzzer.campaign.record import merge_failures
 from fuzzer.cluster.liveness import Liveness
 from fuzzer.cluster.recording import apply, known_bundles, root_cause_of
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.report.refresh import flush_and_refresh
 from fuzzer.store.folder import BundleStore
 
 #: times a finding goes to a handler before it is given up (its handler died each time; a
@@ -160,7 +161,7 @@ class ClusterFindings:
 
     def _flush(self, force: bool = False) -> None:
         if force or time.monotonic() - self._last_flush >= FLUSH_SECONDS:
-            self.store.flush_hits()
+            flush_and_refresh(self.store)
             self._last_flush = time.monotonic()
 
     def check(self) -> None:

@@ -29,6 +29,8 @@ class StoreOp:
         limit: the variant cap.
         when: ISO time of the sighting (variants).
         key: the preliminary root-cause key that led to the bundle (variants; None: none).
+        symptom: the symptom the sighting showed (hits and variants; None: the bundle's
+            own).
     """
 
     kind: str
@@ -37,6 +39,7 @@ class StoreOp:
     limit: int = 0
     when: str = ""
     key: str | None = None
+    symptom: str | None = None
 
 
 class RecordingStore:
@@ -57,15 +60,16 @@ class RecordingStore:
         return [SimpleNamespace(id=bid, root_cause=key, extra={})
                 for bid, key in self.known.items()]
 
-    def add_hit(self, bundle_id: str, when: str | None = None) -> None:
-        """Record one more sighting."""
-        self.ops.append(StoreOp("hit", bundle_id))
+    def add_hit(self, bundle_id: str, when: str | None = None,
+                symptom: str | None = None) -> None:
+        """Record one more sighting (shown as ``symptom``; None: the bundle's own)."""
+        self.ops.append(StoreOp("hit", bundle_id, symptom=symptom))
 
     def add_variant(self, bundle_id: str, files: dict[str, bytes], limit: int,
-                    when: str, key: str | None = None) -> bool:
+                    when: str, key: str | None = None, symptom: str | None = None) -> bool:
         """Record one more sighting with a variant (and the preliminary root-cause key that
-        led to it); True (the driver decides on the cap)."""
-        self.ops.append(StoreOp("variant", bundle_id, dict(files), limit, when, key))
+        led to it, and the symptom it showed); True (the driver decides on the cap)."""
+        self.ops.append(StoreOp("variant", bundle_id, dict(files), limit, when, key, symptom))
         return True
 
     def create(self, bundle_id: str, files: dict[str, bytes], on_exists: Any = None) -> bool:
@@ -103,7 +107,7 @@ def apply(store: BundleStore, handled: Handled, ops: list[StoreOp]) -> Handled:
             if not store.create(op.bundle_id, op.files, on_exists=hit):
                 handled = Handled("hit", op.bundle_id, handled.name, handled.signature)
         elif op.kind == "variant":
-            store.add_variant(op.bundle_id, op.files, op.limit, op.when, op.key)
+            store.add_variant(op.bundle_id, op.files, op.limit, op.when, op.key, op.symptom)
         elif store.exists(op.bundle_id):
-            store.add_hit(op.bundle_id)
+            store.add_hit(op.bundle_id, symptom=op.symptom)
     return handled

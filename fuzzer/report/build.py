@@ -160,7 +160,7 @@ def write_report(bundle: Path, meta: BundleMeta, out: Path, sandbox: Any,
              count_nodes(model.graph))
     text = render_issue_draft(meta, repro, folder=bundle, picture=picture.name,
                               attachment=attachment.name, observed=observed, model=model,
-                              nodes=nodes)
+                              nodes=nodes, optimized=optimized)
     report = out / REPORT
     write_atomic(report, text.encode())
     return ReportFiles(report, picture, attachment, observed)

@@ -5,7 +5,9 @@
 configuration showed (an :class:`Observation`, made by ``optfuzz report``): its finding, and
 for output mismatches the first values of each differing output from that run. A draft
 rendered without such a run (as the campaign writes one when it creates a bundle) words
-"Actual" from meta.json and the bundle's expected.npz / actual.npz, and says so.
+"Actual" from meta.json and the bundle's expected.npz / actual.npz, and says so
+(:data:`RECORDED_ONLY`). Every message and problem is shown in a fenced code block of its own
+(:func:`fuzzer.report.markdown.fenced`): optimizers quote code with backticks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from fuzzer.report.markdown import fenced
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import read_npz
 from oracles import symptom as symptom_record
@@ -24,6 +27,10 @@ from oracles.base import Finding
 MAX_VALUES = 6
 #: symptoms whose "Expected" may claim a promise of the target (see :func:`expected_line`).
 PROMISE_SYMPTOMS = frozenset({"bloat", "metadata-change"})
+#: the words that mark an "Actual" worded from meta.json alone (no run of the attached model):
+#: a refresh of report.md (:mod:`fuzzer.report.refresh`) words such a section again and keeps
+#: one that a run worded. Run-worded text never contains them.
+RECORDED_ONLY = "(as recorded when the bundle was made)"
 
 Arrays = dict[str, np.ndarray]
 
@@ -127,31 +134,40 @@ def expected_line(meta: BundleMeta) -> str:
     return f"**Expected:** {text}\n"
 
 
-def _finding_text(finding: Finding) -> str:
-    return f"`{finding.symptom}` at stage `{finding.stage}`: `{finding.message}`"
+def _where(symptom_name: str, stage: str) -> str:
+    return f"`{symptom_name}` at stage `{stage}`"
+
+
+def message_block(message: str) -> str:
+    """A finding's message as its own fenced code block, with the blank line that ends the
+    paragraph above it and the newline after it (messages quote code with backticks)."""
+    return f"\n{fenced(message)}\n"
 
 
 def _recorded(meta: BundleMeta) -> str:
-    return (f"`{meta.symptom}` at stage `{meta.stage}`: `{meta.message}` "
-            f"({meta.target.name} {meta.target.version})")
+    return (f"{_where(meta.symptom, meta.stage)} with {meta.target.name} "
+            f"{meta.target.version}:\n{message_block(meta.message)}")
 
 
 def actual_lines(meta: BundleMeta, observed: Observation) -> list[str]:
     """The "Actual" paragraphs from a run of the attached model: its finding of the
-    bundle's symptom, another symptom, no symptom at all, or no verdict, said plainly."""
+    bundle's symptom, another symptom, no symptom at all, or no verdict, said plainly.
+    Every message and problem is a fenced code block of its own."""
     run = f"running the attached model.onnx with inputs.npz under {observed.versions}"
     finding = observed.finding_for(meta.symptom)
     if observed.problem:
-        return [f"**Actual:** the attached model could not be tested here ({run}): "
-                f"{observed.problem}. Recorded when the bundle was made: {_recorded(meta)}.\n"]
+        return [f"**Actual:** the attached model could not be tested here ({run}):\n"
+                f"{message_block(observed.problem)}",
+                f"When the bundle was made it showed {_recorded(meta)}"]
     if finding is None:
         return [f"**Actual:** the attached model no longer reproduces the bug ({run}: no "
-                f"symptom). When the bundle was made it showed {_recorded(meta)}; this "
-                "release may have fixed it.\n"]
-    lines = [f"**Actual:** {_finding_text(finding)} ({run}).\n"]
+                "symptom); this release may have fixed it.\n",
+                f"When the bundle was made it showed {_recorded(meta)}"]
+    shown = f"{_where(finding.symptom, finding.stage)} ({run}):\n{message_block(finding.message)}"
+    lines = [f"**Actual:** {shown}"]
     if finding.symptom != meta.symptom:
-        lines = [f"**Actual:** the attached model now shows {_finding_text(finding)} ({run}), "
-                 f"not the recorded {_recorded(meta)}.\n"]
+        lines = [f"**Actual:** the attached model now shows {shown}",
+                 f"That is not the recorded {_recorded(meta)}"]
     if finding.symptom == "output-mismatch" and observed.expected and observed.actual:
         lines.append(output_table(observed.expected, observed.actual) + "\n")
     report = finding.detail.get("report") if finding.symptom == "memory-error" else None
@@ -159,7 +175,7 @@ def actual_lines(meta: BundleMeta, observed: Observation) -> list[str]:
         head = "\n".join(report.splitlines()[:REPORT_LINES])
         lines.append(f"The sanitizer's report (its first {REPORT_LINES} lines; repro.py runs "
                      "the target's sanitize build from `$OPTFUZZ_SANITIZE_SITE`):\n\n"
-                     f"```\n{head}\n```\n")
+                     f"{fenced(head)}\n")
     return lines
 
 
@@ -177,8 +193,8 @@ def expected_actual_section(meta: BundleMeta, folder: Path | None = None,
     parts = [expected_line(meta)]
     if observed is not None:
         return "\n".join(parts + actual_lines(meta, observed))
-    parts.append(f"**Actual:** `{meta.symptom}` at stage `{meta.stage}`: `{meta.message}` "
-                 "(as recorded when the bundle was made)\n")
+    parts.append(f"**Actual:** {_where(meta.symptom, meta.stage)} {RECORDED_ONLY}:\n"
+                 f"{message_block(meta.message)}")
     if folder is not None:
         expected, actual = _npz(folder / "expected.npz"), _npz(folder / "actual.npz")
         if expected and actual:

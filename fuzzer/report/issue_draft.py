@@ -1,26 +1,34 @@
 """report.md of a bundle: an issue draft for the upstream project, the way maintainers ask
-for them: a title naming the breaking pass and the symptom, the trigger, versions, the pass
-list and a short standalone repro inline, the minimized graph as ONNX text, expected vs
-actual, the picture of the graph before and after, and what to attach.
+for them: a title naming the breaking pass and the symptom, the culprit and what it damaged
+(where a later pass only exposed it), the trigger, versions, the pass list and a short
+standalone repro inline, the minimized graph and the optimized graph as ONNX text, expected
+vs actual (every message in a fenced code block), the picture of the graph before and after,
+what to attach, and the symptoms seen with their hits.
 
 ``render_issue_draft(meta, repro)`` alone (as the campaign calls it when a bundle is created)
 words everything from meta.json; ``optfuzz report`` adds the run of the attached model that
 "Actual" is worded from, the model itself (inline text, node counts), the picture and the
 attachment's name. A bundle without the schema-2 fields (``breaking_pass``, ``trigger``, ...)
-gets the title of its responsible passes or its pass list.
+gets the title of its responsible passes or its pass list; one without ``exposed_by`` and
+``damage`` (written before the culprit search) opens without the culprit's damage.
+:mod:`fuzzer.report.refresh` words report.md again from meta.json as hits grow, keeping the
+parts an earlier run of the model worded (:class:`EarlierRun`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fuzzer.report.expected_actual import Observation, expected_actual_section
+from fuzzer.report.markdown import code_span, fenced
 from fuzzer.report.repro import repro_context, trigger_snippet
 from fuzzer.report.timing import timing_markdown
 from fuzzer.store.meta import BundleMeta
 from oracles import symptom as symptom_record
+from oracles.base import count_nodes
 
 MAX_PASSES_IN_TITLE = 3
 #: a trigger longer than this goes into the body, not the title.
@@ -29,6 +37,12 @@ MAX_TRIGGER_IN_TITLE = 90
 MAX_TEXT_LINES = 120
 #: characters per line of ONNX text (long initializer values are cut).
 MAX_TEXT_WIDTH = 160
+#: heading of the optimized model's section (:mod:`fuzzer.report.refresh` finds it by it).
+OPTIMIZED_HEADING = "## The optimized model"
+#: why there is no optimized model, for the symptoms that stop the target before it returns.
+NO_MODEL_BECAUSE = {"optimizer-error": "the target raised an exception",
+                    "optimizer-abort": "the target crashed (its process died by a signal)",
+                    "hang": "the target did not finish within the per-case timeout"}
 _CLAUSE = re.compile(r"^(?:when|if|whenever)\s+(?P<rest>.+)$", re.I | re.S)
 
 
@@ -127,14 +141,16 @@ def pass_list_line(meta: BundleMeta) -> str:
     return f"Pass list: {shown}, the configuration the bug was found with (not localized)."
 
 
-def model_text(model: Any) -> str:
+def model_text(model: Any, file: str = "model.onnx") -> str:
     """The ONNX text of ``model`` (a ModelProto or its bytes; ``onnx.printer.to_text``),
     at most :data:`MAX_TEXT_LINES` lines of at most :data:`MAX_TEXT_WIDTH` characters, with
-    a note where it was cut; a note alone where onnx cannot print it."""
+    a note where it was cut (naming ``file``, which holds the whole graph); a note alone
+    where onnx cannot print it."""
     import onnx
 
-    if isinstance(model, bytes):
-        model = onnx.load_from_string(model)
+    model = _parsed(model)
+    if model is None:
+        return f"(not an ONNX model: {file} does not parse)"
     try:
         lines = onnx.printer.to_text(model).rstrip("\n").splitlines()
     except Exception as exc:  # a model the printer does not handle: the attachment has it
@@ -143,14 +159,61 @@ def model_text(model: Any) -> str:
              for ln in lines[:MAX_TEXT_LINES]]
     if len(lines) > MAX_TEXT_LINES:
         shown.append(f"... ({len(lines) - MAX_TEXT_LINES} more lines; the whole graph is in "
-                     "model.onnx)")
+                     f"{file})")
     elif len(shown) != len(lines) or any(s != ln for s, ln in zip(shown, lines, strict=True)):
-        shown.append("... (long lines cut; the whole graph is in model.onnx)")
+        shown.append(f"... (long lines cut; the whole graph is in {file})")
     return "\n".join(shown)
 
 
 def _nodes(count: int) -> str:
     return f"{count} node" + "s" * (count != 1)
+
+
+def _hits(count: int) -> str:
+    return f"{count} hit" + "s" * (count != 1)
+
+
+def _sentence(value: Any) -> str | None:
+    """A one-line text field (``exposed_by``, ``damage``), or None where it is unset or not
+    a string."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return " ".join(value.split())
+
+
+def symptom_hits(meta: BundleMeta) -> dict[str, int]:
+    """The symptoms the bundle's fault was seen with and their hits (meta.json's
+    ``symptoms``), most hits first."""
+    return dict(sorted(meta.symptoms.items(), key=lambda item: (-item[1], item[0])))
+
+
+def symptoms_line(meta: BundleMeta) -> str:
+    """One line: the hits in all (meta.json's ``hits``), when, and each symptom seen with its
+    hits."""
+    seen = ", ".join(f"`{name}` ({_hits(count)})" for name, count in symptom_hits(meta).items())
+    return (f"{_hits(meta.hits)} between {meta.first_seen} and {meta.last_seen}; symptoms "
+            f"seen: {seen}")
+
+
+def culprit_sentence(meta: BundleMeta) -> str:
+    """The opening sentence of a bundle whose meta.json names what the culprit (the breaking
+    pass) already damaged (``damage``) or the later pass that only exposed it
+    (``exposed_by``): ``"`<breaking>` leaves the model wrong: <damage>. `<exposed_by>` then
+    <what the symptom is>, tripping over that damage."``; empty where it names neither, or no
+    breaking pass."""
+    breaking = meta.breaking_pass
+    exposed = _sentence(meta.exposed_by)
+    damage = _sentence(meta.damage)
+    if exposed == breaking:
+        exposed = None
+    if not breaking or not (exposed or damage):
+        return ""
+    wrong = f"`{breaking}` leaves the model wrong"
+    if not exposed:
+        return f"{wrong}: {damage.rstrip('.')}." if damage else f"{wrong}."
+    then = (f"`{exposed}` then {symptom_record(meta.symptom).title} (`{meta.symptom}`), "
+            "tripping over that damage.")
+    return f"{wrong}: {damage.rstrip('.')}. {then}" if damage else f"{wrong}; {then}"
 
 
 def _versions(meta: BundleMeta) -> str:
@@ -162,32 +225,46 @@ def _versions(meta: BundleMeta) -> str:
 def _details(meta: BundleMeta, nodes: tuple[int, int]) -> str:
     origin = ", ".join(f"{k}={v}" for k, v in meta.source.items() if k != "path")
     lines = [
-        f"- configuration found with: `{meta.target.config}`",
-        f"- signature: `{meta.signature}`",
-        f"- found by optfuzz ({origin or 'unknown source'}); {meta.hits} hit(s) "
-        f"between {meta.first_seen} and {meta.last_seen}",
+        f"- configuration found with: {code_span(str(meta.target.config))}",
+        f"- found by optfuzz ({origin or 'unknown source'}); {symptoms_line(meta)}",
         f"- reduced from {nodes[0]} to {_nodes(nodes[1])} (subgraphs included)",
     ]
-    if meta.root_cause:
-        lines.append(f"- root cause: `{meta.root_cause}`")
     if meta.variants:
         lines.append(f"- {len(meta.variants)} other model(s) of the same root cause in the "
                      "bundle's variants/ folder")
+    keys = [f"signature: {meta.signature}"]
+    if meta.root_cause:
+        keys.append(f"root cause: {meta.root_cause}")
+    lines.append(f"\n<details><summary>optfuzz's keys for this bug</summary>\n\n"
+                 f"{fenced(chr(10).join(keys))}\n\n</details>")
     return "\n".join(lines)
 
 
-def _intro(meta: BundleMeta, nodes: int, observed: Observation | None) -> list[str]:
-    """The lines above the first heading: the trigger (where the title does not carry it),
-    a plain note when the attached model no longer reproduces, and what goes wrong."""
+def observed_note(meta: BundleMeta, observed: Observation | None) -> str | None:
+    """The note that the attached model no longer shows the bundle's symptom in the run
+    ``observed``, or None."""
+    if observed is None or observed.reproduces(meta.symptom):
+        return None
+    target = meta.target
+    return (f"> **Note:** the attached model does not show `{meta.symptom}` with "
+            f"{observed.versions} (see \"Actual\" below); it did with "
+            f"{target.name} {target.version}.")
+
+
+def _intro(meta: BundleMeta, nodes: int, note: str | None) -> list[str]:
+    """The lines above the first heading: the culprit and its damage (where meta.json says
+    what a later pass only exposed), the trigger (where the title does not carry it), a plain
+    note when the attached model no longer reproduces, and what goes wrong."""
     target = meta.target
     parts = []
+    culprit = culprit_sentence(meta)
+    if culprit:
+        parts.append(culprit + "\n")
     breaking = breaking_pass(meta)
     if meta.trigger and not (breaking and trigger_clause(meta)):
         parts.append(trigger_sentence(meta) + "\n")
-    if observed is not None and not observed.reproduces(meta.symptom):
-        parts.append(f"> **Note:** the attached model does not show `{meta.symptom}` with "
-                     f"{observed.versions} (see \"Actual\" below); it did with "
-                     f"{target.name} {target.version}.\n")
+    if note:
+        parts.append(note.rstrip("\n") + "\n")
     passes = config_passes(meta)
     who = breaking or pass_phrase(meta)
     if breaking and passes and passes != [breaking]:
@@ -200,7 +277,9 @@ def _intro(meta: BundleMeta, nodes: int, observed: Observation | None) -> list[s
     enabling = enabling_sentence(meta)
     ablation = adapter.ablation_line(config, breaking, meta.symptom) \
         if adapter is not None and breaking and breaking in (passes or ()) else ""
-    parts.append(" ".join(p for p in (sentence, enabling, ablation) if p) + "\n")
+    others = [name for name in symptom_hits(meta) if name != meta.symptom]
+    also = f"optfuzz also saw this fault as {_names(others)} (see Details)." if others else ""
+    parts.append(" ".join(p for p in (sentence, enabling, ablation, also) if p) + "\n")
     return parts
 
 
@@ -215,10 +294,87 @@ def _adapter(meta: BundleMeta) -> Any:
         return None
 
 
+def _parsed(model: Any) -> Any | None:
+    """``model`` as a ModelProto (bytes are parsed), None where the bytes are no model."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    if not isinstance(model, bytes):
+        return model
+    try:
+        return onnx.load_from_string(model)
+    except (DecodeError, ValueError):
+        return None
+
+
+def no_optimized_reason(meta: BundleMeta, observed: Observation | None = None,
+                        folder: Path | None = None) -> str | None:
+    """One line saying why a report shows no optimized model: the target raised, crashed or
+    hung (in the run ``observed``, else as meta.json records), the run gave no verdict, or
+    the bundle ``folder`` holds no optimized.onnx; None where none of these is known (a
+    draft rendered without the bundle's files)."""
+    finding = observed.finding_for(meta.symptom) if observed is not None else None
+    name = finding.symptom if finding is not None else meta.symptom
+    if name in NO_MODEL_BECAUSE:
+        return f"No optimized model: {NO_MODEL_BECAUSE[name]} (`{name}`)."
+    if observed is not None and observed.problem:
+        return "No optimized model: the run of the attached model gave no verdict (see " \
+               "\"Actual\")."
+    if folder is not None:
+        return "No optimized model: the bundle holds no optimized.onnx."
+    return None
+
+
+def optimized_section(meta: BundleMeta, optimized: Any, reason: str | None) -> str | None:
+    """The section with the optimized model (a ModelProto or its bytes) as ONNX text, the
+    evidence of what the target rewrote; where ``optimized`` is None, the section holds the
+    one line ``reason`` (None: no section)."""
+    if optimized is None:
+        return f"{OPTIMIZED_HEADING}\n\n{reason}\n" if reason else None
+    model = _parsed(optimized)
+    if model is None:
+        return f"{OPTIMIZED_HEADING}\n\nThe target's output is not an ONNX model (it does " \
+               "not parse).\n"
+    nodes = _nodes(count_nodes(model.graph))
+    return (f"{OPTIMIZED_HEADING} ({nodes})\n\nWhat the target made of model.onnx "
+            f"(`{meta.symptom}`):\n\n{fenced(model_text(model, 'optimized.onnx'))}\n")
+
+
+def _optimized_file(folder: Path | None) -> bytes | None:
+    """The bytes of the bundle's optimized.onnx, None where there is none or it is
+    unreadable."""
+    if folder is None:
+        return None
+    try:
+        return (folder / "optimized.onnx").read_bytes()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class EarlierRun:
+    """Parts of an earlier report.md that a run of the attached model worded (``optfuzz
+    report``, or the campaign's run when it made the bundle); a refresh
+    (:mod:`fuzzer.report.refresh`) keeps them verbatim instead of running the model again.
+
+    Attributes:
+        note: the "> **Note:** the attached model does not show ..." paragraph, or None.
+        actual: the body of the "Expected and actual" section, or None (worded from
+            meta.json and the bundle's expected.npz / actual.npz then).
+        optimized: the whole optimized-model section (heading included) of the same run,
+            or None (worded from the bundle's optimized.onnx then).
+    """
+
+    note: str | None = None
+    actual: str | None = None
+    optimized: str | None = None
+
+
 def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
                        folder: Path | None = None, picture: str | None = None,
                        attachment: str | None = None, observed: Observation | None = None,
-                       model: Any = None, nodes: tuple[int, int] | None = None) -> str:
+                       model: Any = None, nodes: tuple[int, int] | None = None,
+                       optimized: Any = None, earlier: EarlierRun | None = None) -> str:
     """The markdown issue draft of a bundle.
 
     Args:
@@ -226,12 +382,17 @@ def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
         repro: text of the repro.py that ships with the draft; the draft shows the target
             call it makes (:func:`fuzzer.report.repro.trigger_snippet`).
         folder: the bundle folder, for expected.npz / actual.npz where there is no
-            ``observed`` run.
+            ``observed`` run, and for optimized.onnx where no optimized model is given.
         picture: file name of the before/after picture, relative to report.md.
         attachment: file name of the zip to attach, relative to report.md.
         observed: the run of the attached model that "Actual" is worded from.
         model: model.onnx (a ModelProto or its bytes), shown inline as ONNX text.
         nodes: node counts (original, minimized), subgraphs included; default meta.json's.
+        optimized: the target's output for model.onnx (a ModelProto or its bytes), shown
+            inline as ONNX text after the model; default the run's (``observed``), else the
+            folder's optimized.onnx. Where there is none, the section says why in one line.
+        earlier: parts of an earlier draft that a run worded, kept where there is no
+            ``observed`` run (:func:`fuzzer.report.refresh.refresh_report`).
 
     Raises:
         KeyError: meta names an unknown target.
@@ -239,20 +400,34 @@ def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
     counts = nodes or (meta.nodes.original, meta.nodes.minimized)
     attach = (f"`{attachment}` (model.onnx, inputs.npz, repro.py)" if attachment
               else "`model.onnx`, `inputs.npz` and `repro.py`")
+    kept = earlier if observed is None and earlier is not None else EarlierRun()
     parts = [
         f"# {issue_title(meta)}\n",
-        *_intro(meta, counts[1], observed),
+        *_intro(meta, counts[1], observed_note(meta, observed) or kept.note),
         f"## Versions\n\n{_versions(meta)}\n",
         f"## Reproduce\n\nAttach {attach}. `python repro.py` next to model.onnx and "
         "inputs.npz runs the test in a child process (crashes and hangs included), exits 1 "
         f"while the bug reproduces and 0 once it is fixed. {pass_list_line(meta)} "
         "The call it makes:\n",
-        f"```python\n{trigger_snippet(meta)}```\n",
+        f"{fenced(trigger_snippet(meta), 'python')}\n",
     ]
     if model is not None:
         parts.append(f"## The minimized model (model.onnx, {_nodes(counts[1])})\n\n"
-                     f"```\n{model_text(model)}\n```\n")
-    parts.append(f"## Expected and actual\n\n{expected_actual_section(meta, folder, observed)}")
+                     f"{fenced(model_text(model))}\n")
+    if kept.optimized:
+        parts.append(kept.optimized.rstrip("\n") + "\n")
+    else:
+        shown = optimized
+        if shown is None and observed is not None:
+            shown = observed.optimized
+        if shown is None:
+            shown = _optimized_file(folder)
+        section = optimized_section(meta, shown, no_optimized_reason(meta, observed, folder))
+        if section and (model is not None or shown is not None):
+            parts.append(section)
+    actual = kept.actual.rstrip("\n") + "\n" if kept.actual else \
+        expected_actual_section(meta, folder, observed)
+    parts.append(f"## Expected and actual\n\n{actual}")
     timing = meta.extra.get("timing")
     if isinstance(timing, dict) and timing.get("table"):
         parts.append("## Timing\n\nThe attached model at each size timed (scaling/ holds "

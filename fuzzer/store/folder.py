@@ -113,6 +113,7 @@ class BundleStore:
         self.root.mkdir(parents=True, exist_ok=True)
         self._batch = batch_hits
         self._pending: dict[tuple[str, str | None], tuple[int, str]] = {}
+        self._changed: set[str] = set()  # meta.json rewritten since the last flush
         self._pending_lock = threading.Lock()
         self._index: list[BundleMeta] = []
         self._index_key: tuple[int, int] | None = None
@@ -191,17 +192,22 @@ class BundleStore:
         if not self._batch:
             with contextlib.suppress(DamagedBundleError):  # counted, the hit dropped
                 self.update(bundle_id, lambda meta: meta.add_hits(1, when, symptom))
+                with self._pending_lock:
+                    self._changed.add(bundle_id)
             return
         with self._pending_lock:
             count, _ = self._pending.get((bundle_id, symptom), (0, when))
             self._pending[(bundle_id, symptom)] = (count + 1, when)
 
-    def flush_hits(self) -> None:
-        """Write the batched hits into their bundles' meta.json (one write per bundle)."""
+    def flush_hits(self) -> list[str]:
+        """Write the batched hits into their bundles' meta.json (one write per bundle);
+        returns the ids of the bundles whose meta.json changed since the last flush (these
+        hits, and the hits and variants written at once), sorted."""
         with self._pending_lock:
             pending, self._pending = self._pending, {}
+            changed, self._changed = self._changed, set()
         if not pending:
-            return
+            return sorted(changed)
         by_bundle: dict[str, list[tuple[str | None, int, str]]] = {}
         for (bundle_id, symptom), (count, when) in pending.items():
             by_bundle.setdefault(bundle_id, []).append((symptom, count, when))
@@ -216,6 +222,8 @@ class BundleStore:
                     continue
                 with contextlib.suppress(DamagedBundleError):  # counted, the hits dropped
                     self._update_locked(bundle_id, lambda meta, h=hits: change(meta, h))
+                    changed.add(bundle_id)
+        return sorted(changed)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -335,6 +343,8 @@ class BundleStore:
             kept[0] = True
 
         self.update(bundle_id, change)
+        with self._pending_lock:
+            self._changed.add(bundle_id)
         return kept[0]
 
     def replace_files(self, bundle_id: str, files: dict[str, bytes],

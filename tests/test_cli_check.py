@@ -127,7 +127,9 @@ def test_every_command_accepts_the_same_pass_names(chain_file, tmp_path):
 
 def test_the_pass_that_first_damaged_the_model_is_the_breaking_pass(chain_file, tmp_path):
     """``twin`` leaves an invalid model, ``expose-twin`` then crashes on it: the crash needs
-    both, and the bundle blames ``twin``, with ``expose-twin`` enabling (after it)."""
+    both, and the bundle blames ``twin``, with ``expose-twin`` enabling (after it) and named
+    as the pass that exposed the damage; the key is twin's rewrite, not expose-twin's crash
+    site."""
     import json
 
     out = tmp_path / "crashes"
@@ -139,5 +141,6 @@ def test_the_pass_that_first_damaged_the_model_is_the_breaking_pass(chain_file, 
     assert meta["symptom"] == "optimizer-error"
     assert meta["responsible_passes"] == ["twin", "expose-twin"]
     assert (meta["breaking_pass"], meta["enabling_passes"]) == ("twin", ["expose-twin"])
-    assert "|twin|optimizer-error|" in meta["root_cause"]
+    assert meta["root_cause"].startswith("fake|twin|rewrite|fp:")
+    assert meta["exposed_by"] == "expose-twin" and "invalid-model" in meta["damage"]
     assert "run after it" in (bundle / "report.md").read_text()

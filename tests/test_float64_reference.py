@@ -89,3 +89,40 @@ def test_underflow_beyond_float64_is_the_documented_log_softmax_equivalence() ->
     assert behaviour is not None and behaviour.name == "log-softmax-finite-where-softmax-underflows"
     other = {"passes": ["fuse_consecutive_squeezes"], "fixed_point": False}
     assert get_target("onnxoptimizer").documented(finding, other) is None
+
+
+def test_a_comparison_that_flips_where_both_float64_runs_agree_is_a_tie_not_a_bug():
+    """Greater(a + b, c) flips from True to False when a rewrite reassociates the sum and
+    float32 rounds it the other way; float64 runs of both models agree, so no bug. Where the
+    float64 runs disagree too, or a float output differs, it stands."""
+    from fuzzer.execution.float64 import flips_at_a_tie
+
+    expected = {"flag": np.array([True, False]), "y": np.array([1.0, 2.0], np.float32)}
+    flipped = {"flag": np.array([False, False]), "y": np.array([1.0, 2.0], np.float32)}
+    exact = {"flag": np.array([True, False]), "y": np.array([1.0, 2.0])}
+    assert flips_at_a_tie(expected, flipped, exact, dict(exact))
+    wrong = {"flag": np.array([False, False]), "y": np.array([1.0, 2.0])}
+    assert not flips_at_a_tie(expected, flipped, exact, wrong)  # float64 disagrees as well
+    drifted = dict(flipped, y=np.array([1.0, 3.0], np.float32))
+    assert not flips_at_a_tie(expected, drifted, exact, dict(exact))  # a float output too
+    assert not flips_at_a_tie(expected, expected, exact, dict(exact))  # nothing flipped
+    assert not flips_at_a_tie(expected, flipped, None, exact)
+
+
+def test_a_valid_model_onnxruntime_has_no_kernel_for_is_a_portability_note():
+    """int64 Gemm is valid ONNX; onnxruntime's CPU provider has no kernel for it
+    (docs/OperatorKernels.md). Such a load failure is counted under its name, never
+    bundled, whatever the target; another load failure stands."""
+    from fuzzer.targets import get_target
+    from oracles.base import Finding
+
+    no_kernel = Finding("load-failure", "load", "NotImplemented: [ONNXRuntimeError] : 9 : "
+                        "NOT_IMPLEMENTED : Could not find an implementation for Gemm(13) node "
+                        "with name ''")
+    other = Finding("load-failure", "load", "Fail: [ONNXRuntimeError] : 1 : FAIL : Load "
+                    "model failed: duplicate definition of t3")
+    for name in ("fake", "onnxoptimizer"):
+        target = get_target(name)
+        behaviour = target.documented(no_kernel, target.default_config())
+        assert behaviour is not None and behaviour.name == "onnxruntime-lacks-a-kernel"
+        assert target.documented(other, target.default_config()) is None

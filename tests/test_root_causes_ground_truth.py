@@ -25,7 +25,7 @@ PLANTED = {
     ("fuse-x", "optimizer-error", "shape mismatch"),
     ("fuse-y", "optimizer-error", "shape mismatch"),
     ("bad-neg", "output-mismatch", "fp:-Neg+Identity"),
-    ("invalid", "invalid-model", "topologically sorted"),
+    ("invalid", "invalid-model", "|rewrite|fp:"),
     ("abort", "optimizer-abort", "SIGABRT"),
 }
 
@@ -57,6 +57,9 @@ def test_one_bundle_per_planted_bug_and_none_for_documented_behaviour(tmp_path):
         assert meta["hits"] >= 2, meta["id"]  # reached more than once
         assert meta["nodes"]["minimized"] <= 3, (meta["id"], meta["nodes"])
         assert meta["verified"]["repro"].startswith("reproduces")
+        assert sum(meta["symptoms"].values()) == meta["hits"]
+        report = (out / meta["id"] / "report.md").read_text()
+        assert f"{meta['hits']} hit" in report, meta["id"]  # worded again as hits came
         repro = subprocess.run([sys.executable, "repro.py"], cwd=out / meta["id"],
                                capture_output=True, text=True, timeout=120)
         assert repro.returncode == 1, (meta["id"], repro.stdout, repro.stderr)

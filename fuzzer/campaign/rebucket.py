@@ -12,15 +12,15 @@ Per readable bundle (damaged ones are counted and never touched):
    moves to ``documented/<id>/`` with a ``REASON.txt``.
 3. **Key**: localization on the bundle's model (already minimized by the campaign that wrote
    it; Igor, CCS'21, clusters only shrunk inputs), then the root-cause key of the run with
-   the minimal passes (:func:`fuzzer.campaign.record.key_of`: target, breaking pass, symptom,
-   crash site or footprint), so that one bug reached through many graphs and names is one
-   bucket, and bundles are grouped by it (one bundle per distinct bug, the unit that Tamer,
-   PLDI'13, ranks).
+   the minimal passes (:func:`fuzzer.campaign.record.key_and_culprit`: target, culprit, kind
+   of fault, crash site or footprint; the culprit judged on every intermediate), so that one
+   fault reached through many graphs, names and symptoms is one bucket, and bundles are
+   grouped by it (one bundle per distinct bug, the unit that Tamer, PLDI'13, ranks).
 4. **Merge** each group into one kept bundle (:func:`choose_kept`): the others become its
    variants (model, inputs, original and meta.json copied to ``variants/<n>.*``, their own
    variants renumbered after them, none dropped), and its meta gets the key, the breaking
-   and enabling passes, the minimal pass list, the summed hits and the widest
-   first/last-seen span.
+   and enabling passes, the pass that exposed the culprit's damage, the minimal pass list,
+   the summed hits per symptom and the widest first/last-seen span.
 
 Crash safety, write first and delete last: variant files are written (atomically) and the
 kept meta.json replaced under the store's lock before a merged folder is renamed to a hidden
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.campaign.minimize import minimize, probe
-from fuzzer.campaign.record import key_of
+from fuzzer.campaign.record import key_and_culprit
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.rootcause import root_cause_id
 from fuzzer.findings.signature import normalize_message
@@ -63,7 +63,7 @@ from fuzzer.targets import get_target
 from fuzzer.targets.base import DocumentedBehaviour
 from fuzzer.triage.replay import missing_passes, pass_available, replay_config
 from oracles import symptom as symptom_record
-from oracles.base import Finding
+from oracles.base import STAGES, Finding
 
 #: subfolder that receives bundles of behaviour their target documents.
 DOCUMENTED = "documented"
@@ -92,6 +92,8 @@ class Keyed:
         passes: the minimal pass subsequence (None: not localized).
         localization: the localization record for meta.json.
         nodes: nodes of model.onnx (subgraphs included); size: its bytes.
+        culprit: the culprit search's fields for meta.json (``exposed_by``, ``damage``,
+            ``culprit_staging``: :meth:`fuzzer.localize.culprit.Culprit.to_json`).
     """
 
     meta: BundleMeta
@@ -102,13 +104,15 @@ class Keyed:
     localization: dict[str, Any] = field(default_factory=dict)
     nodes: int = 0
     size: int = 0
+    culprit: dict[str, Any] = field(default_factory=dict)
 
     def recorded(self) -> bool:
         """Whether the bundle's meta already records this key and these passes."""
         meta = self.meta
         return (meta.root_cause, meta.breaking_pass, meta.enabling_passes,
-                meta.responsible_passes) == (self.key, self.breaking, self.enabling,
-                                             self.passes)
+                meta.responsible_passes, meta.exposed_by, meta.damage) == \
+            (self.key, self.breaking, self.enabling, self.passes,
+             self.culprit.get("exposed_by"), self.culprit.get("damage"))
 
 
 @dataclass
@@ -258,14 +262,14 @@ def root_cause_of(sandbox: Any, meta: BundleMeta, case: TestCase, result: CaseRe
     trigger = meta.trigger
     if trigger is None and symptom_record(finding.symptom).reducible:
         trigger, _ = probe(sandbox, minimal, PROBE_SECONDS)  # the model stays as it is
-    key, breaking, enabling = key_of(sandbox, case, minimal.finding, minimal.passes, minimal.run,
-                                     trigger)
+    key, culprit = key_and_culprit(sandbox, case, minimal.finding, minimal.passes, minimal.run,
+                                   trigger)
     try:
         nodes = node_count(case.model_bytes or b"")
     except Exception:  # an unparsable model ran as unusable before; keep the meta's count
         nodes = meta.nodes.minimized
-    return Keyed(meta, key, breaking, enabling, minimal.passes, where.to_json(), nodes,
-                 len(case.model_bytes or b""))
+    return Keyed(meta, key, culprit.culprit, culprit.enabling, minimal.passes, where.to_json(),
+                 nodes, len(case.model_bytes or b""), culprit.to_json())
 
 
 def move_documented(store: BundleStore, meta: BundleMeta, behaviour: DocumentedBehaviour,
@@ -301,12 +305,15 @@ def _groups(keyed: list[Keyed]) -> dict[str, list[Keyed]]:
 def choose_kept(group: list[Keyed]) -> Keyed:
     """The bundle a group of one key keeps: the one named after the key
     (:func:`fuzzer.findings.rootcause.root_cause_id`), else one that records the key already
-    (an earlier re-bucketing kept it), else the smallest model (nodes, then bytes), then the
-    oldest ``first_seen``, then the smallest id."""
-    def rank(item: Keyed) -> tuple[bool, bool, int, int, str, str]:
+    (an earlier re-bucketing kept it), else the plainest symptom (the earliest stage of
+    :data:`oracles.base.STAGES`: an invalid model says more about a wrong rewrite than wrong
+    outputs far downstream), then the smallest model (nodes, then bytes), then the oldest
+    ``first_seen``, then the smallest id."""
+    def rank(item: Keyed) -> tuple[bool, bool, int, int, int, str, str]:
         meta = item.meta
+        stage = STAGES.index(meta.stage) if meta.stage in STAGES else len(STAGES)
         return (meta.id != root_cause_id(meta.symptom, item.key), meta.root_cause != item.key,
-                item.nodes, item.size, meta.first_seen, meta.id)
+                stage, item.nodes, item.size, meta.first_seen, meta.id)
 
     return min(group, key=rank)
 
@@ -377,6 +384,8 @@ def merge(store: BundleStore, kept: Keyed, others: list[Keyed]) -> dict[str, str
             placed[other.meta.id] = add_variants(store.path(other.meta.id), folder, other.meta,
                                                  meta)
             meta.hits += other.meta.hits
+            for name, hits in other.meta.symptoms.items():
+                meta.symptoms[name] = meta.symptoms.get(name, 0) + hits
             meta.first_seen = min(meta.first_seen, other.meta.first_seen)
             meta.last_seen = max(meta.last_seen, other.meta.last_seen)
             names = [other.meta.signature, *(other.meta.aliases or [])]
@@ -385,6 +394,10 @@ def merge(store: BundleStore, kept: Keyed, others: list[Keyed]) -> dict[str, str
         meta.root_cause, meta.breaking_pass = kept.key, kept.breaking
         meta.enabling_passes, meta.responsible_passes = kept.enabling, kept.passes
         meta.localization = kept.localization
+        meta.exposed_by = kept.culprit.get("exposed_by")
+        meta.damage = kept.culprit.get("damage")
+        if kept.culprit.get("culprit_staging"):
+            meta.extra["culprit_staging"] = kept.culprit["culprit_staging"]
 
     store.update(kept.meta.id, change)
     return placed

@@ -13,7 +13,12 @@ from typing import Any
 from fuzzer.campaign import growth
 from fuzzer.campaign.growth import Handling
 from fuzzer.campaign.minimize import Minimal, minimize, probe
-from fuzzer.campaign.verify import deterministic, more_exact_than_original, reproduces
+from fuzzer.campaign.verify import (
+    deterministic,
+    flips_at_a_tie,
+    more_exact_than_original,
+    reproduces,
+)
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
@@ -22,6 +27,7 @@ from fuzzer.findings.rootcause import (
     model_names_of,
     root_cause_id,
     root_cause_key,
+    shared_cause_key,
 )
 from fuzzer.findings.signature import bundle_id as make_bundle_id
 from fuzzer.localize.culprit import Culprit, find_culprit
@@ -43,6 +49,8 @@ from oracles.base import Finding
 
 #: symptoms whose finding is dropped where the optimized model is the float64 answer.
 EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
+#: the name a discrete output's flip at a float64 tie is counted under (never bundled).
+TIE = "float32-rounding-flips-a-tie"
 #: symptom -> its own steps beyond the common path (:class:`fuzzer.campaign.growth.Handling`).
 HANDLING: dict[str, Handling] = {"slow": growth.SLOW}
 
@@ -292,8 +300,7 @@ def key_and_culprit(sandbox: Sandbox, case: TestCase, finding: Finding,
     cause = target.shared_cause(finding)
     if cause is not None:  # one cause whatever pass shows it: no blame runs, no footprint
         breaking, enabling = breaking_and_enabling(passes)
-        return (root_cause_key(case.target, f"({cause})", finding, names=names),
-                Culprit(breaking, enabling))
+        return shared_cause_key(case.target, cause, finding), Culprit(breaking, enabling)
     culprit = find_culprit(sandbox, case, finding, passes, run, deep=deep)
     footprint = culprit.footprint
     if footprint and cuts_the_graph(target, case.config, culprit.culprit):
@@ -452,6 +459,9 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
         return roots.failed(prelim, Handled("more-exact",
                                             name="the optimized model is the float64 answer",
                                             signature=first_wave))
+    if finding.symptom in EXACTNESS_SYMPTOMS and \
+            flips_at_a_tie(sandbox, minimal.case.model_bytes, minimal.run):
+        return roots.failed(prelim, Handled("documented", name=TIE, signature=first_wave))
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)
@@ -548,8 +558,8 @@ def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | N
         "original.onnx": original.model,
         "inputs.npz": npz_bytes(use.feeds),
         "repro.py": repro.encode(),
-        "report.md": render_issue_draft(meta, repro, observed=observed,
-                                        model=use.model).encode(),
+        "report.md": render_issue_draft(meta, repro, observed=observed, model=use.model,
+                                        optimized=use.optimized).encode(),
     }
     if use.optimized is not None:
         files["optimized.onnx"] = use.optimized

@@ -8,6 +8,8 @@ maintainer, so it must hold up the way the maintainer will check it.
   optimized model agrees with a float64 run of the minimized model and the original does
   not (:mod:`fuzzer.execution.float64`), the rewrite computed the better answer and the
   finding is dropped as ``more-exact``.
+* A comparison, ArgMax or bool output that flips where float64 runs of both models agree is
+  float32 rounding at a tie, no wrong rewrite (:func:`flips_at_a_tie`).
 * The bundle reproduces in a fresh process through its own repro.py. The script runs in a
   sandbox worker, which starts it as a subprocess: starting a subprocess from the campaign
   process itself could hang, as the pool forks replacement workers that would inherit the
@@ -77,6 +79,26 @@ def more_exact_than_original(sandbox: Any, model_bytes: bytes, result: CaseResul
     except Exception:  # the worker died or timed out on it: no float64 answer
         return False
     return more_exact(arts.expected, arts.actual, exact)
+
+
+def flips_at_a_tie(sandbox: Any, model_bytes: bytes, result: CaseResult) -> bool:
+    """Whether the wrong outputs of ``result`` (a run of ``model_bytes`` whose artifacts hold
+    feeds, optimized model, reference and optimized outputs) are only comparison, ArgMax or
+    bool outputs that flip where float64 runs of both models agree
+    (:func:`fuzzer.execution.float64.flips_at_a_tie`); both float64 runs go through
+    ``sandbox``. False where there is no such run."""
+    from fuzzer.execution.float64 import double_outputs
+    from fuzzer.execution.float64 import flips_at_a_tie as judge
+
+    arts = result.artifacts
+    if arts is None or arts.expected is None or arts.actual is None or arts.optimized is None:
+        return False
+    try:
+        original = sandbox.call(double_outputs, model_bytes, dict(arts.feeds))
+        optimized = sandbox.call(double_outputs, arts.optimized, dict(arts.feeds))
+    except Exception:  # the worker died or timed out on it: no float64 answer
+        return False
+    return judge(arts.expected, arts.actual, original, optimized)
 
 
 def run_repro(files: dict[str, bytes], timeout: float) -> tuple[int, str]:

@@ -14,6 +14,11 @@ value_info, initializers, Constant values, Cast targets, subgraphs included) int
 A model it cannot convert faithfully (other float attributes that set a dtype, sparse
 initializers) or that onnxruntime's CPU kernels cannot run in float64 has no such
 reference: :func:`double_outputs` returns None and the finding stands.
+
+A discrete output (a comparison's bool, an ArgMax index) flips where two float32 values it
+compares are a rounding apart, and a rewrite that merely reorders float arithmetic moves that
+rounding: :func:`flips_at_a_tie` tells such a flip from a wrong rewrite by running *both*
+models in float64, where a rewrite that computes the same function gives the same answer.
 """
 
 from __future__ import annotations
@@ -117,3 +122,28 @@ def more_exact(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray],
             return False
         worse = worse or compare_arrays(rounded, want) is not None
     return worse
+
+
+def flips_at_a_tie(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray],
+                   exact_original: dict[str, np.ndarray] | None,
+                   exact_optimized: dict[str, np.ndarray] | None) -> bool:
+    """Whether the only outputs that differ between the original's ``expected`` and the
+    optimized model's ``actual`` float32 outputs are discrete ones (bool or integer: a
+    comparison, ArgMax), while the float64 runs of both models (``exact_original``,
+    ``exact_optimized``) agree on every output: the flip is float32 rounding at a tie, not
+    a wrong rewrite. False where a float64 run is missing, the layouts differ, or nothing
+    discrete flipped."""
+    from oracles.tolerance import compare_arrays
+
+    if exact_original is None or exact_optimized is None or list(expected) != list(actual) \
+            or list(exact_original) != list(exact_optimized):
+        return False
+    flipped = False
+    for name, want in expected.items():
+        if compare_arrays(want, actual[name]) is None:
+            continue
+        if want.dtype.kind not in "biu":
+            return False
+        flipped = True
+    return flipped and all(compare_arrays(exact_original[name], exact_optimized[name]) is None
+                           for name in exact_original)

@@ -235,6 +235,13 @@ def root_cause_key(target: str, culprit: str, finding: Finding,
     return "|".join([target, culprit, kind, core])
 
 
+def shared_cause_key(target: str, cause: str, finding: Finding) -> str:
+    """The bucket key of ``finding`` where the target explains it by a cause outside any
+    pass (:meth:`fuzzer.targets.base.Target.shared_cause`): one bucket per cause and kind of
+    fault, whatever pass or message shows it."""
+    return "|".join([target, f"({cause})", fault_kind(finding), cause])
+
+
 def root_cause_id(symptom: str, key: str) -> str:
     """The bundle folder name of a root cause first seen as ``symptom``:
     ``<symptom>-<8 hex digits of sha256 of the key>``."""

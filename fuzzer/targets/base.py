@@ -74,6 +74,26 @@ class DocumentedBehaviour:
     applies: Callable[[Any, dict[str, Any]], bool]
 
 
+#: What onnxruntime, the reference, cannot load or run in a *valid* optimized model for lack
+#: of a kernel or a rule of its own (the optimized model passed the checker and strict shape
+#: inference, or its finding would be ``invalid-model``): a portability note about the
+#: reference, counted under its name like documented behaviour and never bundled, whatever
+#: the target. onnxruntime documents the types each CPU kernel implements in
+#: docs/OperatorKernels.md (Gemm has no int64 kernel; a "not implemented" status names the
+#: missing kernel) and checks pads against the kernel size in
+#: core/providers/common/pool_attributes.h, a rule of its own that the ONNX spec does not make.
+_NO_KERNEL = ("NOT_IMPLEMENTED", "Could not find an implementation for",
+              "Pad should be smaller than kernel")
+PORTABILITY: tuple[DocumentedBehaviour, ...] = (
+    DocumentedBehaviour(
+        "onnxruntime-lacks-a-kernel",
+        "onnxruntime docs/OperatorKernels.md (types per CPU kernel); "
+        "core/providers/common/pool_attributes.h (pads smaller than the kernel)",
+        lambda finding, config: finding.symptom in ("load-failure", "runtime-failure")
+        and any(mark in finding.message for mark in _NO_KERNEL)),
+)
+
+
 class Target:
     """A system under test. Subclasses set :attr:`name` and implement :meth:`version`,
     :meth:`optimize`, :meth:`available_passes`, :meth:`default_passes`,
@@ -205,9 +225,10 @@ class Target:
         return ()
 
     def documented(self, finding: Any, config: dict[str, Any]) -> DocumentedBehaviour | None:
-        """The documented behaviour ``finding`` (of a run with ``config``) shows, or None."""
-        return next((b for b in self.documented_behaviours() if b.applies(finding, config)),
-                    None)
+        """The documented behaviour ``finding`` (of a run with ``config``) shows, or the
+        portability note about the reference it is (:data:`PORTABILITY`), or None."""
+        return next((b for b in (*self.documented_behaviours(), *PORTABILITY)
+                     if b.applies(finding, config)), None)
 
     def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:
         """Facts about ``config`` that the oracles need, put into ``Outcome.extra``:

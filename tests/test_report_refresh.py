@@ -248,3 +248,20 @@ def test_a_damaged_folder_is_false_and_keeps_its_report(tmp_path: Path) -> None:
     assert refresh_report(folder) is False
     assert refresh_report(tmp_path / "no-such-bundle") is False
     assert not re.search(r"\.report\.md\.", " ".join(p.name for p in folder.iterdir()))
+
+
+def test_a_target_that_cannot_stage_its_configuration_says_so(tmp_path):
+    """onnxruntime applies its transformers in its own order: the culprit search cannot
+    judge the model between two of them, and the report says that the breaking pass is only
+    the last of the minimal list."""
+    from fuzzer.report.issue_draft import culprit_sentence
+    from fuzzer.store.meta import BundleMeta
+    from tests.bundle_files import meta_dict
+
+    meta = BundleMeta.from_json(meta_dict(
+        "output-mismatch-00000001", breaking_pass="DivMulFusion",
+        enabling_passes=["ConstantFolding"], culprit_staging="not staged"))
+    sentence = culprit_sentence(meta)
+    assert "cannot run a prefix" in sentence and "`DivMulFusion`" in sentence
+    meta.extra["culprit_staging"] = "plain"
+    assert culprit_sentence(meta) == ""

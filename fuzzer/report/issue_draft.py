@@ -199,13 +199,19 @@ def culprit_sentence(meta: BundleMeta) -> str:
     """The opening sentence of a bundle whose meta.json names what the culprit (the breaking
     pass) already damaged (``damage``) or the later pass that only exposed it
     (``exposed_by``): ``"`<breaking>` leaves the model wrong: <damage>. `<exposed_by>` then
-    <what the symptom is>, tripping over that damage."``; empty where it names neither, or no
-    breaking pass."""
+    <what the symptom is>, tripping over that damage."``; where the target cannot stage its
+    configuration (``culprit_staging`` is ``not staged``) and other passes were needed, a
+    sentence that says so; empty otherwise."""
     breaking = meta.breaking_pass
     exposed = _sentence(meta.exposed_by)
     damage = _sentence(meta.damage)
     if exposed == breaking:
         exposed = None
+    if breaking and not (exposed or damage) and \
+            meta.extra.get("culprit_staging") == "not staged" and meta.enabling_passes:
+        return (f"{meta.target.name} cannot run a prefix of its configuration on its own, so "
+                f"the models between the passes were not judged: `{breaking}` is named as "
+                "the last pass of the minimal list, and an earlier one may be at fault.")
     if not breaking or not (exposed or damage):
         return ""
     wrong = f"`{breaking}` leaves the model wrong"

@@ -203,6 +203,11 @@ class OnnxRuntimeTarget(Target):
     def default_config(self) -> dict[str, Any]:
         return {"level": DEFAULT_LEVEL, "passes": None}
 
+    def stages(self, config: dict[str, Any]) -> bool:
+        """False: onnxruntime applies the enabled transformers in its own order, level by level, so
+        a prefix of the enabled list is no intermediate of the run: not staged."""
+        return False
+
     def unnamed_passes(self, config: dict[str, Any]) -> list[str]:
         return self.names_up_to(config.get("level", DEFAULT_LEVEL))
 

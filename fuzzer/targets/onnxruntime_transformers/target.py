@@ -209,6 +209,11 @@ class OnnxRuntimeTransformersTarget(Target):
     def default_config(self) -> dict[str, Any]:
         return {"model_type": DEFAULT_MODEL_TYPE, "passes": None}
 
+    def stages(self, config: dict[str, Any]) -> bool:
+        """False: the fusions run in ``optimize_model``'s own order whatever the list says, so a
+        prefix of the enabled list is no intermediate of the run: not staged."""
+        return False
+
     def unnamed_passes(self, config: dict[str, Any]) -> list[str]:
         return self.defaults_for(config.get("model_type", DEFAULT_MODEL_TYPE))
 

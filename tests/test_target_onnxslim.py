@@ -2,9 +2,11 @@
 configuration, ``skip_fusion_patterns`` / ``skip_optimizations`` / ``no_shape_infer`` as what
 localization switches off, its documented behaviour, and models that onnxslim 0.1.98
 mis-slims, one per symptom it showed (tests/data/onnxslim/*/case.json says which campaign
-bundle each came from: optimizer-error, invalid-model, load-failure, runtime-failure,
-output-mismatch, bloat). It showed no optimizer-abort or hang, and no metadata-change beyond
-the unused graph inputs it documents removing."""
+bundle each came from: optimizer-error, invalid-model, runtime-failure, output-mismatch,
+bloat). Its load failure was FusionGemm's valid int64 Gemm, which onnxruntime has no kernel
+for: a portability note, never bundled (portability-int64-gemm/). It showed no
+optimizer-abort or hang, and no metadata-change beyond the unused graph inputs it documents
+removing."""
 
 from __future__ import annotations
 
@@ -155,3 +157,25 @@ def test_coverage_names_slims_rewrites(tmp_path: Path) -> None:
                                     tmp_path)
     assert report["FusionConvBN"]["reached"] and report["FusionConvBN"]["motifs"]
     assert report["EliminationTranspose"]["motifs"]
+
+
+def test_a_valid_int64_gemm_onnxruntime_cannot_load_is_a_portability_note(sandbox, target):
+    """FusionGemm fuses an int64 MatMul + Add into a Gemm, which Gemm-13 allows; onnxruntime
+    has no int64 Gemm kernel (docs/OperatorKernels.md), so the model fails to load: counted
+    as ``onnxruntime-lacks-a-kernel``, not bundled."""
+    import json
+
+    from fuzzer.execution.case import TestCase
+    from fuzzer.store.npz import read_npz
+
+    folder = DATA / "portability-int64-gemm"
+    info = json.loads((folder / "portability.json").read_text())
+    case = TestCase("onnxslim", info["config"], {"kind": "bytes"},
+                    model_bytes=(folder / "model.onnx").read_bytes(),
+                    feeds=read_npz(folder / "inputs.npz"), keep=True)
+    shown = [f for f in sandbox.run(case).findings if f.symptom == "load-failure"]
+    if not shown and target.version() != info["version"]:
+        pytest.skip(f"onnxslim {target.version()} no longer makes the int64 Gemm")
+    assert shown
+    documented = target.documented(shown[0], case.config)
+    assert documented is not None and documented.name == "onnxruntime-lacks-a-kernel"

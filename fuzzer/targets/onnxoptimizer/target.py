@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
+from fuzzer.targets.growth import Expansion, documented_growth
 from oracles.base import STAGES
 from oracles.tolerance import ONLY_INPUT_INFINITE
 
@@ -86,29 +87,26 @@ def _dead_ends_left(finding: Any, config: dict[str, Any]) -> bool:
     return finding.symptom == "bloat" and finding.detail.get("survives_cleanup") is False
 
 
-#: Passes whose header documents that they replace one op by several: pass -> (the op it
-#: replaces, the op types it may add in its place).
-EXPANSIONS: dict[str, tuple[str, frozenset[str]]] = {
+#: Passes whose header or code documents the ops they add for what they rewrite (pass ->
+#: :class:`fuzzer.targets.growth.Expansion`).
+EXPANSIONS: dict[str, Expansion] = {
     # replace_einsum_with_matmul.h: "Z = einsum(X,Y)" becomes "Y1 = transpose(Y),
     # Z = matmul(X,Y1)" for a transposed-matmul equation.
-    "replace_einsum_with_matmul": ("Einsum", frozenset({"Transpose", "MatMul"})),
+    "replace_einsum_with_matmul": Expansion("Einsum", frozenset({"Transpose", "MatMul"})),
+    # fuse_add_bias_into_conv.h, "case 2: A is 1-element 1D tensor": the one bias value is
+    # reshaped (Squeeze or Unsqueeze) and tiled to the Conv's M channels (Constant + Tile).
+    "fuse_add_bias_into_conv": Expansion(
+        "Add", frozenset({"Squeeze", "Unsqueeze", "Constant", "Tile"})),
+    # fuse_consecutive_slices.h, runTransform: every fusion concatenates the two Slices'
+    # starts, ends, axes and steps with four new Concat nodes feeding one new Slice.
+    "fuse_consecutive_slices": Expansion("", frozenset({"Concat"})),
 }
 
 
 def _documented_expansion(finding: Any, config: dict[str, Any]) -> bool:
-    """Node growth made only of the ops that the configuration's expanding passes document
-    adding in place of an op they removed."""
-    if finding.symptom != "bloat" or "ops_added" not in finding.detail:
-        return False
-    removed = finding.detail.get("ops_removed", {})
-    allowed: set[str] = set()
-    for name in config.get("passes") or ():
-        replaced, adds = EXPANSIONS.get(name, ("", frozenset()))
-        if replaced in removed:
-            allowed |= adds
-    added = set(finding.detail["ops_added"])
-    return bool(added) and added <= allowed and \
-        not finding.detail.get("unused_initializers")
+    """Node growth made only of the ops that the configuration's passes document adding in
+    place of what they rewrote."""
+    return documented_growth(finding, config.get("passes") or (), EXPANSIONS)
 
 
 def _input_casts(finding: Any, config: dict[str, Any]) -> bool:

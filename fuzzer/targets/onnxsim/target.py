@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour
+from fuzzer.targets.growth import Expansion, documented_growth
 from fuzzer.targets.onnxsim.enabled import EnabledRewrites
-from fuzzer.targets.onnxsim.growth import Expansion, documented_growth
 from fuzzer.targets.onnxsim.passes import (
     ALWAYS_DISABLED,
     CONSTANT_FOLDING,

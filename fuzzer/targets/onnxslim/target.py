@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour
+from fuzzer.targets.growth import Expansion, documented_growth
 from fuzzer.targets.onnxsim.enabled import EnabledRewrites
-from fuzzer.targets.onnxsim.growth import Expansion, documented_growth
 from fuzzer.targets.onnxsim.silence import silenced
 from fuzzer.targets.onnxsim.snippet import python_list
 from fuzzer.targets.onnxslim.passes import (

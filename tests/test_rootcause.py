@@ -244,3 +244,14 @@ def test_localization_and_reduction_keep_the_finding_core_not_the_message():
         Finding("optimizer-error", "optimize", "RuntimeError: pass.h:250: failed for 'b'"))
     assert not FindingCore.of(crash).matches(
         Finding("optimizer-error", "optimize", "RuntimeError: pass.h:260: failed for 'a'"))
+
+
+def test_a_list_of_names_is_one_placeholder_however_many_and_however_replaced():
+    """onnxoptimizer's lift_lexical_references prints each unresolved name followed by a
+    comma; the model's own names, the generated ones and the rest all make one list."""
+    from fuzzer.findings.rootcause import message_core
+
+    names = {"w3", "model/add/kernel:0", "x"}
+    cores = {message_core(f"RuntimeError: Unresolved value references: {listed}", names=names)
+             for listed in ("w3,", "w3,x,", "model/add/kernel:0,x,", "t8,_v_9,")}
+    assert cores == {"RuntimeError: Unresolved value references: <names>"}

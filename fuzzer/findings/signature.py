@@ -49,6 +49,8 @@ MAX_MESSAGE = 200
 GRAPH_FIELD = "g:"
 
 
+#: a list of names, however many and however each was replaced (``<name>,<name>,``).
+_NAME_LIST = re.compile(r"(?:<names?>, ?)+(?:<names?>)?")
 #: words with digits that name no tensor: data types and the like.
 _NOT_A_NAME = re.compile(r"(?:u?int|float|bfloat|complex)\d+\w*|float8\w*|sha\d+|utf\d+|"
                          r"[Oo]pset\d+|IR\d+", re.IGNORECASE)
@@ -82,6 +84,7 @@ def normalize_message(message: str) -> str:
     text = _SOURCE_LOCATION.sub(keep, message)
     for pattern, placeholder in _RULES:
         text = pattern.sub(placeholder if placeholder is not None else _generated_name, text)
+    text = _NAME_LIST.sub("<names>", text)
     text = re.sub("[\ue000-\uf8ff]", lambda m: kept[ord(m.group(0)) - 0xE000], text)
     return text.strip()[:MAX_MESSAGE]
 

@@ -200,8 +200,8 @@ def needs_name_clash(trigger: str | None) -> bool:
     return bool(trigger) and trigger.startswith("needs ") and NAME_CLASH in trigger
 
 
-#: the kind of a wrong rewrite's key (:attr:`oracles.base.Symptom.fault`).
-REWRITE = "rewrite"
+#: the kinds of a wrong rewrite's and a crash's key (:attr:`oracles.base.Symptom.fault`).
+REWRITE, CRASH = "rewrite", "crash"
 
 
 def fault_kind(finding: Finding, exposed: bool = False) -> str:

@@ -19,10 +19,13 @@ judged:
    damage (onnx IR writes no value_info for a value of unknown element type).
 
 The culprit is the first pass after which an intermediate is wrong; the last pass then only
-exposed the damage (:attr:`Culprit.exposed_by`). Where no intermediate is wrong, the last pass
-is the culprit and the others enabled it. Each prefix costs one sandbox run and, in the deep
-mode, one call of each judgement; a target that cannot run a prefix of its configuration
-(:meth:`fuzzer.targets.base.Target.stages`) is not staged and says so.
+exposed the damage (:attr:`Culprit.exposed_by`). A prefix that itself crashes (a pass that
+reads what it should not may crash or not from one run to the next, and localization then
+keeps a later pass it did not need) names its last pass as the culprit of that crash. Where no
+intermediate is wrong, the last pass is the culprit and the others enabled it. Each prefix
+costs one sandbox run and, in the deep mode, one call of each judgement; a target that cannot
+run a prefix of its configuration (:meth:`fuzzer.targets.base.Target.stages`) is not staged
+and says so.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.findings.rootcause import REWRITE, breaking_and_enabling, footprint_of
+from fuzzer.findings.rootcause import CRASH, REWRITE, breaking_and_enabling, footprint_of
 from fuzzer.localize.intermediate import declared_shape_damage, typed_copy
 from fuzzer.targets import get_target
 from oracles import symptom
@@ -87,14 +90,17 @@ def run_with_passes(sandbox: Any, case: TestCase, passes: list[str] | None) -> C
     return sandbox.run(case.with_config(config).with_model(case.model_bytes, keep=True))
 
 
-def _wrong(case: TestCase, passes: list[str], result: CaseResult) -> str | None:
-    """The first finding of ``result`` (a prefix's run) that is a wrong rewrite the target
-    does not document, as one sentence; None where there is none."""
+def _judged(case: TestCase, passes: list[str], result: CaseResult) -> tuple[str, str] | None:
+    """``(kind, sentence)`` of the first finding of ``result`` (a prefix's run) that the
+    target does not document and that is a wrong rewrite (kind ``rewrite``) or a crash
+    (kind ``crash``: the prefix itself crashed, so its last pass is at fault and the later
+    ones never ran); None where there is none."""
     target = get_target(case.target)
     config = target.with_passes(case.config, passes)
     for found in result.findings:
-        if symptom(found.symptom).fault == REWRITE and target.documented(found, config) is None:
-            return f"gives a model with {found.symptom}: {found.message}"
+        kind = symptom(found.symptom).fault
+        if kind in (REWRITE, CRASH) and target.documented(found, config) is None:
+            return kind, f"gives a model with {found.symptom}: {found.message}"
     return None
 
 
@@ -151,12 +157,12 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
         if empty.artifacts is not None and empty.artifacts.optimized is not None:
             start = empty.artifacts.optimized
     plain = _stage(sandbox, base, passes, start, arts.feeds, deep, verdict)
-    if verdict.exposed_by is None and deep and len(passes) > 1:
+    if verdict.culprit == passes[-1] and deep:  # no prefix judged wrong as it was saved
         typed = _typed(sandbox, arts.model, verdict)
         if typed is not None:
             _stage(sandbox, base.with_model(typed, feeds=arts.feeds), passes, typed,
                    arts.feeds, deep, verdict, TYPED)
-    if verdict.exposed_by is None:
+    if verdict.culprit == passes[-1]:
         verdict.footprint = footprint_of(plain[-1], arts.optimized) if wants else None
     return verdict
 
@@ -186,7 +192,13 @@ def _stage(sandbox: Any, base: TestCase, passes: list[str], start: bytes,
         verdict.runs += 1
         made = prepared.artifacts.optimized if prepared.artifacts is not None else None
         after.append(made if made is not None else after[-1])
-        damage = _wrong(base, prefix, prepared)
+        judged = _judged(base, prefix, prepared)
+        if judged is not None and judged[0] == CRASH:  # a crash of this pass's own
+            # (a proper prefix: the culprit is never the last pass, so find_culprit knows)
+            verdict.culprit, verdict.enabling = passes[length - 1], passes[:length - 1]
+            verdict.staging = staging
+            break
+        damage = judged[1] if judged is not None else None
         if damage is None and deep and made is not None:
             verdict.runs += 1
             shapes = [d for d in _shape_damage(sandbox, made, feeds) if d not in already]

@@ -137,3 +137,29 @@ def test_messages_that_carry_the_models_names_are_one_bundle(sandbox, tmp_path):
     meta = store.meta(bids.pop())
     assert meta.hits == 5
     assert "init.cc:3: <name> in initializer but not in graph input" in meta.root_cause
+
+
+def test_the_plainest_symptoms_model_becomes_the_bundles_own(sandbox, tmp_path):
+    """Wrong outputs found first, then the same fault as an invalid model: the invalid
+    model (an earlier stage, closer to the wrong rewrite) becomes the bundle's model.onnx
+    and the wrong-output model a variant; nothing is lost and the hits add up."""
+    store = BundleStore(tmp_path)
+    seen = []
+    for tail, symptom in (("square", "output-mismatch"), ("declared", "invalid-model"),
+                          ("added", "runtime-failure")):
+        model, feeds = _transposed(tail)
+        case = TestCase("fake", {"passes": ["drop-transpose"], "fixed_point": False},
+                        {"kind": "bytes"}, model_bytes=model, feeds=feeds)
+        seen.append(handle(store, sandbox, case, symptom))
+    assert len(set(seen)) == 1
+    bid = seen[0]
+    meta = store.meta(bid)
+    assert (meta.symptom, meta.stage) == ("invalid-model", "validate")
+    assert meta.symptoms == {"invalid-model": 1, "output-mismatch": 1, "runtime-failure": 1}
+    assert meta.hits == 3 and meta.first_seen <= meta.last_seen
+    square, _ = _transposed("square")
+    declared, _ = _transposed("declared")
+    folder = store.path(bid)
+    assert (folder / "model.onnx").read_bytes() == declared
+    assert (folder / meta.variants[0]).read_bytes() == square  # the old model, kept
+    assert (folder / "variants" / "1.meta.json").is_file()

@@ -18,6 +18,7 @@ from onnx import TensorProto, helper
 
 from fuzzer.campaign import rebucket as rebucket_module
 from fuzzer.campaign.rebucket import Keyed, choose_kept, rebucket
+from fuzzer.store import folder as folder_module
 from fuzzer.store.folder import BundleStore
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import npz_bytes
@@ -231,6 +232,7 @@ def _kill_while_copying(monkeypatch: pytest.MonkeyPatch) -> None:
         real(path, data)
 
     monkeypatch.setattr(rebucket_module, "write_atomic", dying)
+    monkeypatch.setattr(folder_module, "write_atomic", dying)  # keep_as_variant's copies
 
 
 def _kill_before_removing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -50,10 +50,10 @@ from fuzzer.localize.search import localize
 from fuzzer.modelio.graphs import node_count
 from fuzzer.store.case import bundle_case
 from fuzzer.store.folder import (
-    META,
     VARIANTS,
     BundleStore,
     DamagedBundleError,
+    keep_as_variant,
     next_variant_number,
     write_atomic,
 )
@@ -73,11 +73,6 @@ REASON_FILE = "REASON.txt"
 TRASH_SUFFIX = ".merged"
 #: time for the trigger probes of a bundle that records none (seconds).
 PROBE_SECONDS = 30.0
-#: bundle files a merged bundle leaves in the kept bundle's ``variants/`` (file -> suffix);
-#: the first is the one listed in meta ``variants``, as :meth:`BundleStore.add_variant` does.
-VARIANT_FILES = {"model.onnx": ".onnx", "inputs.npz": ".npz",
-                 "original.onnx": ".original.onnx", META: ".meta.json"}
-
 Echo = Callable[[str], None]
 
 
@@ -435,14 +430,8 @@ def add_variants(source: Path, folder: Path, source_meta: BundleMeta, meta: Bund
     Raises:
         OSError: a file cannot be read or written.
     """
+    own = keep_as_variant(source, folder, meta)
     variants = folder / VARIANTS
-    variants.mkdir(exist_ok=True)
-    number = next_variant_number(variants, meta.variants)
-    for name, suffix in VARIANT_FILES.items():
-        if (source / name).is_file():
-            write_atomic(variants / f"{number}{suffix}", (source / name).read_bytes())
-    own = f"{VARIANTS}/{number}{VARIANT_FILES['model.onnx']}"
-    meta.variants.append(own)
     theirs = source / VARIANTS
     groups: dict[str, list[Path]] = {}
     for path in sorted(theirs.iterdir()) if theirs.is_dir() else []:

@@ -45,7 +45,7 @@ from fuzzer.store.npz import npz_bytes
 from fuzzer.store.versions import environment_versions, utc_now
 from fuzzer.targets import get_target
 from oracles import symptom
-from oracles.base import Finding
+from oracles.base import STAGES, Finding
 
 #: symptoms whose finding is dropped where the optimized model is the float64 answer.
 EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
@@ -326,6 +326,9 @@ class Triaged:
         prelim: the preliminary root-cause key (:func:`key_of` on the found model).
         first_wave: the finding's first-wave signature (:attr:`Handled.signature`; "" where
             it was not localized).
+        plainer_than: the bundle its preliminary key found, where the finding shows that
+            bundle's fault with a symptom the bundle has not seen at an earlier stage than
+            its own (its minimized model may become the bundle's); None otherwise.
     """
 
     case: TestCase
@@ -335,6 +338,7 @@ class Triaged:
     where: Any
     prelim: str
     first_wave: str
+    plainer_than: str | None = None
 
     @property
     def passes(self) -> list[str] | None:
@@ -384,23 +388,29 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
     # counted only where localized (Handled.signature): a WL hash per hit costs a millisecond
     first_wave = finding_signature(case, result, finding, passes, run) if where is not None \
         else ""
-    if (hit := _known_hit(store, roots, prelim, first_wave, finding.symptom, True)) is not None:
-        return hit
+    known = _known(store, roots, prelim, finding.symptom, search=True)
+    if known is not None:
+        if _plainer(store, known, finding, unseen=True):
+            return Triaged(case, result, finding, found, where, prelim, first_wave, known)
+        return _hit(store, roots, known, prelim, first_wave, finding.symptom)
     if (skipped := roots.backed_off(prelim)) is not None:
         return dataclasses.replace(skipped, signature=first_wave)
     return Triaged(case, result, finding, found, where, prelim, first_wave)
 
 
-def _known_hit(store: BundleStore, roots: RootCauseMemo, prelim: str, first_wave: str,
-               symptom_name: str, search: bool = False) -> Handled | None:
-    """A hit (counted in ``store`` as a sighting of ``symptom_name``) on the existing
-    bundle of preliminary key ``prelim``: known to ``roots``, else, with ``search``, found
-    among the store's bundles of any symptom; None where there is none."""
+def _known(store: BundleStore, roots: RootCauseMemo, prelim: str, symptom_name: str,
+           search: bool = False) -> str | None:
+    """The existing bundle of preliminary key ``prelim``: known to ``roots``, else, with
+    ``search``, found among the store's bundles of any symptom; None where there is none."""
     known = roots.get(prelim)
     if known is None and search:
         known = find_root_cause(store, symptom_name, prelim)
-    if known is None or not store.exists(known):
-        return None
+    return known if known is not None and store.exists(known) else None
+
+
+def _hit(store: BundleStore, roots: RootCauseMemo, known: str, prelim: str, first_wave: str,
+         symptom_name: str) -> Handled:
+    """A hit on bundle ``known``, counted in ``store`` as a sighting of ``symptom_name``."""
     store.add_hit(known, symptom=symptom_name)
     roots.remember(prelim, known)
     return Handled("hit", known, signature=first_wave)
@@ -436,12 +446,26 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
                policy: FindingPolicy, roots: RootCauseMemo) -> Handled:
     """The costly second part of :func:`handle_finding` for a finding :func:`triage` left:
     determinism, reduction, the final key, verification and the new bundle (or a hit where
-    its preliminary key found a bundle meanwhile, a variant where the final key did)."""
+    its preliminary key found a bundle meanwhile, a variant where the final key did, and
+    the bundle's own model where it shows the fault at an earlier stage than the bundle's:
+    :meth:`fuzzer.store.folder.BundleStore.promote`)."""
+    handled = _record_new(store, sandbox, triaged, target_version, policy, roots)
+    if triaged.plainer_than is not None and handled.bundle_id is None:
+        # the plainer symptom's model could not be confirmed: a sighting of its bundle still
+        return _hit(store, roots, triaged.plainer_than, triaged.prelim, triaged.first_wave,
+                    triaged.finding.symptom)
+    return handled
+
+
+def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_version: str,
+                policy: FindingPolicy, roots: RootCauseMemo) -> Handled:
+    """:func:`record_new` but for a plainer symptom's finding that ends without a bundle."""
     case, result, finding, found = triaged.case, triaged.result, triaged.finding, triaged.found
     prelim, first_wave, where, passes = (triaged.prelim, triaged.first_wave, triaged.where,
                                          triaged.passes)
-    if (hit := _known_hit(store, roots, prelim, first_wave, finding.symptom)) is not None:
-        return hit  # recorded since its triage
+    if triaged.plainer_than is None and \
+            (known := _known(store, roots, prelim, finding.symptom)) is not None:
+        return _hit(store, roots, known, prelim, first_wave, finding.symptom)  # since triage
     handling = HANDLING.get(finding.symptom)
     if not deterministic(sandbox, case, result):
         return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))
@@ -468,7 +492,8 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
     key, culprit = key_and_culprit(sandbox, case, minimal.finding, minimal.passes, minimal.run,
                                    trigger)
     known = find_root_cause(store, finding.symptom, key)
-    if known is not None:
+    plainer = known is not None and _plainer(store, known, minimal.finding)
+    if known is not None and not plainer:
         arts = minimal.run.artifacts
         files = {".onnx": minimal.case.model_bytes, ".npz": npz_bytes(arts.feeds)} \
             if arts is not None else {".onnx": minimal.case.model_bytes}
@@ -476,7 +501,7 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
                           symptom=finding.symptom)
         roots.remember(prelim, known)
         return Handled("merged", known, signature=first_wave)
-    bid = root_cause_id(finding.symptom, key)
+    bid = known if known is not None else root_cause_id(finding.symptom, key)
     extra: dict[str, Any] = {"root_cause": key, "breaking_pass": culprit.culprit,
                              "enabling_passes": culprit.enabling, "trigger": trigger,
                              **culprit.to_json()}
@@ -500,9 +525,30 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
         meta.verified = {"repro": "reproduces in a fresh process", "deterministic": True,
                          "documented": None}
         files["meta.json"] = dump_json(meta.to_json())
+    if plainer:  # the plainer symptom's model becomes the bundle's, the old one a variant
+        store.promote(bid, files, utc_now(), key=prelim)
+        roots.remember(prelim, bid)
+        return Handled("merged", bid, signature=first_wave)
     created = store.create(bid, files, on_exists=hit)
     roots.remember(prelim, bid)
     return Handled("new" if created else "hit", bid, signature=first_wave)
+
+
+def _plainer(store: BundleStore, bundle_id: str, finding: Finding,
+             unseen: bool = False) -> bool:
+    """Whether ``finding`` shows its fault at an earlier stage (:data:`oracles.base.STAGES`)
+    than the model bundle ``bundle_id`` keeps (with ``unseen``: and with a symptom the
+    bundle has not counted yet): an invalid model says more of a wrong rewrite than wrong
+    outputs far downstream, so its minimized model is the one to forward. False where the
+    bundle's meta cannot be read (a cluster handler sees none)."""
+    try:
+        kept = store.meta(bundle_id)
+    except (OSError, ValueError):
+        return False
+    if unseen and finding.symptom in kept.symptoms:
+        return False
+    order = {stage: index for index, stage in enumerate(STAGES)}
+    return order.get(finding.stage, len(order)) < order.get(kept.stage, len(order))
 
 
 def _minimized(minimal: Minimal) -> Minimized | None:

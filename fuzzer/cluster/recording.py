@@ -60,6 +60,15 @@ class RecordingStore:
         return [SimpleNamespace(id=bid, root_cause=key, extra={})
                 for bid, key in self.known.items()]
 
+    def meta(self, bundle_id: str) -> Any:
+        """A handler sees no bundle's meta.json (the driver keeps the folder), so it never
+        makes a plainer symptom's model a bundle's own.
+
+        Raises:
+            FileNotFoundError: always.
+        """
+        raise FileNotFoundError(f"{bundle_id}: meta.json is the driver's")
+
     def add_hit(self, bundle_id: str, when: str | None = None,
                 symptom: str | None = None) -> None:
         """Record one more sighting (shown as ``symptom``; None: the bundle's own)."""

@@ -30,7 +30,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from fuzzer.store.meta import META_FILE, BundleMeta, MetaError, meta_problem, read_meta
+from fuzzer.store.meta import (
+    META_FILE,
+    PRELIMINARY_KEYS,
+    BundleMeta,
+    MetaError,
+    meta_problem,
+    parse_meta,
+    read_meta,
+)
 
 META = META_FILE
 #: subfolder of a bundle holding other models of the same root cause.
@@ -347,6 +355,52 @@ class BundleStore:
             self._changed.add(bundle_id)
         return kept[0]
 
+    def promote(self, bundle_id: str, files: dict[str, bytes], when: str,
+                key: str | None = None) -> BundleMeta:
+        """Make ``files`` (a whole bundle: model.onnx, inputs.npz, ..., meta.json) the
+        bundle's own and keep what it held as a variant: its model, inputs, original and
+        meta.json go to ``variants/<n>.*`` first (never dropped, whatever the variant cap),
+        then each new file replaces its namesake atomically, meta.json last. The new meta
+        keeps the bundle's history: hits and symptoms summed with this sighting's (counted
+        in ``files``' meta.json), the first and last seen (``when``: ISO time of this one),
+        variants, aliases (its old signature among them), preliminary keys (``key`` too)
+        and the fields the new meta does not set. Returns the new meta.
+
+        Raises:
+            DamagedBundleError: the bundle's meta is unreadable (nothing is written).
+            OSError: a file cannot be written (the files written so far stay; the old model
+                is among the variants by then).
+        """
+        with self.locked():
+            try:
+                old = self._own_meta(bundle_id)
+            except DamagedBundleError as exc:
+                self._damaged[bundle_id] = str(exc)
+                raise
+            folder = self.path(bundle_id)
+            keep_as_variant(folder, folder, old)
+            new = parse_meta(files[META])
+            for name, value in old.extra.items():  # what this record does not set itself
+                new.extra.setdefault(name, value)
+            new.hits = old.hits + new.hits
+            for name, hits in old.symptoms.items():
+                new.symptoms[name] = new.symptoms.get(name, 0) + hits
+            new.first_seen = min(old.first_seen, new.first_seen)
+            new.last_seen = max(old.last_seen, when)
+            new.variants = list(old.variants)
+            aliases = [old.signature, *(old.aliases or []), *(new.aliases or [])]
+            new.aliases = [a for a in dict.fromkeys(aliases) if a != new.signature] or None
+            for earlier in [*(old.extra.get(PRELIMINARY_KEYS) or []), key]:
+                if earlier:
+                    new.add_preliminary_key(earlier)
+            for name, data in files.items():
+                if name != META:
+                    write_atomic(folder / name, data)
+            write_atomic(folder / META, dump_json(new.to_json()))
+        with self._pending_lock:
+            self._changed.add(bundle_id)
+        return new
+
     def replace_files(self, bundle_id: str, files: dict[str, bytes],
                       remove: tuple[str, ...] = ()) -> None:
         """Replace some files of a bundle (each atomically), e.g. after reduction."""
@@ -357,6 +411,32 @@ class BundleStore:
             for name in remove:
                 with contextlib.suppress(FileNotFoundError):
                     (folder / name).unlink()
+
+
+#: bundle files a bundle leaves in another's ``variants/`` when it becomes one of its
+#: variants (file -> suffix); the first is the one listed in meta ``variants``.
+VARIANT_FILES = {"model.onnx": ".onnx", "inputs.npz": ".npz",
+                 "original.onnx": ".original.onnx", META: ".meta.json"}
+
+
+def keep_as_variant(source: Path, folder: Path, meta: BundleMeta) -> str:
+    """Copy the files of the bundle at ``source`` (:data:`VARIANT_FILES`) into
+    ``folder/variants/`` as ``<n><suffix>`` (``source`` may be ``folder`` itself) and list
+    its model in ``meta.variants``; return that variant name. Every file is written
+    atomically; ``meta`` is not written.
+
+    Raises:
+        OSError: a file cannot be read or written.
+    """
+    variants = folder / VARIANTS
+    variants.mkdir(exist_ok=True)
+    number = next_variant_number(variants, meta.variants)
+    for name, suffix in VARIANT_FILES.items():
+        if (source / name).is_file():
+            write_atomic(variants / f"{number}{suffix}", (source / name).read_bytes())
+    own = f"{VARIANTS}/{number}{VARIANT_FILES['model.onnx']}"
+    meta.variants.append(own)
+    return own
 
 
 def next_variant_number(folder: Path, listed: list[str]) -> int:

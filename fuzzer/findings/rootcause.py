@@ -28,10 +28,11 @@ key = target | culprit | kind | fault signature
   message names values rather than causes ("3 of 8 values differ") uses the detail field
   its registry record names instead (``Symptom.key_detail``).
 * **Name clash**: where the trigger probes (:mod:`fuzzer.reduce.probes`) show that a wrong
-  rewrite needs a tensor named like the optimizer's own temporaries, that need is the
-  signature instead of the footprint: a rewrite that names its new tensors from onnx IR's
-  value counter breaks whichever rule the existing name happens to hit, one bug seen three
-  ways (onnxoptimizer 0.4.2's ``fuse_bn_into_conv``).
+  rewrite or a crash needs a tensor named like the optimizer's own temporaries, that need is
+  the signature instead of the footprint or the crash site: a rewrite that names its new
+  tensors from onnx IR's value counter breaks whichever rule the existing name happens to
+  hit, or trips over it in an assertion, one bug seen four ways (onnxoptimizer 0.4.2's
+  ``fuse_bn_into_conv``: a duplicate initializer, SSA, topological order, ``eraseOutput``).
 
 Bucketing on the minimized model and a key fixed by the culprit follow Igor (CCS'21: shrink
 first, then cluster) and BugLens (arXiv 2506.23281: the minimal pass set as the primary
@@ -225,6 +226,8 @@ def root_cause_key(target: str, culprit: str, finding: Finding,
     signature of a wrong rewrite); ``names`` the model's own names, replaced in a message
     core; ``exposed`` that a later pass only tripped over the culprit's damage."""
     kind = fault_kind(finding, exposed)
+    if kind == CRASH and needs_name_clash(trigger):
+        kind = REWRITE  # the culprit's names clashed; where it trips over them is a symptom
     if kind == REWRITE:
         core = "name clash" if needs_name_clash(trigger) else "fp:" + (footprint or "")
     else:

@@ -11,6 +11,10 @@ reference run of the same candidate (the ``expected`` outputs its sandbox run co
 candidate the evaluator refuses, or that it computes with another shape, is rejected like a
 candidate that does not reproduce.
 
+Einsum gets one rule more: the evaluator's numpy einsum broadcasts a dimension of 1 against
+another where the spec asks the dimensions of one subscript label to agree
+(:func:`einsum_mismatch`; a reduction that shrank an input to 1 made such models).
+
 The evaluator runs only in a sandbox worker (:func:`reference_verdict` through
 ``Sandbox.call``): a model can crash or hang it. It is slow on large models, so candidates of
 more than :data:`MAX_NODES` nodes are not checked, and a check that outlives
@@ -119,11 +123,17 @@ def reference_verdict(data: bytes, feeds: Mapping[str, np.ndarray],
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             evaluator = ReferenceEvaluator(model)
-            values = evaluator.run(None, given)
+            every = evaluator.run(None, given, intermediate=True)
     except Exception as exc:  # the evaluator's errors have no common base class
         if unsupported(exc):
             return Verdict(UNKNOWN, _first_line(exc))
         return Verdict(INVALID, f"the reference evaluator refuses it: {_first_line(exc)}")
+    for node in graph.node:
+        if node.op_type == "Einsum":
+            problem = einsum_mismatch(node, [every.get(name) for name in node.input])
+            if problem:
+                return Verdict(INVALID, problem)
+    values = [every.get(name) for name in evaluator.output_names]
     for name, value in zip(evaluator.output_names, values, strict=False):
         if name not in shapes or value is None or isinstance(value, (list, dict)):
             continue
@@ -132,6 +142,40 @@ def reference_verdict(data: bytes, feeds: Mapping[str, np.ndarray],
             return Verdict(INVALID, f"output {name!r} has shape {list(got)} in the reference "
                                     f"evaluator, {list(want)} in onnxruntime")
     return Verdict(VALID)
+
+
+def _label_dims(term: str, shape: tuple[int, ...]) -> list[tuple[str, int]] | None:
+    """``(label, dim)`` of each letter of one Einsum operand ``term`` (``"bij"``,
+    ``"...ij"``) against its value's ``shape``; None where the rank does not fit."""
+    head, dots, tail = term.partition("...")
+    if not dots:
+        return list(zip(term, shape, strict=True)) if len(term) == len(shape) else None
+    if len(head) + len(tail) > len(shape):
+        return None
+    return [*zip(head, shape, strict=False),
+            *zip(tail, shape[len(shape) - len(tail):], strict=True)]
+
+
+def einsum_mismatch(node: Any, values: Sequence[Any]) -> str | None:
+    """Why the Einsum ``node`` (a NodeProto) is outside the ONNX spec on its input
+    ``values`` (arrays, None where unknown): a subscript label whose dimensions differ
+    between operands or within one. numpy's einsum, which the reference evaluator uses,
+    and onnxruntime broadcast a dimension of 1 against any other, so neither refuses such a
+    model; None where every label agrees or a shape is unknown."""
+    equation = next((a.s.decode() for a in node.attribute if a.name == "equation"), "")
+    terms = equation.replace(" ", "").split("->")[0].split(",")
+    if len(terms) != len(values) or any(v is None for v in values):
+        return None
+    seen: dict[str, int] = {}
+    for term, value in zip(terms, values, strict=True):
+        pairs = _label_dims(term, tuple(np.shape(value)))
+        if pairs is None:
+            return None
+        for label, dim in pairs:
+            if seen.setdefault(label, dim) != dim:
+                return (f"Einsum {equation!r}: label {label!r} has dimension {seen[label]} "
+                        f"and {dim}")
+    return None
 
 
 class ReferenceGate:

@@ -163,3 +163,44 @@ def test_the_plainest_symptoms_model_becomes_the_bundles_own(sandbox, tmp_path):
     assert (folder / "model.onnx").read_bytes() == declared
     assert (folder / meta.variants[0]).read_bytes() == square  # the old model, kept
     assert (folder / "variants" / "1.meta.json").is_file()
+
+
+def _if_on_a_constant() -> bytes:
+    """If on a constant False whose else branch reads the graph input ``x`` from the outer
+    scope (a 20-minute onnxoptimizer 0.4.2 campaign's bundle, minimized)."""
+    def branch(name: str, ops: list[str]) -> onnx.GraphProto:
+        nodes, prev = [], "x"
+        for index, op in enumerate(ops):
+            nodes.append(helper.make_node(op, [prev], [f"{name}{index}"]))
+            prev = f"{name}{index}"
+        return helper.make_graph(nodes, name, [], [_value(prev, [2, 3])])
+
+    cond = onnx.numpy_helper.from_array(np.array(False), "c")
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("then", ["Abs", "Identity"]),
+                            else_branch=branch("else", ["Abs", "Sigmoid"]))
+    graph = helper.make_graph([node], "g", [_value("x", [2, 3])], [_value("y", [2, 3])], [cond])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    onnx.checker.check_model(model, full_check=True)
+    return model.SerializeToString()
+
+
+def test_damage_handed_over_in_memory_is_blamed_on_the_pass_that_left_it(sandbox):
+    """eliminate_if_with_const_cond inlines the else branch, whose Abs still reads the
+    branch's captured ``x``: saved, that is the graph input's name and the model is valid;
+    in the same run rename_input_output renames the graph input and not the captured value.
+    Run on the saved intermediate, rename_input_output is right: the culprit is the first."""
+    from fuzzer.localize.culprit import find_culprit
+
+    passes = ["eliminate_if_with_const_cond", "rename_input_output"]
+    case = TestCase("onnxoptimizer", {"passes": passes, "fixed_point": False},
+                    {"kind": "bytes"}, model_bytes=_if_on_a_constant(),
+                    feeds={"x": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)},
+                    keep=True)
+    run = sandbox.run(case)
+    shown = [f for f in run.findings if f.symptom == "invalid-model"]
+    if not shown:
+        pytest.skip("this onnxoptimizer no longer breaks the inlined branch")
+    verdict = find_culprit(sandbox, case, shown[0], passes, run)
+    assert (verdict.culprit, verdict.exposed_by) == tuple(passes)
+    assert verdict.staging == "split" and "saved model" in verdict.damage

@@ -16,7 +16,13 @@ judged:
    itself declares wrongly;
 3. where neither shows damage with the model as it is, all over again on a *typed copy*
    (:func:`fuzzer.localize.intermediate.typed_copy`), because a serialization may drop the
-   damage (onnx IR writes no value_info for a value of unknown element type).
+   damage (onnx IR writes no value_info for a value of unknown element type);
+4. where still no saved intermediate is wrong, by splitting the run: the rest of the passes
+   run on each saved intermediate in a run of their own. Where that shows nothing, the
+   damage lived only in what the whole run handed from one pass to the next in memory
+   (onnxoptimizer 0.4.2's ``eliminate_if_with_const_cond`` inlines a branch whose nodes
+   still read the branch's captured value, which saves under the graph input's name, and
+   ``rename_input_output`` then renames the input and not that value).
 
 The culprit is the first pass after which an intermediate is wrong; the last pass then only
 exposed the damage (:attr:`Culprit.exposed_by`). A prefix that itself crashes (a pass that
@@ -41,7 +47,8 @@ from oracles import symptom
 from oracles.base import Finding
 
 #: how the intermediates were staged (:attr:`Culprit.staging`).
-PLAIN, TYPED, NOT_STAGED, ONE_PASS = "plain", "typed", "not staged", "one pass"
+PLAIN, TYPED, SPLIT, NOT_STAGED, ONE_PASS = ("plain", "typed", "split", "not staged",
+                                             "one pass")
 
 
 @dataclass
@@ -59,8 +66,10 @@ class Culprit:
         damage: what was wrong right after the culprit (one sentence), where a judged
             intermediate showed it.
         staging: how the intermediates were staged: ``plain``, ``typed`` (only a copy
-            whose values declare their element types showed the damage), ``one pass``
-            (nothing to stage), ``not staged`` (the target cannot run a prefix).
+            whose values declare their element types showed the damage), ``split`` (no
+            saved intermediate was wrong, but the later passes run on a saved one showed
+            nothing: the damage was handed over in memory), ``one pass`` (nothing to
+            stage), ``not staged`` (the target cannot run a prefix).
         runs: sandbox runs and calls spent.
         notes: sentences for the report where the judgement is limited (a target that
             cannot stage its configuration).
@@ -162,9 +171,34 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
         if typed is not None:
             _stage(sandbox, base.with_model(typed, feeds=arts.feeds), passes, typed,
                    arts.feeds, deep, verdict, TYPED)
+    if verdict.culprit == passes[-1] and deep:  # nothing wrong in any saved intermediate
+        _split(sandbox, base, passes, plain, arts.feeds, verdict)
     if verdict.culprit == passes[-1]:
         verdict.footprint = footprint_of(plain[-1], arts.optimized) if wants else None
     return verdict
+
+
+def _split(sandbox: Any, base: TestCase, passes: list[str], after: list[bytes],
+           feeds: dict[str, Any], verdict: Culprit) -> None:
+    """Run the rest of ``passes`` on each saved intermediate (``after[k]``, the model after
+    ``passes[:k]``) in a run of its own; at the first split whose run shows nothing wrong,
+    the damage lived only in the state the whole run handed from ``passes[k - 1]`` to the
+    next pass in memory: set ``verdict``'s culprit to ``passes[k - 1]``."""
+    for k in range(1, len(passes)):
+        if after[k] is after[k - 1]:  # that prefix saved no model of its own
+            continue
+        rest = run_with_passes(sandbox, base.with_model(after[k], feeds=feeds), passes[k:])
+        verdict.runs += 1
+        if rest.unusable or _judged(base, passes[k:], rest) is not None:
+            continue
+        verdict.culprit, verdict.exposed_by = passes[k - 1], passes[-1]
+        verdict.enabling = passes[:k - 1] + passes[k:]
+        verdict.damage = (f"hands the later passes a state its saved model does not show: "
+                          f"run on that saved model, {', '.join(passes[k:])} "
+                          "give a model with no finding")
+        verdict.staging = SPLIT
+        verdict.footprint = footprint_of(after[k - 1], after[k])
+        return
 
 
 def _typed(sandbox: Any, model: bytes, verdict: Culprit) -> bytes | None:

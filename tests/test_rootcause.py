@@ -258,3 +258,16 @@ def test_a_list_of_names_is_one_placeholder_however_many_and_however_replaced():
     cores = {message_core(f"RuntimeError: Unresolved value references: {listed}", names=names)
              for listed in ("w3,", "w3,x,", "model/add/kernel:0,x,", "t8,_v_9,")}
     assert cores == {"RuntimeError: Unresolved value references: <names>"}
+
+
+def test_crashes_with_no_site_of_their_own_are_one_site_of_their_culprit():
+    """An out-of-bounds read kills the worker in one run and asks for an impossible
+    allocation in the next: one crash site of the pass; a crash with a site stays apart."""
+    segv = Finding("optimizer-abort", "optimize", "worker killed by SIGSEGV")
+    alloc = Finding("optimizer-error", "optimize", "MemoryError: std::bad_alloc")
+    vector = Finding("optimizer-error", "optimize",
+                     "ValueError: cannot create std::vector larger than max_size()")
+    keys = {root_cause_key("o", "eliminate_slice_after_shape", f) for f in (segv, alloc, vector)}
+    assert len(keys) == 1
+    site = Finding("optimizer-error", "optimize", "RuntimeError: pass.h:250: Assertion failed")
+    assert root_cause_key("o", "eliminate_slice_after_shape", site) not in keys

@@ -24,7 +24,9 @@ key = target | culprit | kind | fault signature
   prints (``fuse_bn_into_conv.h:87``) are kept, while tensor and node names (the model's
   own, wherever they stand in the message, and any generated one), numbers, addresses,
   paths, shapes (:func:`fuzzer.findings.signature.normalize_message`) and the op types of
-  nodes the culprit does not anchor on are replaced by placeholders. A symptom whose
+  nodes the culprit does not anchor on are replaced by placeholders; a crash with no site
+  of its own (a SIGSEGV, an impossible allocation: :data:`SITELESS`) is one site of its
+  culprit. A symptom whose
   message names values rather than causes ("3 of 8 values differ") uses the detail field
   its registry record names instead (``Symptom.key_detail``).
 * **Name clash**: where the trigger probes (:mod:`fuzzer.reduce.probes`) show that a wrong
@@ -201,6 +203,13 @@ def needs_name_clash(trigger: str | None) -> bool:
     return bool(trigger) and trigger.startswith("needs ") and NAME_CLASH in trigger
 
 
+#: crashes that name no site of their own: a signal, or an allocation of a size read from
+#: memory the pass should not read. A pass that reads out of bounds shows each of them from
+#: one run to the next (onnxoptimizer 0.4.2's eliminate_slice_after_shape on a Shape with
+#: start or end: SIGSEGV, std::bad_alloc), so they are one crash site of that pass.
+SITELESS = re.compile(r"killed by SIG(?:SEGV|BUS)|std::bad_alloc|larger than max_size\(\)|"
+                      r"std::length_error")
+SITELESS_CORE = "memory error (no site: a signal or an impossible allocation)"
 #: the kinds of a wrong rewrite's and a crash's key (:attr:`oracles.base.Symptom.fault`).
 REWRITE, CRASH = "rewrite", "crash"
 
@@ -230,6 +239,8 @@ def root_cause_key(target: str, culprit: str, finding: Finding,
         kind = REWRITE  # the culprit's names clashed; where it trips over them is a symptom
     if kind == REWRITE:
         core = "name clash" if needs_name_clash(trigger) else "fp:" + (footprint or "")
+    elif kind == CRASH and SITELESS.search(finding.message):
+        core = SITELESS_CORE
     else:
         record = symptom_record(finding.symptom)
         detail = finding.detail.get(record.key_detail) if record.key_detail else None

@@ -3,6 +3,7 @@ two bugs apart (crash site, breaking pass, footprint)."""
 
 from __future__ import annotations
 
+import onnx
 from onnx import TensorProto, helper
 
 from fuzzer.findings.rootcause import (
@@ -271,3 +272,28 @@ def test_crashes_with_no_site_of_their_own_are_one_site_of_their_culprit():
     assert len(keys) == 1
     site = Finding("optimizer-error", "optimize", "RuntimeError: pass.h:250: Assertion failed")
     assert root_cause_key("o", "eliminate_slice_after_shape", site) not in keys
+
+
+def test_a_pure_elimination_is_named_by_the_nodes_it_removed_first():
+    """onnxslim's dead_node_elimination erases a Dropout whose mask is read, and the mask's
+    reader with it, whatever its op type: one footprint, ``-Dropout``."""
+    def dropout(reader: str):
+        nodes = [helper.make_node("Dropout", ["x"], ["d", "mask"]),
+                 helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT),
+                 helper.make_node(reader, ["m"], ["r"]),
+                 helper.make_node("Add", ["d", "r"], ["y"])]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [2])],
+                                  [helper.make_tensor_value_info("y", 1, [2])])
+        return helper.make_model(graph)
+
+    def erased(model):
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
+        del out.graph.node[:3]
+        out.graph.node[0].input[:] = ["x", "x"]
+        return out
+
+    assert {op_footprint(m, erased(m)) for m in (dropout("Tanh"), dropout("Floor"))} == \
+        {"-Dropout"}
+    assert op_footprint(_model(["Neg", "Exp", "Neg"]), _model(["Identity", "Exp"])) == \
+        "-Neg+Identity"  # a rewrite that adds keeps every op type it removed

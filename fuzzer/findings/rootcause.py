@@ -156,6 +156,8 @@ def model_names_of(*datas: bytes | None) -> set[str]:
 def op_footprint(original: Any, optimized: Any) -> str:
     """``-A-B+C``: op types (main graph and subgraphs) of which ``optimized`` has fewer
     (``-``) or more (``+``) nodes than ``original``, sorted; ``""`` when the multisets agree.
+    Where the pass only removed nodes, the removed side names only the nodes it removed
+    first (:func:`removal_roots`): what went with them is the model's.
     Where a node that holds subgraphs (If, Loop, Scan) went away, only such op types are
     kept: the ops of the branch it inlined or dropped belong to the model, not to the
     rewrite (an If on a constant condition is one rewrite whatever its branches hold).
@@ -170,7 +172,22 @@ def op_footprint(original: Any, optimized: Any) -> str:
     if holders.intersection(removed):
         removed = [t for t in removed if t in holders]
         added = [t for t in added if t in holders]
+    elif removed and not added:
+        removed = sorted(removal_roots(original, optimized)) or removed
     return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
+
+
+def removal_roots(original: Any, optimized: Any) -> set[str]:
+    """Op types of the nodes a pure elimination removed first: nodes of ``original`` whose
+    outputs ``optimized`` no longer produces, less those that read an output of another
+    removed node (they went with it). A dead-node elimination that erases a Dropout whose
+    mask is read takes the mask's reader along, whatever its op type; constant folding takes
+    the whole folded region behind its first node. Arguments are ``onnx.ModelProto``;
+    the main graph only."""
+    kept = {out for node in optimized.graph.node for out in node.output if out}
+    gone = [n for n in original.graph.node if not any(o in kept for o in n.output if o)]
+    made = {out for node in gone for out in node.output if out}
+    return {n.op_type for n in gone if not made.intersection(n.input)}
 
 
 def footprint_of(model_bytes: bytes | None, optimized_bytes: bytes | None) -> str | None:

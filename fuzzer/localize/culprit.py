@@ -153,10 +153,6 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
             (len(passes) == 1 and not target.saves_its_own_form):
         footprint = footprint_of(arts.model, arts.optimized) if wants else None
         return Culprit(culprit, enabling, footprint, staging=ONE_PASS)
-    if not target.stages(case.config):
-        footprint = footprint_of(arts.model, arts.optimized) if wants else None
-        return Culprit(culprit, enabling, footprint, staging=NOT_STAGED,
-                       notes=[f"{target.name} cannot run a prefix of its configuration"])
     base = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
     verdict = Culprit(culprit, enabling, staging=PLAIN)
     start = arts.model
@@ -165,6 +161,12 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
         verdict.runs += 1
         if empty.artifacts is not None and empty.artifacts.optimized is not None:
             start = empty.artifacts.optimized
+    if len(passes) == 1 or not target.stages(case.config):
+        verdict.footprint = footprint_of(start, arts.optimized) if wants else None
+        verdict.staging = ONE_PASS if len(passes) == 1 else NOT_STAGED
+        if len(passes) > 1:
+            verdict.notes.append(f"{target.name} cannot run a prefix of its configuration")
+        return verdict
     plain = _stage(sandbox, base, passes, start, arts.feeds, deep, verdict)
     if verdict.culprit == passes[-1] and deep:  # no prefix judged wrong as it was saved
         typed = _typed(sandbox, arts.model, verdict)

@@ -295,5 +295,22 @@ def test_a_pure_elimination_is_named_by_the_nodes_it_removed_first():
 
     assert {op_footprint(m, erased(m)) for m in (dropout("Tanh"), dropout("Floor"))} == \
         {"-Dropout"}
+
+    def dead_producer(op: str):
+        """x -> op -> Dropout whose mask is read: the erased Dropout leaves ``op`` dead."""
+        nodes = [helper.make_node(op, ["x"], ["p"]),
+                 helper.make_node("Dropout", ["p"], ["d", "mask"]),
+                 helper.make_node("Cast", ["mask"], ["y"], to=TensorProto.FLOAT)]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [2])],
+                                  [helper.make_tensor_value_info("y", 1, [2])])
+        model = helper.make_model(graph)
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
+        del out.graph.node[:2]
+        return model, out
+
+    anchors = {"Dropout", "Identity", "Pad"}
+    assert {op_footprint(*dead_producer(op), anchors) for op in ("Celu", "Abs")} == \
+        {"-Dropout"}
     assert op_footprint(_model(["Neg", "Exp", "Neg"]), _model(["Identity", "Exp"])) == \
         "-Neg+Identity"  # a rewrite that adds keeps every op type it removed

@@ -153,11 +153,13 @@ def model_names_of(*datas: bytes | None) -> set[str]:
     return model_names(*models)
 
 
-def op_footprint(original: Any, optimized: Any) -> str:
+def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> str:
     """``-A-B+C``: op types (main graph and subgraphs) of which ``optimized`` has fewer
     (``-``) or more (``+``) nodes than ``original``, sorted; ``""`` when the multisets agree.
-    Where the pass only removed nodes, the removed side names only the nodes it removed
-    first (:func:`removal_roots`): what went with them is the model's.
+    Where the pass only removed nodes, the removed side names only the nodes it acted on:
+    those of its ``anchors`` (the op types its rewrites match) where it removed any, the
+    first of them (:func:`removal_roots`), else the first nodes it removed: what went with
+    them (a reader of an erased output, the producer left dead) is the model's.
     Where a node that holds subgraphs (If, Loop, Scan) went away, only such op types are
     kept: the ops of the branch it inlined or dropped belong to the model, not to the
     rewrite (an If on a constant condition is one rewrite whatever its branches hold).
@@ -173,7 +175,9 @@ def op_footprint(original: Any, optimized: Any) -> str:
         removed = [t for t in removed if t in holders]
         added = [t for t in added if t in holders]
     elif removed and not added:
-        removed = sorted(removal_roots(original, optimized)) or removed
+        acted = set(anchors).intersection(removed)
+        roots = removal_roots(original, optimized)
+        removed = sorted(roots & acted or acted or roots) or removed
     return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
 
 
@@ -190,16 +194,17 @@ def removal_roots(original: Any, optimized: Any) -> set[str]:
     return {n.op_type for n in gone if not made.intersection(n.input)}
 
 
-def footprint_of(model_bytes: bytes | None, optimized_bytes: bytes | None) -> str | None:
-    """:func:`op_footprint` of two serialized models; None when either is missing or
-    unreadable."""
+def footprint_of(model_bytes: bytes | None, optimized_bytes: bytes | None,
+                 anchors: Iterable[str] = ()) -> str | None:
+    """:func:`op_footprint` of two serialized models (``anchors``: the pass's); None when
+    either is missing or unreadable."""
     import onnx
 
     if model_bytes is None or optimized_bytes is None:
         return None
     try:
         return op_footprint(onnx.load_model_from_string(model_bytes),
-                            onnx.load_model_from_string(optimized_bytes))
+                            onnx.load_model_from_string(optimized_bytes), anchors)
     except Exception:
         return None
 

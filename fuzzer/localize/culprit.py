@@ -91,6 +91,13 @@ class Culprit:
                 "culprit_staging": self.staging}
 
 
+def _footprint(case: TestCase, culprit: str, before: bytes | None,
+               after: bytes | None) -> str | None:
+    """The op footprint of ``culprit`` from ``before`` to ``after`` with its anchors
+    (:func:`fuzzer.findings.rootcause.footprint_of`)."""
+    return footprint_of(before, after, get_target(case.target).anchors().get(culprit, ()))
+
+
 def run_with_passes(sandbox: Any, case: TestCase, passes: list[str] | None) -> CaseResult:
     """Run ``case`` (its ``model_bytes`` set) through ``sandbox`` with only ``passes``
     (None: its own configuration), artifacts kept."""
@@ -151,7 +158,7 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
     wants = record.fault == REWRITE or record.footprint
     if not passes or not record.reducible or \
             (len(passes) == 1 and not target.saves_its_own_form):
-        footprint = footprint_of(arts.model, arts.optimized) if wants else None
+        footprint = _footprint(case, culprit, arts.model, arts.optimized) if wants else None
         return Culprit(culprit, enabling, footprint, staging=ONE_PASS)
     base = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
     verdict = Culprit(culprit, enabling, staging=PLAIN)
@@ -162,7 +169,7 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
         if empty.artifacts is not None and empty.artifacts.optimized is not None:
             start = empty.artifacts.optimized
     if len(passes) == 1 or not target.stages(case.config):
-        verdict.footprint = footprint_of(start, arts.optimized) if wants else None
+        verdict.footprint = _footprint(case, culprit, start, arts.optimized) if wants else None
         verdict.staging = ONE_PASS if len(passes) == 1 else NOT_STAGED
         if len(passes) > 1:
             verdict.notes.append(f"{target.name} cannot run a prefix of its configuration")
@@ -176,7 +183,8 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
     if verdict.culprit == passes[-1] and deep:  # nothing wrong in any saved intermediate
         _split(sandbox, base, passes, plain, arts.feeds, verdict)
     if verdict.culprit == passes[-1]:
-        verdict.footprint = footprint_of(plain[-1], arts.optimized) if wants else None
+        verdict.footprint = _footprint(case, culprit, plain[-1], arts.optimized) \
+            if wants else None
     return verdict
 
 
@@ -199,7 +207,7 @@ def _split(sandbox: Any, base: TestCase, passes: list[str], after: list[bytes],
                           f"run on that saved model, {', '.join(passes[k:])} "
                           "give a model with no finding")
         verdict.staging = SPLIT
-        verdict.footprint = footprint_of(after[k - 1], after[k])
+        verdict.footprint = _footprint(base, verdict.culprit, after[k - 1], after[k])
         return
 
 
@@ -245,6 +253,6 @@ def _stage(sandbox: Any, base: TestCase, passes: list[str], start: bytes,
             verdict.exposed_by = passes[-1]
             verdict.damage = damage
             verdict.staging = staging
-            verdict.footprint = footprint_of(after[-2], after[-1])
+            verdict.footprint = _footprint(base, verdict.culprit, after[-2], after[-1])
             break
     return after

@@ -17,8 +17,10 @@ judged:
 3. where neither shows damage with the model as it is, all over again on a *typed copy*
    (:func:`fuzzer.localize.intermediate.typed_copy`), because a serialization may drop the
    damage (onnx IR writes no value_info for a value of unknown element type);
-4. where still no saved intermediate is wrong, by splitting the run: the rest of the passes
-   run on each saved intermediate in a run of their own. Where that shows nothing, the
+4. where still no saved intermediate is wrong and the target's run is nothing but its
+   passes applied in turn (:attr:`fuzzer.targets.base.Target.splits_at_saved_models`), by
+   splitting the run: the rest of the passes run on each saved intermediate in a run of
+   their own. Where that shows nothing, the
    damage lived only in what the whole run handed from one pass to the next in memory
    (onnxoptimizer 0.4.2's ``eliminate_if_with_const_cond`` inlines a branch whose nodes
    still read the branch's captured value, which saves under the graph input's name, and
@@ -180,8 +182,8 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
         if typed is not None:
             _stage(sandbox, base.with_model(typed, feeds=arts.feeds), passes, typed,
                    arts.feeds, deep, verdict, TYPED)
-    if verdict.culprit == passes[-1] and deep:  # nothing wrong in any saved intermediate
-        _split(sandbox, base, passes, plain, arts.feeds, verdict)
+    if verdict.culprit == passes[-1] and deep and target.splits_at_saved_models:
+        _split(sandbox, base, passes, plain, arts.feeds, verdict)  # no saved one was wrong
     if verdict.culprit == passes[-1]:
         verdict.footprint = _footprint(case, culprit, plain[-1], arts.optimized) \
             if wants else None

@@ -111,6 +111,12 @@ class Target:
     #: whether the target's output differs from its input with no pass at all (onnxruntime
     #: saves Constant nodes as initializers): footprints are then taken against that output.
     saves_its_own_form: bool = False
+    #: whether one run of a configuration is nothing but its passes applied in turn to one
+    #: in-memory graph, so that running the rest of the passes on a saved intermediate is
+    #: the same run but for what saving drops: the culprit search may then split a run to
+    #: find damage that saving hides (:mod:`fuzzer.localize.culprit`). False where a run
+    #: does more around its passes (shape inference, folding, sorting on every call).
+    splits_at_saved_models: bool = False
     #: whether the target reports its own branch edges (:mod:`fuzzer.edges.python_edges`),
     #: so that code coverage and ``--guided`` need no instrumented build of it.
     reports_edges: bool = False

@@ -167,6 +167,9 @@ class OnnxOptimizerTarget(Target):
     """
 
     name = "onnxoptimizer"
+    #: ``onnxoptimizer.optimize`` loads the model into onnx IR, applies the passes in turn
+    #: and saves it (optimize.h); nothing else happens between two passes.
+    splits_at_saved_models = True
 
     def __init__(self) -> None:
         import onnxoptimizer

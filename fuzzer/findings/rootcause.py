@@ -156,10 +156,12 @@ def model_names_of(*datas: bytes | None) -> set[str]:
 def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> str:
     """``-A-B+C``: op types (main graph and subgraphs) of which ``optimized`` has fewer
     (``-``) or more (``+``) nodes than ``original``, sorted; ``""`` when the multisets agree.
-    Where the pass only removed nodes, the removed side names only the nodes it acted on:
-    those of its ``anchors`` (the op types its rewrites match) where it removed any, the
-    first of them (:func:`removal_roots`), else the first nodes it removed: what went with
-    them (a reader of an erased output, the producer left dead) is the model's.
+    Where the pass only removed nodes, the removed side names only the nodes it acted on
+    (:func:`removal_ends`): of its ``anchors`` (the op types its rewrites match) the last it
+    removed, as erasing one leaves its producers dead (onnxslim's dead_node_elimination
+    erasing a Dropout whose mask is read takes its producer along, whatever its op type);
+    for a pass with no anchors of its own (constant folding) the first nodes of what it
+    removed, as a folded region goes from its first node on.
     Where a node that holds subgraphs (If, Loop, Scan) went away, only such op types are
     kept: the ops of the branch it inlined or dropped belong to the model, not to the
     rewrite (an If on a constant condition is one rewrite whatever its branches hold).
@@ -176,22 +178,25 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
         added = [t for t in added if t in holders]
     elif removed and not added:
         acted = set(anchors).intersection(removed)
-        roots = removal_roots(original, optimized)
-        removed = sorted(roots & acted or acted or roots) or removed
+        first, last = removal_ends(original, optimized)
+        if acted:  # it acts on its anchors; removing one leaves its producers dead
+            removed = sorted(last & acted or acted)
+        else:  # it acts on any op (folding): a region goes from its first node on
+            removed = sorted(first) or removed
     return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
 
 
-def removal_roots(original: Any, optimized: Any) -> set[str]:
-    """Op types of the nodes a pure elimination removed first: nodes of ``original`` whose
-    outputs ``optimized`` no longer produces, less those that read an output of another
-    removed node (they went with it). A dead-node elimination that erases a Dropout whose
-    mask is read takes the mask's reader along, whatever its op type; constant folding takes
-    the whole folded region behind its first node. Arguments are ``onnx.ModelProto``;
-    the main graph only."""
+def removal_ends(original: Any, optimized: Any) -> tuple[set[str], set[str]]:
+    """``(first, last)``: op types of the nodes of ``original`` that ``optimized`` no
+    longer has (no output of theirs is produced any more) that read no output of another
+    removed node (the first of a removed region), and whose outputs no other removed node
+    reads (the last). Arguments are ``onnx.ModelProto``; the main graph only."""
     kept = {out for node in optimized.graph.node for out in node.output if out}
     gone = [n for n in original.graph.node if not any(o in kept for o in n.output if o)]
     made = {out for node in gone for out in node.output if out}
-    return {n.op_type for n in gone if not made.intersection(n.input)}
+    read = {name for node in gone for name in node.input}
+    return ({n.op_type for n in gone if not made.intersection(n.input)},
+            {n.op_type for n in gone if not read.intersection(n.output)})
 
 
 def footprint_of(model_bytes: bytes | None, optimized_bytes: bytes | None,

@@ -50,6 +50,7 @@ from functools import lru_cache
 from typing import Any
 
 from fuzzer.findings.signature import normalize_message
+from fuzzer.targets.base import ANY
 from oracles import symptom as symptom_record
 from oracles.base import Finding
 
@@ -160,8 +161,8 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
     (:func:`removal_ends`): of its ``anchors`` (the op types its rewrites match) the last it
     removed, as erasing one leaves its producers dead (onnxslim's dead_node_elimination
     erasing a Dropout whose mask is read takes its producer along, whatever its op type);
-    for a pass with no anchors of its own (constant folding) the first nodes of what it
-    removed, as a folded region goes from its first node on.
+    for a pass that acts on any op (:data:`fuzzer.targets.base.ANY`: constant folding,
+    common-subexpression elimination) none, as the region it removed is the model's.
     Where a node that holds subgraphs (If, Loop, Scan) went away, only such op types are
     kept: the ops of the branch it inlined or dropped belong to the model, not to the
     rewrite (an If on a constant condition is one rewrite whatever its branches hold).
@@ -178,11 +179,10 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
         added = [t for t in added if t in holders]
     elif removed and not added:
         acted = set(anchors).intersection(removed)
-        first, last = removal_ends(original, optimized)
         if acted:  # it acts on its anchors; removing one leaves its producers dead
-            removed = sorted(last & acted or acted)
-        else:  # it acts on any op (folding): a region goes from its first node on
-            removed = sorted(first) or removed
+            removed = sorted(removal_ends(original, optimized)[1] & acted or acted)
+        elif set(anchors) >= ANY:  # it acts on any op (folding): what it removed is the model's
+            removed = []
     return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
 
 

@@ -17,14 +17,13 @@ judged:
 3. where neither shows damage with the model as it is, all over again on a *typed copy*
    (:func:`fuzzer.localize.intermediate.typed_copy`), because a serialization may drop the
    damage (onnx IR writes no value_info for a value of unknown element type);
-4. where still no saved intermediate is wrong and the target's run is nothing but its
-   passes applied in turn (:attr:`fuzzer.targets.base.Target.splits_at_saved_models`), by
-   splitting the run: the rest of the passes run on each saved intermediate in a run of
-   their own. Where that shows nothing, the
-   damage lived only in what the whole run handed from one pass to the next in memory
-   (onnxoptimizer 0.4.2's ``eliminate_if_with_const_cond`` inlines a branch whose nodes
-   still read the branch's captured value, which saves under the graph input's name, and
-   ``rename_input_output`` then renames the input and not that value).
+4. where still no saved intermediate is wrong and the target's run is nothing but its passes
+   applied in turn (:attr:`fuzzer.targets.base.Target.splits_at_saved_models`), by splitting
+   the run: the rest of the passes run on each saved intermediate in a run of their own. Where
+   that shows nothing, the damage lived only in what the whole run handed from one pass to the
+   next in memory (onnxoptimizer 0.4.2's ``eliminate_if_with_const_cond`` inlines a branch
+   whose nodes still read the branch's captured value, which saves under the graph input's
+   name, and ``rename_input_output`` then renames the input and not that value).
 
 The culprit is the first pass after which an intermediate is wrong; the last pass then only
 exposed the damage (:attr:`Culprit.exposed_by`). A prefix that itself crashes (a pass that
@@ -38,7 +37,7 @@ and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
@@ -73,8 +72,6 @@ class Culprit:
             nothing: the damage was handed over in memory), ``one pass`` (nothing to
             stage), ``not staged`` (the target cannot run a prefix).
         runs: sandbox runs and calls spent.
-        notes: sentences for the report where the judgement is limited (a target that
-            cannot stage its configuration).
     """
 
     culprit: str
@@ -84,7 +81,6 @@ class Culprit:
     damage: str | None = None
     staging: str = PLAIN
     runs: int = 0
-    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The meta.json fields of this judgement (``exposed_by``, ``damage``,
@@ -173,8 +169,6 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
     if len(passes) == 1 or not target.stages(case.config):
         verdict.footprint = _footprint(case, culprit, start, arts.optimized) if wants else None
         verdict.staging = ONE_PASS if len(passes) == 1 else NOT_STAGED
-        if len(passes) > 1:
-            verdict.notes.append(f"{target.name} cannot run a prefix of its configuration")
         return verdict
     plain = _stage(sandbox, base, passes, start, arts.feeds, deep, verdict)
     if verdict.culprit == passes[-1] and deep:  # no prefix judged wrong as it was saved

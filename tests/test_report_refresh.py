@@ -160,17 +160,18 @@ def test_an_actual_worded_from_meta_json_follows_it(tmp_path: Path) -> None:
 
 
 def test_the_opening_names_the_culprit_its_damage_and_the_exposing_pass(tmp_path: Path) -> None:
-    damage = "declared shape of `t3` is rank 0; onnxruntime computes [2, 3]"
+    damage = "writes a wrong shape: declared shape of `t3` is [] (rank 0); onnxruntime " \
+        "computes [2, 3]"
     folder = bundle(tmp_path, "invalid-model-0000abcd", symptom="invalid-model",
                     stage="validate", exposed_by="nop-2", damage=damage)
     assert refresh_report(folder)
     first = opening(report(folder))
-    assert first == (f"`drop-node` leaves the model wrong: {damage}. `nop-2` then produces an "
-                     "invalid model (`invalid-model`), tripping over that damage.")
+    assert first == (f"`drop-node` {damage}. `nop-2` then produces an invalid model "
+                     "(`invalid-model`), tripping over that damage.")
     meta = BundleMeta.from_json(meta_dict("invalid-model-0000abcd", **LOCALIZED,
                                           symptom="invalid-model", exposed_by="nop-2"))
     assert opening(render_issue_draft(meta)) == (
-        "`drop-node` leaves the model wrong; `nop-2` then produces an invalid model "
+        "`drop-node` leaves the model wrong. `nop-2` then produces an invalid model "
         "(`invalid-model`), tripping over that damage.")
     plain = BundleMeta.from_json(meta_dict("invalid-model-0000abcd", **LOCALIZED,
                                            symptom="invalid-model"))

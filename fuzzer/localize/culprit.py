@@ -199,9 +199,9 @@ def _split(sandbox: Any, base: TestCase, passes: list[str], after: list[bytes],
             continue
         verdict.culprit, verdict.exposed_by = passes[k - 1], passes[-1]
         verdict.enabling = passes[:k - 1] + passes[k:]
-        verdict.damage = (f"hands the later passes a state its saved model does not show: "
-                          f"run on that saved model, {', '.join(passes[k:])} "
-                          "give a model with no finding")
+        verdict.damage = ("hands the next pass a graph whose damage saving hides: run on its "
+                          f"saved model in a call of their own, {', '.join(passes[k:])} "
+                          "show nothing wrong")
         verdict.staging = SPLIT
         verdict.footprint = _footprint(base, verdict.culprit, after[k - 1], after[k])
         return

@@ -198,10 +198,10 @@ def symptoms_line(meta: BundleMeta) -> str:
 def culprit_sentence(meta: BundleMeta) -> str:
     """The opening sentence of a bundle whose meta.json names what the culprit (the breaking
     pass) already damaged (``damage``) or the later pass that only exposed it
-    (``exposed_by``): ``"`<breaking>` leaves the model wrong: <damage>. `<exposed_by>` then
-    <what the symptom is>, tripping over that damage."``; where the target cannot stage its
-    configuration (``culprit_staging`` is ``not staged``) and other passes were needed, a
-    sentence that says so; empty otherwise."""
+    (``exposed_by``): ``"`<breaking>` <damage, a sentence that starts with its verb>.
+    `<exposed_by>` then <what the symptom is>, tripping over that damage."``; where the
+    target cannot stage its configuration (``culprit_staging`` is ``not staged``) and other
+    passes were needed, a sentence that says so; empty otherwise."""
     breaking = meta.breaking_pass
     exposed = _sentence(meta.exposed_by)
     damage = _sentence(meta.damage)
@@ -214,12 +214,12 @@ def culprit_sentence(meta: BundleMeta) -> str:
                 "the last pass of the minimal list, and an earlier one may be at fault.")
     if not breaking or not (exposed or damage):
         return ""
-    wrong = f"`{breaking}` leaves the model wrong"
+    wrong = f"`{breaking}` {damage.rstrip('.')}." if damage else \
+        f"`{breaking}` leaves the model wrong."
     if not exposed:
-        return f"{wrong}: {damage.rstrip('.')}." if damage else f"{wrong}."
-    then = (f"`{exposed}` then {symptom_record(meta.symptom).title} (`{meta.symptom}`), "
-            "tripping over that damage.")
-    return f"{wrong}: {damage.rstrip('.')}. {then}" if damage else f"{wrong}; {then}"
+        return wrong
+    return (f"{wrong} `{exposed}` then {symptom_record(meta.symptom).title} "
+            f"(`{meta.symptom}`), tripping over that damage.")
 
 
 def _versions(meta: BundleMeta) -> str:

@@ -204,3 +204,21 @@ def test_damage_handed_over_in_memory_is_blamed_on_the_pass_that_left_it(sandbox
     verdict = find_culprit(sandbox, case, shown[0], passes, run)
     assert (verdict.culprit, verdict.exposed_by) == tuple(passes)
     assert verdict.staging == "split" and "saved model" in verdict.damage
+
+
+def test_a_fixed_point_run_is_staged_once_through(sandbox):
+    """The same in-memory damage found by a fixed-point campaign: the list run once through
+    shows it too, so it is staged and split as a single run, and the first pass is blamed."""
+    from fuzzer.localize.culprit import find_culprit
+
+    passes = ["eliminate_if_with_const_cond", "rename_input_output"]
+    case = TestCase("onnxoptimizer", {"passes": passes, "fixed_point": True},
+                    {"kind": "bytes"}, model_bytes=_if_on_a_constant(),
+                    feeds={"x": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)},
+                    keep=True)
+    run = sandbox.run(case)
+    shown = [f for f in run.findings if f.symptom == "invalid-model"]
+    if not shown:
+        pytest.skip("this onnxoptimizer no longer breaks the inlined branch")
+    verdict = find_culprit(sandbox, case, shown[0], passes, run)
+    assert (verdict.culprit, verdict.exposed_by, verdict.staging) == (*passes, "split")

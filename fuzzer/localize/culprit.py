@@ -25,14 +25,16 @@ judged:
    whose nodes still read the branch's captured value, which saves under the graph input's
    name, and ``rename_input_output`` then renames the input and not that value).
 
-The culprit is the first pass after which an intermediate is wrong; the last pass then only
-exposed the damage (:attr:`Culprit.exposed_by`). A prefix that itself crashes (a pass that
-reads what it should not may crash or not from one run to the next, and localization then
-keeps a later pass it did not need) names its last pass as the culprit of that crash. Where no
-intermediate is wrong, the last pass is the culprit and the others enabled it. Each prefix
-costs one sandbox run and, in the deep mode, one call of each judgement; a target that cannot
-run a prefix of its configuration (:meth:`fuzzer.targets.base.Target.stages`) is not staged
-and says so.
+A fixed-point configuration is staged running its list once through: a pass whose single run
+already leaves a wrong model is at fault whatever repeating the list adds; it is split only
+where the list run once through shows the damage too. The culprit is the first pass after
+which an intermediate is wrong; the last pass then only exposed the damage
+(:attr:`Culprit.exposed_by`). A prefix that itself crashes (a pass that reads what it should
+not may crash or not from one run to the next, and localization then keeps a later pass it did
+not need) names its last pass as the culprit of that crash. Where no intermediate is wrong,
+the last pass is the culprit and the others enabled it. Each prefix costs one sandbox run and,
+in the deep mode, one call of each judgement; a target that cannot run a prefix of its
+configuration (:meth:`fuzzer.targets.base.Target.stages`) is not staged and says so.
 """
 
 from __future__ import annotations
@@ -158,7 +160,10 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
             (len(passes) == 1 and not target.saves_its_own_form):
         footprint = _footprint(case, culprit, arts.model, arts.optimized) if wants else None
         return Culprit(culprit, enabling, footprint, staging=ONE_PASS)
+    once = target.relaxations(case.config).get("fixed_point")  # the list run once through
     base = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
+    if once is not None:
+        base = base.with_config(once)
     verdict = Culprit(culprit, enabling, staging=PLAIN)
     start = arts.model
     if target.saves_its_own_form:  # what no pass at all makes of it
@@ -176,7 +181,8 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
         if typed is not None:
             _stage(sandbox, base.with_model(typed, feeds=arts.feeds), passes, typed,
                    arts.feeds, deep, verdict, TYPED)
-    if verdict.culprit == passes[-1] and deep and target.splits_at_saved_models:
+    if verdict.culprit == passes[-1] and deep and target.splits_at_saved_models and \
+            (once is None or _shows_once(sandbox, base, passes, verdict)):
         _split(sandbox, base, passes, plain, arts.feeds, verdict)  # no saved one was wrong
     if verdict.culprit == passes[-1]:
         verdict.footprint = _footprint(case, culprit, plain[-1], arts.optimized) \
@@ -205,6 +211,13 @@ def _split(sandbox: Any, base: TestCase, passes: list[str], after: list[bytes],
         verdict.staging = SPLIT
         verdict.footprint = _footprint(base, verdict.culprit, after[k - 1], after[k])
         return
+
+
+def _shows_once(sandbox: Any, base: TestCase, passes: list[str], verdict: Culprit) -> bool:
+    """Whether ``passes`` run once through (``base``'s configuration) already show a wrong
+    rewrite or a crash, so that a fixed-point finding can be split like a single run."""
+    verdict.runs += 1
+    return _judged(base, passes, run_with_passes(sandbox, base, passes)) is not None
 
 
 def _typed(sandbox: Any, model: bytes, verdict: Culprit) -> bytes | None:

@@ -208,10 +208,8 @@ class Target:
         """Whether a prefix of ``config``'s pass list (:meth:`with_passes`) runs on its own
         and gives the model the whole list would have passed on at that point, so that the
         culprit search (:mod:`fuzzer.localize.culprit`) can judge every intermediate; True
-        for a pass-list optimizer run once through its list (the default), False where
-        ``fixed_point`` repeats the list until nothing changes (a prefix is then no point
-        of the run)."""
-        return not config.get("fixed_point")
+        for a pass-list optimizer (the default)."""
+        return True
 
     def relaxations(self, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Settings of ``config`` that localization may switch off to see whether a finding

@@ -195,7 +195,9 @@ def _split(sandbox: Any, base: TestCase, passes: list[str], after: list[bytes],
     """Run the rest of ``passes`` on each saved intermediate (``after[k]``, the model after
     ``passes[:k]``) in a run of its own; at the first split whose run shows nothing wrong,
     the damage lived only in the state the whole run handed from ``passes[k - 1]`` to the
-    next pass in memory: set ``verdict``'s culprit to ``passes[k - 1]``."""
+    next pass in memory, provided the whole run, once more, still shows it (a control: a
+    pass that reads out of bounds crashes in one run and not the next): set ``verdict``'s
+    culprit to ``passes[k - 1]``."""
     for k in range(1, len(passes)):
         if after[k] is after[k - 1]:  # that prefix saved no model of its own
             continue
@@ -203,6 +205,8 @@ def _split(sandbox: Any, base: TestCase, passes: list[str], after: list[bytes],
         verdict.runs += 1
         if rest.unusable or _judged(base, passes[k:], rest) is not None:
             continue
+        if not _shows_once(sandbox, base, passes, verdict):
+            return  # the whole run no longer shows it either: a flaky finding, not a split
         verdict.culprit, verdict.exposed_by = passes[k - 1], passes[-1]
         verdict.enabling = passes[:k - 1] + passes[k:]
         verdict.damage = ("hands the next pass a graph whose damage saving hides: run on its "

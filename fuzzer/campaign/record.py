@@ -15,9 +15,9 @@ from fuzzer.campaign.growth import Handling
 from fuzzer.campaign.minimize import Minimal, minimize, probe
 from fuzzer.campaign.verify import (
     deterministic,
-    flips_at_a_tie,
     more_exact_than_original,
     reproduces,
+    rounding_only,
 )
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
@@ -49,8 +49,9 @@ from oracles.base import STAGES, Finding
 
 #: symptoms whose finding is dropped where the optimized model is the float64 answer.
 EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
-#: the name a discrete output's flip at a float64 tie is counted under (never bundled).
-TIE = "float32-rounding-flips-a-tie"
+#: the name float32 rounding that float64 runs of both models show is counted under (a
+#: comparison flipped at a tie, one ulp amplified by Acos; never bundled).
+ROUNDING = "float32-rounding-only"
 #: symptom -> its own steps beyond the common path (:class:`fuzzer.campaign.growth.Handling`).
 HANDLING: dict[str, Handling] = {"slow": growth.SLOW}
 
@@ -484,8 +485,9 @@ def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_v
                                             name="the optimized model is the float64 answer",
                                             signature=first_wave))
     if finding.symptom in EXACTNESS_SYMPTOMS and \
-            flips_at_a_tie(sandbox, minimal.case.model_bytes, minimal.run):
-        return roots.failed(prelim, Handled("documented", name=TIE, signature=first_wave))
+            rounding_only(sandbox, minimal.case.model_bytes, minimal.run):
+        return roots.failed(prelim, Handled("documented", name=ROUNDING,
+                                            signature=first_wave))
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)

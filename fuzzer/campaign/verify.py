@@ -8,8 +8,9 @@ maintainer, so it must hold up the way the maintainer will check it.
   optimized model agrees with a float64 run of the minimized model and the original does
   not (:mod:`fuzzer.execution.float64`), the rewrite computed the better answer and the
   finding is dropped as ``more-exact``.
-* A comparison, ArgMax or bool output that flips where float64 runs of both models agree is
-  float32 rounding at a tie, no wrong rewrite (:func:`flips_at_a_tie`).
+* Outputs that differ in float32 where float64 runs of both models agree are float32 rounding
+  (a comparison flipped at a tie, an ill-conditioned op amplifying one ulp), no wrong rewrite
+  (:func:`rounding_only`).
 * The bundle reproduces in a fresh process through its own repro.py. The script runs in a
   sandbox worker, which starts it as a subprocess: starting a subprocess from the campaign
   process itself could hang, as the pool forks replacement workers that would inherit the
@@ -81,14 +82,13 @@ def more_exact_than_original(sandbox: Any, model_bytes: bytes, result: CaseResul
     return more_exact(arts.expected, arts.actual, exact)
 
 
-def flips_at_a_tie(sandbox: Any, model_bytes: bytes, result: CaseResult) -> bool:
+def rounding_only(sandbox: Any, model_bytes: bytes, result: CaseResult) -> bool:
     """Whether the wrong outputs of ``result`` (a run of ``model_bytes`` whose artifacts hold
-    feeds, optimized model, reference and optimized outputs) are only comparison, ArgMax or
-    bool outputs that flip where float64 runs of both models agree
-    (:func:`fuzzer.execution.float64.flips_at_a_tie`); both float64 runs go through
-    ``sandbox``. False where there is no such run."""
+    feeds, optimized model, reference and optimized outputs) differ only where float64 runs
+    of both models agree (:func:`fuzzer.execution.float64.rounding_only`); both float64 runs
+    go through ``sandbox``. False where there is no such run."""
     from fuzzer.execution.float64 import double_outputs
-    from fuzzer.execution.float64 import flips_at_a_tie as judge
+    from fuzzer.execution.float64 import rounding_only as judge
 
     arts = result.artifacts
     if arts is None or arts.expected is None or arts.actual is None or arts.optimized is None:

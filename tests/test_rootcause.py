@@ -268,7 +268,9 @@ def test_crashes_with_no_site_of_their_own_are_one_site_of_their_culprit():
     alloc = Finding("optimizer-error", "optimize", "MemoryError: std::bad_alloc")
     vector = Finding("optimizer-error", "optimize",
                      "ValueError: cannot create std::vector larger than max_size()")
-    keys = {root_cause_key("o", "eliminate_slice_after_shape", f) for f in (segv, alloc, vector)}
+    string = Finding("optimizer-error", "optimize", "ValueError: basic_string::_M_create")
+    keys = {root_cause_key("o", "eliminate_slice_after_shape", f)
+            for f in (segv, alloc, vector, string)}
     assert len(keys) == 1
     site = Finding("optimizer-error", "optimize", "RuntimeError: pass.h:250: Assertion failed")
     assert root_cause_key("o", "eliminate_slice_after_shape", site) not in keys

@@ -235,7 +235,7 @@ def needs_name_clash(trigger: str | None) -> bool:
 #: one run to the next (onnxoptimizer 0.4.2's eliminate_slice_after_shape on a Shape with
 #: start or end: SIGSEGV, std::bad_alloc), so they are one crash site of that pass.
 SITELESS = re.compile(r"killed by SIG(?:SEGV|BUS)|std::bad_alloc|larger than max_size\(\)|"
-                      r"std::length_error")
+                      r"std::length_error|basic_string::_M_create")
 SITELESS_CORE = "memory error (no site: a signal or an impossible allocation)"
 #: the kinds of a wrong rewrite's and a crash's key (:attr:`oracles.base.Symptom.fault`).
 REWRITE, CRASH = "rewrite", "crash"

@@ -8,8 +8,9 @@ Per readable bundle (damaged ones are counted and never touched):
    (:func:`fuzzer.triage.replay.replay_config`) in the sandbox. Where the bundle's symptom no
    longer shows (fixed) or the original cannot run, the bundle stays as it is.
 2. **Documented behaviour** of the target (:meth:`fuzzer.targets.base.Target.documented`),
-   with the recorded configuration or with the minimal passes of step 3: the whole folder
-   moves to ``documented/<id>/`` with a ``REASON.txt``.
+   with the recorded configuration or with the minimal passes of step 3, and a wrong output
+   that float64 runs explain (:func:`fuzzer.campaign.record.float64_explains`): the whole
+   folder moves to ``documented/<id>/`` with a ``REASON.txt``.
 3. **Key**: localization on the bundle's model (already minimized by the campaign that wrote
    it; Igor, CCS'21, clusters only shrunk inputs), then the root-cause key of the run with
    the minimal passes (:func:`fuzzer.campaign.record.key_and_culprit`: target, culprit, kind
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.campaign.minimize import minimize, probe
-from fuzzer.campaign.record import key_and_culprit
+from fuzzer.campaign.record import float64_explains, key_and_culprit
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.rootcause import root_cause_id
 from fuzzer.findings.signature import normalize_message
@@ -71,6 +72,9 @@ DOCUMENTED = "documented"
 REASON_FILE = "REASON.txt"
 #: suffix of the hidden name a merged folder takes just before it is removed.
 TRASH_SUFFIX = ".merged"
+#: where a wrong output that float64 runs explain is said to be no bug (REASON.txt).
+FLOAT64_SOURCE = ("fuzzer/execution/float64.py: float64 runs of the bundle's model and its "
+                  "optimized form (onnxruntime, else onnx's reference evaluator)")
 #: time for the trigger probes of a bundle that records none (seconds).
 PROBE_SECONDS = 30.0
 Echo = Callable[[str], None]
@@ -89,6 +93,8 @@ class Keyed:
         nodes: nodes of model.onnx (subgraphs included); size: its bytes.
         culprit: the culprit search's fields for meta.json (``exposed_by``, ``damage``,
             ``culprit_staging``: :meth:`fuzzer.localize.culprit.Culprit.to_json`).
+        explained: the name float64 runs give a wrong output that is no bug
+            (:func:`fuzzer.campaign.record.float64_explains`), else None.
     """
 
     meta: BundleMeta
@@ -100,6 +106,7 @@ class Keyed:
     nodes: int = 0
     size: int = 0
     culprit: dict[str, Any] = field(default_factory=dict)
+    explained: str | None = None
 
     def recorded(self) -> bool:
         """Whether the bundle's meta already records this key and these passes."""
@@ -175,6 +182,9 @@ def rebucket(store: BundleStore, sandbox: Any, echo: Echo) -> Summary:
             if item.passes is not None:
                 behaviour = target.documented(finding,
                                               target.with_passes(case.config, item.passes))
+            if behaviour is None and item.explained is not None:
+                behaviour = DocumentedBehaviour(item.explained, FLOAT64_SOURCE,
+                                                lambda finding, config: True)
             if behaviour is None:
                 keyed.append(item)
                 continue
@@ -263,8 +273,10 @@ def root_cause_of(sandbox: Any, meta: BundleMeta, case: TestCase, result: CaseRe
         nodes = node_count(case.model_bytes or b"")
     except Exception:  # an unparsable model ran as unusable before; keep the meta's count
         nodes = meta.nodes.minimized
+    explained = float64_explains(sandbox, minimal)
     return Keyed(meta, key, culprit.culprit, culprit.enabling, minimal.passes, where.to_json(),
-                 nodes, len(case.model_bytes or b""), culprit.to_json())
+                 nodes, len(case.model_bytes or b""), culprit.to_json(),
+                 explained.name if explained is not None else None)
 
 
 def move_documented(store: BundleStore, meta: BundleMeta, behaviour: DocumentedBehaviour,

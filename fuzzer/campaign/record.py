@@ -479,15 +479,9 @@ def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_v
     if documented is not None:  # only the documented part of the growth survived reduction
         return roots.failed(prelim, Handled("documented", name=documented.name,
                                             signature=first_wave))
-    if finding.symptom in EXACTNESS_SYMPTOMS and \
-            more_exact_than_original(sandbox, minimal.case.model_bytes, minimal.run):
-        return roots.failed(prelim, Handled("more-exact",
-                                            name="the optimized model is the float64 answer",
-                                            signature=first_wave))
-    if finding.symptom in EXACTNESS_SYMPTOMS and \
-            rounding_only(sandbox, minimal.case.model_bytes, minimal.run):
-        return roots.failed(prelim, Handled("documented", name=ROUNDING,
-                                            signature=first_wave))
+    exactness = float64_explains(sandbox, minimal)
+    if exactness is not None:
+        return roots.failed(prelim, dataclasses.replace(exactness, signature=first_wave))
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)
@@ -534,6 +528,25 @@ def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_v
     created = store.create(bid, files, on_exists=hit)
     roots.remember(prelim, bid)
     return Handled("new" if created else "hit", bid, signature=first_wave)
+
+
+#: what :func:`float64_explains` says of a wrong output that the optimized model computes
+#: more exactly than the original.
+MORE_EXACT = Handled("more-exact", name="the optimized model is the float64 answer")
+
+
+def float64_explains(sandbox: Sandbox, minimal: Minimal) -> Handled | None:
+    """How float64 runs explain ``minimal``'s wrong output as no bug, or None: the
+    optimized model is the float64 answer and the original is not (:data:`MORE_EXACT`), or
+    float64 runs of both models agree (float32 rounding, counted as :data:`ROUNDING`). Only
+    for :data:`EXACTNESS_SYMPTOMS`; the float64 runs go through ``sandbox``."""
+    if minimal.finding.symptom not in EXACTNESS_SYMPTOMS:
+        return None
+    if more_exact_than_original(sandbox, minimal.case.model_bytes, minimal.run):
+        return MORE_EXACT
+    if rounding_only(sandbox, minimal.case.model_bytes, minimal.run):
+        return Handled("documented", name=ROUNDING)
+    return None
 
 
 def _plainer(store: BundleStore, bundle_id: str, finding: Finding,

@@ -79,3 +79,21 @@ def check_repro_exits_1(folder: Path, sandbox: Any) -> None:
              "inputs.npz": (folder / "inputs.npz").read_bytes()}
     code, tail = sandbox.call(run_repro, files, 120.0, timeout=180)
     assert code == 1, tail
+
+
+def check_portability_note(folder: Path, sandbox: Any) -> None:
+    """A planted load failure that is a portability note (portability.json beside the
+    model): a valid optimized model onnxruntime cannot load for lack of a kernel or a rule
+    of its own is counted as ``onnxruntime-lacks-a-kernel``, never bundled. A newer target
+    version that no longer makes the model skips."""
+    info = json.loads((folder / "portability.json").read_text())
+    target = get_target(info["target"])
+    case = TestCase(info["target"], info["config"], {"kind": "bytes"},
+                    model_bytes=(folder / "model.onnx").read_bytes(),
+                    feeds=read_npz(folder / "inputs.npz"), keep=True)
+    shown = [f for f in sandbox.run(case).findings if f.symptom == info["symptom"]]
+    if not shown and target.version() != info["version"]:
+        pytest.skip(f"{info['target']} {target.version()} no longer makes the model")
+    assert shown, info["symptom"]
+    documented = target.documented(shown[0], case.config)
+    assert documented is not None and documented.name == "onnxruntime-lacks-a-kernel"

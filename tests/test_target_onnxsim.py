@@ -2,7 +2,8 @@
 ``skipped_optimizers`` / ``skip_*`` as what localization switches off, its documented
 behaviour, and models that onnxsim 0.8.1 mis-simplifies, one per symptom it showed
 (tests/data/onnxsim/*/case.json says which campaign bundle each came from: optimizer-error,
-invalid-model, load-failure, runtime-failure, output-mismatch, bloat). It showed no
+invalid-model, runtime-failure, output-mismatch, bloat; its load failure, pads fused past
+the kernel, is a portability note: portability-pads-over-kernel/). It showed no
 optimizer-abort, and no metadata-change beyond its documented IR 3 -> 4 upgrade; its only
 hangs came from folding the corpus's "light" models' weights at its default 1.5GB tensor
 threshold, which the target lowers to 1MB."""
@@ -162,3 +163,10 @@ def test_coverage_names_onnxsims_rewrites(tmp_path: Path) -> None:
     assert report["fuse_bn_into_conv"]["motifs"]
     assert not report["fuse_rms_norm"]["reached"]
     assert "opset >= 23" in report["fuse_rms_norm"]["reason"]
+
+
+def test_fused_pads_over_the_kernel_are_a_portability_note(sandbox):
+    """fuse_pad_into_pool adds a Pad's pads to a pool's, which the ONNX spec allows;
+    onnxruntime refuses pads as large as the kernel (pool_attributes.h:88), a rule of its
+    own: counted as a portability note, not bundled."""
+    planted_cases.check_portability_note(DATA / "portability-pads-over-kernel", sandbox)

@@ -159,23 +159,7 @@ def test_coverage_names_slims_rewrites(tmp_path: Path) -> None:
     assert report["EliminationTranspose"]["motifs"]
 
 
-def test_a_valid_int64_gemm_onnxruntime_cannot_load_is_a_portability_note(sandbox, target):
+def test_a_valid_int64_gemm_onnxruntime_cannot_load_is_a_portability_note(sandbox):
     """FusionGemm fuses an int64 MatMul + Add into a Gemm, which Gemm-13 allows; onnxruntime
-    has no int64 Gemm kernel (docs/OperatorKernels.md), so the model fails to load: counted
-    as ``onnxruntime-lacks-a-kernel``, not bundled."""
-    import json
-
-    from fuzzer.execution.case import TestCase
-    from fuzzer.store.npz import read_npz
-
-    folder = DATA / "portability-int64-gemm"
-    info = json.loads((folder / "portability.json").read_text())
-    case = TestCase("onnxslim", info["config"], {"kind": "bytes"},
-                    model_bytes=(folder / "model.onnx").read_bytes(),
-                    feeds=read_npz(folder / "inputs.npz"), keep=True)
-    shown = [f for f in sandbox.run(case).findings if f.symptom == "load-failure"]
-    if not shown and target.version() != info["version"]:
-        pytest.skip(f"onnxslim {target.version()} no longer makes the int64 Gemm")
-    assert shown
-    documented = target.documented(shown[0], case.config)
-    assert documented is not None and documented.name == "onnxruntime-lacks-a-kernel"
+    has no int64 Gemm kernel (docs/OperatorKernels.md), so the model fails to load."""
+    planted_cases.check_portability_note(DATA / "portability-int64-gemm", sandbox)

@@ -27,8 +27,9 @@ judged:
 
 A fixed-point configuration is staged running its list once through: a pass whose single run
 already leaves a wrong model is at fault whatever repeating the list adds; it is split only
-where the list run once through shows the damage too. The culprit is the first pass after
-which an intermediate is wrong; the last pass then only exposed the damage
+where the list run once through shows the damage too. A crash with no site of its own (an out-
+of-bounds read that crashes in one run and not the next) is never split. The culprit is the
+first pass after which an intermediate is wrong; the last pass then only exposed the damage
 (:attr:`Culprit.exposed_by`). A prefix that itself crashes (a pass that reads what it should
 not may crash or not from one run to the next, and localization then keeps a later pass it did
 not need) names its last pass as the culprit of that crash. Where no intermediate is wrong,
@@ -43,7 +44,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.findings.rootcause import CRASH, REWRITE, breaking_and_enabling, footprint_of
+from fuzzer.findings.rootcause import (
+    CRASH,
+    REWRITE,
+    SITELESS,
+    breaking_and_enabling,
+    footprint_of,
+)
 from fuzzer.localize.intermediate import declared_shape_damage, typed_copy
 from fuzzer.targets import get_target
 from oracles import symptom
@@ -182,6 +189,7 @@ def find_culprit(sandbox: Any, case: TestCase, finding: Finding, passes: list[st
             _stage(sandbox, base.with_model(typed, feeds=arts.feeds), passes, typed,
                    arts.feeds, deep, verdict, TYPED)
     if verdict.culprit == passes[-1] and deep and target.splits_at_saved_models and \
+            not SITELESS.search(finding.message) and \
             (once is None or _shows_once(sandbox, base, passes, verdict)):
         _split(sandbox, base, passes, plain, arts.feeds, verdict)  # no saved one was wrong
     if verdict.culprit == passes[-1]:

@@ -185,15 +185,16 @@ def _if_on_a_constant() -> bytes:
     return model.SerializeToString()
 
 
-def test_damage_handed_over_in_memory_is_blamed_on_the_pass_that_left_it(sandbox):
-    """eliminate_if_with_const_cond inlines the else branch, whose Abs still reads the
-    branch's captured ``x``: saved, that is the graph input's name and the model is valid;
-    in the same run rename_input_output renames the graph input and not the captured value.
-    Run on the saved intermediate, rename_input_output is right: the culprit is the first."""
+#: the passes of the inlined-branch fault, the first at fault, the second exposing it.
+INLINED = ["eliminate_if_with_const_cond", "rename_input_output"]
+
+
+def _inlined_branch_verdict(sandbox: Sandbox, fixed_point: bool):
+    """The culprit search's verdict on :func:`_if_on_a_constant` run through
+    :data:`INLINED` (skips where the installed onnxoptimizer no longer breaks it)."""
     from fuzzer.localize.culprit import find_culprit
 
-    passes = ["eliminate_if_with_const_cond", "rename_input_output"]
-    case = TestCase("onnxoptimizer", {"passes": passes, "fixed_point": False},
+    case = TestCase("onnxoptimizer", {"passes": INLINED, "fixed_point": fixed_point},
                     {"kind": "bytes"}, model_bytes=_if_on_a_constant(),
                     feeds={"x": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)},
                     keep=True)
@@ -201,24 +202,21 @@ def test_damage_handed_over_in_memory_is_blamed_on_the_pass_that_left_it(sandbox
     shown = [f for f in run.findings if f.symptom == "invalid-model"]
     if not shown:
         pytest.skip("this onnxoptimizer no longer breaks the inlined branch")
-    verdict = find_culprit(sandbox, case, shown[0], passes, run)
-    assert (verdict.culprit, verdict.exposed_by) == tuple(passes)
+    return find_culprit(sandbox, case, shown[0], INLINED, run)
+
+
+def test_damage_handed_over_in_memory_is_blamed_on_the_pass_that_left_it(sandbox):
+    """eliminate_if_with_const_cond inlines the else branch, whose Abs still reads the
+    branch's captured ``x``: saved, that is the graph input's name and the model is valid;
+    in the same run rename_input_output renames the graph input and not the captured value.
+    Run on the saved intermediate, rename_input_output is right: the culprit is the first."""
+    verdict = _inlined_branch_verdict(sandbox, fixed_point=False)
+    assert (verdict.culprit, verdict.exposed_by) == tuple(INLINED)
     assert verdict.staging == "split" and "saved model" in verdict.damage
 
 
 def test_a_fixed_point_run_is_staged_once_through(sandbox):
     """The same in-memory damage found by a fixed-point campaign: the list run once through
     shows it too, so it is staged and split as a single run, and the first pass is blamed."""
-    from fuzzer.localize.culprit import find_culprit
-
-    passes = ["eliminate_if_with_const_cond", "rename_input_output"]
-    case = TestCase("onnxoptimizer", {"passes": passes, "fixed_point": True},
-                    {"kind": "bytes"}, model_bytes=_if_on_a_constant(),
-                    feeds={"x": np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)},
-                    keep=True)
-    run = sandbox.run(case)
-    shown = [f for f in run.findings if f.symptom == "invalid-model"]
-    if not shown:
-        pytest.skip("this onnxoptimizer no longer breaks the inlined branch")
-    verdict = find_culprit(sandbox, case, shown[0], passes, run)
-    assert (verdict.culprit, verdict.exposed_by, verdict.staging) == (*passes, "split")
+    verdict = _inlined_branch_verdict(sandbox, fixed_point=True)
+    assert (verdict.culprit, verdict.exposed_by, verdict.staging) == (*INLINED, "split")

@@ -42,6 +42,7 @@ from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.hints import Anchors, changed_anchor_passes, mentioned, plausible
 from fuzzer.modelio.graphs import op_types
+from oracles import symptom as symptom_record
 from oracles.base import Finding
 
 MAX_SUSPECTS = 2
@@ -82,7 +83,10 @@ class _Budget(Exception):
 
 
 class Prober:
-    """Runs ``case`` with other pass lists and tells whether ``finding`` reproduces.
+    """Runs ``case`` with other pass lists and tells whether ``finding`` reproduces. A
+    symptom that depends on timing (``Symptom.confirm``: slow, hang) and does not show in a
+    run is measured once more before the pass list counts as not reproducing it: on a loaded
+    machine one quiet measurement kept a filler pass in a slow finding's minimal list.
 
     Args:
         sandbox: a :class:`fuzzer.execution.sandbox.Sandbox` (anything with ``submit(case)``).
@@ -101,6 +105,7 @@ class Prober:
         self.sandbox, self.case, self.fixed_point = sandbox, case, fixed_point
         self.target = get_target(case.target)
         self.wanted = FindingCore.of(finding)
+        self.confirm = symptom_record(finding.symptom).confirm
         self.cache: dict[tuple[tuple[str, ...], bool], CaseResult] = {}
         self.runs, self.max_runs = 0, max_runs
         self.deadline = None if max_seconds is None else time.monotonic() + max_seconds
@@ -129,6 +134,13 @@ class Prober:
         self.runs += len(futures)
         for passes, future in futures:
             self.cache[(passes, fp)] = future.result()
+        if self.confirm:  # a timing symptom that did not show is measured once more
+            again = [p for p in todo if not self.reproduces(self.cache[(p, fp)])]
+            futures = [(p, self.sandbox.submit(self._case(p, fp))) for p in again]
+            self.runs += len(futures)
+            for passes, future in futures:
+                if self.reproduces(result := future.result()):
+                    self.cache[(passes, fp)] = result
         verdicts = [self.reproduces(self.cache[(p, fp)]) for p in lists]
         if fp == self.fixed_point:
             for passes, ok in zip(lists, verdicts, strict=True):

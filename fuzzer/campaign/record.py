@@ -23,7 +23,9 @@ from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
 from fuzzer.findings.rootcause import (
+    REWRITE,
     breaking_and_enabling,
+    fault_kind,
     model_names_of,
     root_cause_id,
     root_cause_key,
@@ -296,8 +298,6 @@ def key_and_culprit(sandbox: Sandbox, case: TestCase, finding: Finding,
     handling = HANDLING.get(finding.symptom)
     if handling is not None:
         passes = handling.passes(finding, passes)
-    arts = run.artifacts
-    names = model_names_of(arts.model, arts.optimized) if arts is not None else set()
     cause = target.shared_cause(finding)
     if cause is not None:  # one cause whatever pass shows it: no blame runs, no footprint
         breaking, enabling = breaking_and_enabling(passes)
@@ -306,9 +306,13 @@ def key_and_culprit(sandbox: Sandbox, case: TestCase, finding: Finding,
     footprint = culprit.footprint
     if footprint and cuts_the_graph(target, case.config, culprit.culprit):
         footprint = ""  # it removes whole regions by design: the ops it removed are the model's
+    exposed = culprit.exposed_by is not None
+    arts = run.artifacts  # names matter only where a message is keyed: parse only then
+    names = model_names_of(arts.model, arts.optimized) \
+        if arts is not None and fault_kind(finding, exposed) != REWRITE else ()
     key = root_cause_key(case.target, culprit.culprit, finding, footprint,
                          target.anchors().get(culprit.culprit, ()), trigger, names,
-                         exposed=culprit.exposed_by is not None)
+                         exposed=exposed)
     return key, culprit
 
 

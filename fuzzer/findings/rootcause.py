@@ -158,7 +158,7 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
     """``-A-B+C``: op types (main graph and subgraphs) of which ``optimized`` has fewer
     (``-``) or more (``+``) nodes than ``original``, sorted; ``""`` when the multisets agree.
     Where the pass only removed nodes, the removed side names only the nodes it acted on
-    (:func:`removal_ends`): of its ``anchors`` (the op types its rewrites match) the last it
+    (:func:`removal_last`): of its ``anchors`` (the op types its rewrites match) the last it
     removed, as erasing one leaves its producers dead (onnxslim's dead_node_elimination
     erasing a Dropout whose mask is read takes its producer along, whatever its op type);
     for a pass that acts on any op (:data:`fuzzer.targets.base.ANY`: constant folding,
@@ -180,23 +180,20 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
     elif removed and not added:
         acted = set(anchors).intersection(removed)
         if acted:  # it acts on its anchors; removing one leaves its producers dead
-            removed = sorted(removal_ends(original, optimized)[1] & acted or acted)
+            removed = sorted(removal_last(original, optimized) & acted or acted)
         elif set(anchors) >= ANY:  # it acts on any op (folding): what it removed is the model's
             removed = []
     return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
 
 
-def removal_ends(original: Any, optimized: Any) -> tuple[set[str], set[str]]:
-    """``(first, last)``: op types of the nodes of ``original`` that ``optimized`` no
-    longer has (no output of theirs is produced any more) that read no output of another
-    removed node (the first of a removed region), and whose outputs no other removed node
-    reads (the last). Arguments are ``onnx.ModelProto``; the main graph only."""
+def removal_last(original: Any, optimized: Any) -> set[str]:
+    """Op types of the nodes of ``original`` that ``optimized`` no longer has (no output of
+    theirs is produced any more) and whose outputs no other removed node reads: the last of
+    each removed region. Arguments are ``onnx.ModelProto``; the main graph only."""
     kept = {out for node in optimized.graph.node for out in node.output if out}
     gone = [n for n in original.graph.node if not any(o in kept for o in n.output if o)]
-    made = {out for node in gone for out in node.output if out}
     read = {name for node in gone for name in node.input}
-    return ({n.op_type for n in gone if not made.intersection(n.input)},
-            {n.op_type for n in gone if not read.intersection(n.output)})
+    return {n.op_type for n in gone if not read.intersection(n.output)}
 
 
 def footprint_of(model_bytes: bytes | None, optimized_bytes: bytes | None,

@@ -226,8 +226,9 @@ def _split(sandbox: Any, base: TestCase, passes: list[str], after: list[bytes],
 
 
 def _shows_once(sandbox: Any, base: TestCase, passes: list[str], verdict: Culprit) -> bool:
-    """Whether ``passes`` run once through (``base``'s configuration) already show a wrong
-    rewrite or a crash, so that a fixed-point finding can be split like a single run."""
+    """Whether ``passes`` run once more through ``base``'s configuration (a fixed-point one
+    run once through) show a wrong rewrite or a crash: the condition to split a
+    fixed-point finding like a single run, and the control run of a split."""
     verdict.runs += 1
     return _judged(base, passes, run_with_passes(sandbox, base, passes)) is not None
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from fuzzer.modelio.load import parse_model
 from fuzzer.report.expected_actual import RECORDED_ONLY
 from fuzzer.report.issue_draft import OPTIMIZED_HEADING, EarlierRun, render_issue_draft
 from fuzzer.report.markdown import split_sections
@@ -84,18 +84,6 @@ def previous_report(text: str, folder: Path) -> PreviousReport:
     return previous
 
 
-def _load(path: Path) -> Any:
-    """The ModelProto at ``path`` (external data not loaded).
-
-    Raises:
-        OSError: the file is missing or unreadable.
-        google.protobuf.message.DecodeError: it is not a model.
-    """
-    import onnx
-
-    return onnx.load_from_string(path.read_bytes())
-
-
 def refreshed_report(folder: Path, meta: BundleMeta | None = None) -> str:
     """The text of the bundle ``folder``'s report.md worded again from ``meta`` (default:
     the folder's meta.json) and its files, keeping what :func:`previous_report` reads back
@@ -104,12 +92,12 @@ def refreshed_report(folder: Path, meta: BundleMeta | None = None) -> str:
     Raises:
         OSError: meta.json or model.onnx is missing or unreadable.
         fuzzer.store.meta.MetaError: meta.json is not a valid meta.
-        google.protobuf.message.DecodeError: model.onnx is not a model.
+        fuzzer.errors.InputError: model.onnx is not a model.
         KeyError: meta names an unknown target.
     """
     if meta is None:
         meta = read_meta(folder / META_FILE)
-    model = _load(folder / "model.onnx")
+    model = parse_model((folder / "model.onnx").read_bytes(), "model.onnx")
     report = folder / REPORT
     text = report.read_text(errors="replace") if report.is_file() else ""
     previous = previous_report(text, folder)

@@ -395,7 +395,10 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
         else ""
     known = _known(store, roots, prelim, finding.symptom, search=True)
     if known is not None:
-        if _plainer(store, known, finding, unseen=True):
+        # only a wrong rewrite's symptoms share a key, so only they can be plainer: the
+        # other hits skip reading the bundle's meta.json
+        if symptom(finding.symptom).fault == REWRITE and \
+                _plainer(store, known, finding, unseen=True):
             return Triaged(case, result, finding, found, where, prelim, first_wave, known)
         return _hit(store, roots, known, prelim, first_wave, finding.symptom)
     if (skipped := roots.backed_off(prelim)) is not None:

@@ -44,10 +44,42 @@ def test_breaking_pass_is_the_last_of_the_minimal_list():
     assert breaking_and_enabling([])[0] == FRAMEWORK
 
 
-def test_footprint_is_the_op_types_removed_and_added():
-    assert op_footprint(_model(["Neg", "Exp", "Neg"]), _model(["Identity", "Exp"])) == \
-        "-Neg+Identity"
+def _graph(*nodes: tuple[str, list[str], str]):
+    made = [helper.make_node(op, inputs, [out]) for op, inputs, out in nodes]
+    graph = helper.make_graph(made, "g", [helper.make_tensor_value_info("x", 1, [2])],
+                              [helper.make_tensor_value_info(nodes[-1][2], 1, [2])])
+    return helper.make_model(graph)
+
+
+def test_footprint_is_the_op_types_removed_added_or_rewritten():
+    assert op_footprint(_model(["Exp"]), _model(["Exp", "Neg"])) == "+Neg"
+    assert op_footprint(_model(["Neg", "Exp"]), _model(["Exp"])) == "-Neg"
+    assert op_footprint(_model(["Neg", "Exp", "Neg"]), _model(["Identity", "Exp"])) == "-Neg"
     assert op_footprint(_model(["Neg"]), _model(["Neg"])) == ""
+
+
+def test_a_fusion_is_keyed_by_what_it_folded_in_not_by_its_helpers():
+    fused = _graph(("Conv", ["x", "w"], "c"), ("Mul", ["c", "s"], "y"))
+    by_initializer = _graph(("Mul", ["w", "s"], "w2"), ("Conv", ["x", "w2"], "y"))
+    by_reshape = _graph(("Reshape", ["s", "r"], "s2"), ("Unsqueeze", ["s2", "a"], "s3"),
+                        ("Mul", ["w", "s3"], "w2"), ("Conv", ["x", "w2"], "y"))
+    anchors = {"Conv", "Mul"}
+    assert op_footprint(fused, by_initializer, anchors) == "-Conv-Mul"
+    assert op_footprint(fused, by_reshape, anchors) == "-Conv-Mul"
+    other = _graph(("Conv", ["x", "w"], "c"), ("Add", ["c", "s"], "y"))
+    assert op_footprint(other, by_initializer, {"Conv", "Add"}) == "-Add-Conv"
+
+
+def test_a_wrong_element_type_is_a_fault_beside_a_wrong_shape_of_the_same_rewrite():
+    shape = Finding("invalid-model", "check", "Inferred shape and existing shape differ in "
+                    "rank: (3) vs (4)")
+    dtype = Finding("invalid-model", "check", "(op_type:Constant): output has unsupported "
+                    "type tensor(int64)")
+    loaded = Finding("load-failure", "load", "Type Error: Type (tensor(int64)) of output arg "
+                     "(c) of node () does not match expected type (tensor(float)).")
+    keys = {f.message: root_cause_key("t", "p", f, "-Add-Conv") for f in (shape, dtype, loaded)}
+    assert keys[dtype.message] == keys[loaded.message] != keys[shape.message]
+    assert keys[shape.message].endswith("|fp:-Add-Conv")
 
 
 def test_wrong_outputs_key_on_class_and_footprint_not_on_values():
@@ -319,4 +351,4 @@ def test_a_pure_elimination_is_named_by_the_nodes_it_removed_first():
     assert {op_footprint(*dead_producer(op), anchors) for op in ("Celu", "Abs")} == \
         {"-Dropout"}
     assert op_footprint(_model(["Neg", "Exp", "Neg"]), _model(["Identity", "Exp"])) == \
-        "-Neg+Identity"  # a rewrite that adds keeps every op type it removed
+        "-Neg"  # a rewrite that adds is named by the nodes it rewrote

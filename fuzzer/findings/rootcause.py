@@ -17,8 +17,11 @@ key = target | culprit | kind | fault signature
   name for the others (``bloat``, ``metadata-change``, ``hang``, ``slow``).
 * **Fault signature**. For a wrong rewrite, its **footprint**: the op types the culprit
   removed and added on the minimized model, from the op-type multisets of its input and
-  output (``-BatchNormalization+Mul``): the same rewrite in any surrounding model gives the
-  same footprint. For a crash, the *crash site*, as bucketing by crash state does it
+  output (``-BatchNormalization+Mul``), or for a fusion only the op types it folded in
+  (``-Add-Conv``: the helpers it adds vary with where the fused parameters come from): the
+  same rewrite in any surrounding model gives the same footprint; `` (element type)`` is
+  appended where the damage is a wrong element type (:data:`TYPE_DAMAGE`).
+  For a crash, the *crash site*, as bucketing by crash state does it
   (ClusterFuzz groups crashes by the top frames of their stack; OATest and GenCoG by the
   normalized last error line): the exception class and the source location the optimizer
   prints (``fuse_bn_into_conv.h:87``) are kept, while tensor and node names (the model's
@@ -177,6 +180,12 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
     if holders.intersection(removed):
         removed = [t for t in removed if t in holders]
         added = [t for t in added if t in holders]
+    elif (added or not removed) and (replaced := rewritten(original, optimized)):
+        # a fusion: the ops it folded in are the rewrite; the helpers it adds to compute
+        # the fused parameters depend on whether they were initializers, Constants or
+        # graph inputs (fuse_mul_into_conv's Reshape, Unsqueeze and Mul), not on the fault
+        acted = set(anchors).intersection(replaced)
+        return "".join(f"-{t}" for t in sorted(acted or replaced))
     elif removed and not added:
         acted = set(anchors).intersection(removed)
         if acted:  # it acts on its anchors; removing one leaves its producers dead
@@ -184,6 +193,16 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
         elif set(anchors) >= ANY:  # it acts on any op (folding): what it removed is the model's
             removed = []
     return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
+
+
+def rewritten(original: Any, optimized: Any) -> set[str]:
+    """Op types of the nodes of ``original`` (main graph) that no node of ``optimized``
+    stands for any more: none of their outputs is produced by a node of the same op type
+    (a fused Mul whose output a Conv now produces is rewritten; a Conv that kept its output
+    is not). Arguments are ``onnx.ModelProto``."""
+    kept = {(node.op_type, out) for node in optimized.graph.node for out in node.output if out}
+    return {n.op_type for n in original.graph.node
+            if not any((n.op_type, out) in kept for out in n.output if out)}
 
 
 def removal_last(original: Any, optimized: Any) -> set[str]:
@@ -238,6 +257,24 @@ SITELESS_CORE = "memory error (no site: a signal or an impossible allocation)"
 REWRITE, CRASH = "rewrite", "crash"
 
 
+#: a wrong rewrite whose damage is an element type (a Constant of a type its opset does not
+#: allow, a value typed unlike what reads it), as the checker and onnxruntime word it: a
+#: fault of its own beside a wrong shape or value of the same rewrite (onnxoptimizer
+#: 0.4.2's fuse_add_bias_into_conv writes an int64 Constant into opset 8 models, and a
+#: bias of the wrong rank into any).
+TYPE_DAMAGE = re.compile(r"unsupported type|Type Error|type mismatch|does not match expected "
+                         r"type|bound to different types")
+DTYPE = " (element type)"
+
+
+def damage_class(finding: Finding) -> str:
+    """:data:`DTYPE` when ``finding`` shows a wrong element type (:data:`TYPE_DAMAGE` in its
+    message, or outputs of another dtype), else ``""``: the suffix of a wrong rewrite's
+    signature."""
+    wrong_type = TYPE_DAMAGE.search(finding.message) or finding.detail.get("class") == "dtype"
+    return DTYPE if wrong_type else ""
+
+
 def fault_kind(finding: Finding, exposed: bool = False) -> str:
     """The kind field of ``finding``'s key: ``rewrite`` for a wrong rewrite, and for any
     finding a later pass only exposed (``exposed``: the culprit is not the pass the
@@ -262,7 +299,8 @@ def root_cause_key(target: str, culprit: str, finding: Finding,
     if kind == CRASH and needs_name_clash(trigger):
         kind = REWRITE  # the culprit's names clashed; where it trips over them is a symptom
     if kind == REWRITE:
-        core = "name clash" if needs_name_clash(trigger) else "fp:" + (footprint or "")
+        core = "name clash" if needs_name_clash(trigger) else \
+            "fp:" + (footprint or "") + damage_class(finding)
     elif kind == CRASH and SITELESS.search(finding.message):
         core = SITELESS_CORE
     else:

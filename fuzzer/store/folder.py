@@ -79,6 +79,31 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def write_folder(path: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` (name relative to the folder -> bytes; ``variants/1.onnx`` makes its
+    subfolder) as the folder ``path``, atomically: into a temporary folder beside it, named
+    ``.<name>.*`` (listings skip such names), then renamed into place, replacing a folder
+    already there. A killed process leaves the whole folder or none of it.
+
+    Raises:
+        OSError: a file cannot be written (e.g. the disk is full; the temporary folder is
+            removed).
+    """
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        tmp.chmod(0o777 & ~_umask())
+        for name, data in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_bytes(data)
+        if path.exists():
+            shutil.rmtree(path)
+        os.rename(tmp, path)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _blame(exc, path)
+        raise
+
+
 def dump_json(data: Any) -> bytes:
     """Indented, key-ordered JSON bytes with a final newline."""
     return (json.dumps(data, indent=2, sort_keys=False, default=str) + "\n").encode()
@@ -284,19 +309,7 @@ class BundleStore:
                     with contextlib.suppress(DamagedBundleError):
                         self._update_locked(bundle_id, on_exists)
                 return False
-            tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{bundle_id}."))
-            try:
-                tmp.chmod(0o777 & ~_umask())
-                for name, data in files.items():
-                    (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # variants/, ...
-                    (tmp / name).write_bytes(data)
-                if self.path(bundle_id).exists():  # a folder without meta: a leftover
-                    shutil.rmtree(self.path(bundle_id))
-                os.rename(tmp, self.path(bundle_id))
-            except BaseException as exc:
-                shutil.rmtree(tmp, ignore_errors=True)
-                _blame(exc, self.path(bundle_id))
-                raise
+            write_folder(self.path(bundle_id), files)  # replaces a leftover without meta
             return True
 
     def update(self, bundle_id: str, change: Change) -> BundleMeta:

@@ -167,9 +167,12 @@ def dropping_case(sandbox: Sandbox) -> tuple[TestCase, object]:
 
 def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_path,
                                                                 monkeypatch):
-    """A finding whose reduction has an hour left when the campaign ends is recorded once
+    """A finding whose reduction has an hour left when the campaign ends stops once
     finish's grace period is over: the reduction's budget expires at that moment (it used
-    to run on for its whole budget, and the campaign ended minutes past its time)."""
+    to run on for its whole budget, and the campaign ended minutes past its time), and the
+    finding, not reduced in time, is kept pending instead of becoming a bundle."""
+    from fuzzer.store.pending import PendingStore
+
     case, result = dropping_case(sandbox)
     started, left_at_end = patient_reduction(monkeypatch)
     seen: list[str] = []
@@ -179,16 +182,17 @@ def test_the_reduction_at_hand_stops_when_the_grace_period_ends(sandbox, tmp_pat
     worker.put(case, result)
     assert started.wait(120.0)
     worker.finish(grace=0.5)
-    assert seen == ["new"] and worker.errors == []
+    assert seen == ["pending"] and worker.errors == []
     assert policy.cutoff.left() == float("inf")  # the caller's policy, reused by a resumed
     # run, is never cut
     assert left_at_end and left_at_end[0] <= 0  # expired by the cutoff, not the guard
-    assert len(BundleStore(tmp_path).ids()) == 1
+    assert BundleStore(tmp_path).ids() == [] and PendingStore(tmp_path).count() == 1
 
 
 def test_a_cluster_handlers_reduction_at_hand_stops_when_it_is_cut(sandbox, monkeypatch):
     """The Ray path's FindingHandler (run in this process here): a batch whose reduction
-    has an hour left ends when the driver's finish calls ``cut``, with its bundle made."""
+    has an hour left ends when the driver's finish calls ``cut``, its finding sent back
+    pending (no bundle: the driver keeps it in pending/)."""
     from fuzzer.cluster.actors import FindingHandler
 
     case, result = dropping_case(sandbox)
@@ -204,8 +208,8 @@ def test_a_cluster_handlers_reduction_at_hand_stops_when_it_is_cut(sandbox, monk
         handler.cut(0.5)
         thread.join(150.0)
         ((handled, ops, error),) = outcomes
-        assert error == "" and handled.status == "new"
-        assert any(op.kind == "create" for op in ops)
+        assert error == "" and handled.status == "pending" and handled.prelim
+        assert not any(op.kind == "create" for op in ops)
         assert left_at_end and left_at_end[0] <= 0  # expired by the cut, not the guard
         assert policy.cutoff.left() == float("inf")  # the driver's policy is never cut
     finally:

@@ -25,7 +25,15 @@ which the triage thread waits.
 
 Each thread has a sandbox of its own (one worker), so its optimizer runs never queue behind
 the campaign's cases or the other thread's. When the campaign ends, :meth:`finish` handles
-what is left; past its grace period (or after Ctrl-C) the rest is recorded without reduction.
+what is left in full for its grace period. Then (at once after Ctrl-C) the reduction at hand
+stops, and no finding of a new root cause becomes a bundle any more: a bundle written
+unreduced would be keyed on the unreduced model. For :data:`LATE_TRIAGE_SECONDS` more the
+queued findings are still triaged, so a known root cause counts as a hit on its bundle; a new
+one is kept in ``pending/`` (:mod:`fuzzer.campaign.pending`) with its preliminary key, for
+``--resume`` or ``optfuzz triage --pending`` to handle in full. The findings still queued
+after that go to ``pending/`` untouched, and :data:`STOP_SECONDS` later the finding at hand
+is stopped (its worker closed) and kept there too: the finish ends within its grace period
+and a few seconds, whatever it holds.
 
 A failure in one finding is counted (:attr:`FindingWorker.errors`) and the thread goes on; a
 failure that every later finding would meet too (a full disk, its own worker pool gone, an
@@ -37,6 +45,7 @@ stops the campaign.
 from __future__ import annotations
 
 import dataclasses
+import math
 import queue
 import threading
 import time
@@ -44,15 +53,19 @@ from collections.abc import Callable
 from typing import Any
 
 from fuzzer.campaign.failure import as_campaign_error, is_disk_full, stopped
+from fuzzer.campaign.pending import PendingKeeper
 from fuzzer.campaign.record import (
+    TOO_LATE,
     FindingPolicy,
     Handled,
+    Report,
     RootCauseMemo,
     Triaged,
     costly_triage,
     handle_finding,
     primary_finding,
     record_new,
+    settle_waiting,
     triage,
 )
 from fuzzer.execution.case import CaseResult, TestCase
@@ -62,6 +75,7 @@ from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.reduce.predicate import Cutoff
 from fuzzer.report.refresh import flush_and_refresh
 from fuzzer.store.folder import BundleStore
+from fuzzer.store.versions import utc_now
 
 #: most findings queued at once.
 QUEUE_SIZE = 1024
@@ -77,21 +91,29 @@ FLUSH_SECONDS = 10.0
 #: followed by giving the C heap's free pages back; a hit, handled in a millisecond, is not.
 TRIM_AFTER_SECONDS = 1.0
 POLL_SECONDS = 0.5  # while a queue is full: how often to check that the threads still run
-ABANDON_SECONDS = 5.0  # how long an abandoning finish waits for the finding at hand
-QUICK_LOCALIZE_SECONDS = 10.0  # a localization's bound once the grace period is over
+ABANDON_SECONDS = 5.0  # how long a finish waits for a thread once it has stopped it
+#: seconds past the grace period during which queued findings are still triaged, each
+#: localization bounded by what is left of them (a known root cause counts as a hit, a new
+#: one is kept pending); past them the findings still queued are kept pending untouched.
+LATE_TRIAGE_SECONDS = 5.0
+#: seconds past those after which the finding at hand is stopped (its worker closed) and
+#: kept pending.
+STOP_SECONDS = 5.0
+#: why findings are pending that the end of a campaign left untriaged, or stopped mid-way.
+UNTRIAGED = Handled("pending", name="the campaign ended before it was triaged")
+STOPPED = Handled("pending", name="the campaign ended while it was handled")
 
-#: called with ``(Handled, message of the finding)`` after each finding.
-Report = Callable[[Handled, str], None]
 
-
-def policy_at_hand(policy: FindingPolicy, quick: bool = False) -> FindingPolicy:
+def policy_at_hand(policy: FindingPolicy, quick: bool = False,
+                   localize_seconds: float = LATE_TRIAGE_SECONDS) -> FindingPolicy:
     """The policy for the finding at hand: ``policy`` itself until its cutoff has passed,
     then (or at once with ``quick``) the same without reduction or trigger probes and with
-    localizations bounded by :data:`QUICK_LOCALIZE_SECONDS` (it keeps the same cutoff)."""
+    localizations bounded by ``localize_seconds`` (it keeps the same cutoff, past which a
+    new root cause ends ``pending``: :func:`fuzzer.campaign.record.record_new`)."""
     if not quick and policy.cutoff.left() > 0:
         return policy
     return dataclasses.replace(policy, reduce_seconds=0, probe_seconds=0,
-                               localize_seconds=QUICK_LOCALIZE_SECONDS)
+                               localize_seconds=localize_seconds)
 
 
 @dataclasses.dataclass
@@ -123,9 +145,11 @@ class FindingWorker:
     Attributes:
         errors: one line per finding that could not be recorded (the threads went on).
         failure: the exception that ended a thread early, or None.
-        abandoned: queued findings dropped by a failing campaign's :meth:`finish`.
+        abandoned: findings neither recorded nor kept pending (a full disk).
         memo: the triage thread's localization memory.
         roots: the root-cause memory both threads share.
+        kept: keeps the findings the finish cannot handle in time in ``pending/``
+            (:class:`fuzzer.campaign.pending.PendingKeeper`).
     """
 
     def __init__(self, store: BundleStore, sandbox_factory: Callable[[], Sandbox],
@@ -150,7 +174,10 @@ class FindingWorker:
         self.errors: list[str] = []
         self.failure: BaseException | None = None
         self.abandoned = 0
-        self._finishing = self._abandoning = False
+        self.kept = PendingKeeper(store.root)
+        self._finishing = self._abandoning = self._stopping = False
+        #: the moment (``time.monotonic()``) past which queued findings are kept untriaged.
+        self._late = math.inf
         for lane, loop in ((self._triage, self._triage_loop), (self._record, self._record_loop)):
             lane.thread = threading.Thread(target=self._run, args=(loop,), name=lane.name,
                                            daemon=True)
@@ -173,7 +200,7 @@ class FindingWorker:
                 waiting()
             with self._room:
                 if self._has_room(weight):
-                    self._triage.queue.put_nowait((case, result, weight))
+                    self._triage.queue.put_nowait((case, result, weight, utc_now()))
                     self._queued_bytes += weight
                     return
                 self._room.wait(POLL_SECONDS)
@@ -220,9 +247,11 @@ class FindingWorker:
                 self.failure = exc
 
     def _policy(self) -> FindingPolicy:
-        """The policy of the finding at hand: quick (no reduction, localization cut short)
-        once :meth:`finish`'s grace period is over (its cutoff has passed)."""
-        return policy_at_hand(self.policy)
+        """The policy of the finding at hand: quick (no reduction, each localization within
+        what is left of :data:`LATE_TRIAGE_SECONDS`) once :meth:`finish`'s grace period is
+        over (its cutoff has passed)."""
+        left = max(0.0, self._late - time.monotonic())
+        return policy_at_hand(self.policy, localize_seconds=min(LATE_TRIAGE_SECONDS, left))
 
     def _triage_loop(self) -> None:
         last_flush = time.monotonic()
@@ -239,28 +268,31 @@ class FindingWorker:
                 return
             if not item:
                 continue
-            case, result, weight = item
+            case, result, weight, found = item
             self._taken(weight)
+            if self._stopping or time.monotonic() >= self._late:
+                self._keep(case, result, found, UNTRIAGED)
+                continue
             finding = primary_finding(result)
             if finding is not None and costly_triage(finding):
-                self._forward(("whole", case, result))
+                self._forward(("whole", case, result, found, None))
                 continue
             outcome = self._handle(self._triage, triage, self.store, case, result)
             if isinstance(outcome, Triaged):
-                self._send_on(outcome)
-            elif outcome is not None and finding is not None:
-                self.report(outcome, finding.message)
+                self._send_on(outcome, found)
+            elif outcome is not None:
+                self._ended(case, result, found, outcome)
 
-    def _send_on(self, triaged: Triaged) -> None:
-        """Send ``triaged`` to the recording thread, or, where a finding with its key is
-        already on its way there, let it wait for that one."""
+    def _send_on(self, triaged: Triaged, found: str) -> None:
+        """Send ``triaged`` (found at ISO time ``found``) to the recording thread, or, where
+        a finding with its key is already on its way there, let it wait for that one."""
         with self._keys:
             waiting = self._waiting.get(triaged.prelim)
             if waiting is not None:
                 waiting.append((triaged.finding.message, triaged.first_wave))
                 return
             self._waiting[triaged.prelim] = []
-        self._forward(("triaged", triaged))
+        self._forward(("triaged", triaged.case, triaged.result, found, triaged))
 
     def _forward(self, item: tuple | None) -> None:
         """Put ``item`` on the recording thread's queue; waits while it is full and the
@@ -283,47 +315,65 @@ class FindingWorker:
             if item is None:
                 flush_and_refresh(self.store)
                 return
-            if item[0] == "whole":
-                _, case, result = item
-                outcome = self._handle(self._record, handle_finding, self.store, case, result,
-                                       self.version)
+            kind, case, result, found, triaged = item
+            if kind == "whole":  # its triage alone is long: none once the grace period ends
+                outcome = UNTRIAGED if self._stopping or self.policy.cutoff.left() <= 0 else \
+                    self._handle(self._record, handle_finding, self.store, case, result,
+                                 self.version)
                 if outcome is not None:
-                    self.report(outcome, result.findings[0].message)
+                    self._ended(case, result, found, outcome)
                 continue
-            triaged = item[1]
             outcome = self._handle(self._record, _record_new, self.store, triaged, self.version)
             if outcome is None:  # it failed: so do those that waited for it
                 outcome = Handled("unconfirmed", name="its first finding could not be recorded")
-            self.report(outcome, triaged.finding.message)
-            self._settle(triaged.prelim, outcome)
+            self._ended(case, result, found, outcome, self._waited(triaged.prelim))
 
-    def _settle(self, prelim: str, outcome: Handled) -> None:
-        """The findings that waited for the one of key ``prelim`` end as it did: a hit on
-        its bundle, or its outcome."""
+    def _waited(self, prelim: str) -> list[tuple[str, str]]:
+        """``(message, first-wave signature)`` of the findings that waited for the one of
+        preliminary key ``prelim`` (none wait for it from now on)."""
         with self._keys:
-            waited = self._waiting.pop(prelim, [])
-        bundle = outcome.bundle_id if outcome.status in ("new", "hit", "merged") else None
-        for message, signature in waited:
-            if bundle is not None:
-                self.store.add_hit(bundle)
-                self.report(Handled("hit", bundle, signature=signature), message)
-            else:
-                self.report(dataclasses.replace(
-                    outcome, signature=signature,
-                    name=f"{outcome.name} (not tried again: a finding with its key was "
-                         "handled meanwhile)".lstrip()), message)
+            return self._waiting.pop(prelim, [])
+
+    def _ended(self, case: TestCase, result: CaseResult, found: str, outcome: Handled,
+               waited: list[tuple[str, str]] | None = None) -> None:
+        """Report ``outcome`` of the primary finding of ``result`` and end the findings that
+        ``waited`` for it as it did; a ``pending`` one is kept in ``pending/`` with them."""
+        if outcome.status == "pending":
+            self._keep(case, result, found, outcome, waited or [])
+            return
+        self.report(outcome, result.findings[0].message)
+        settle_waiting(self.store, outcome, waited or [], self.report)
+
+    def _keep(self, case: TestCase, result: CaseResult, found: str, outcome: Handled,
+              waited: list[tuple[str, str]] | None = None) -> None:
+        """Keep the primary finding of ``result`` (and the findings that ``waited`` for it)
+        in ``pending/`` and report it; where that fails (a full disk) they are counted in
+        :attr:`abandoned` and :attr:`errors` says why."""
+        why_not = self.kept.keep(case, result, found, outcome, waited or [])
+        if why_not is None:
+            self.report(outcome, result.findings[0].message)
+            return
+        with self._keys:
+            self.abandoned += 1 + len(waited or [])
+            self.errors.append(why_not)
 
     def _handle(self, lane: _Lane, step: Callable[..., Any], store: BundleStore,
                 *args: Any) -> Any:
         """``step(store, lane's sandbox, *args, policy, lane's memo, roots)``; a failure of
         this finding alone is counted in :attr:`errors` (None returned), one every later
-        finding would meet too is raised."""
+        finding would meet too is raised. Once :meth:`finish` has stopped the lane (closed
+        its sandbox), the finding ends :data:`STOPPED` (pending) unless it was stored: the
+        verdict of a closed sandbox proves nothing, so a failure it led to is forgotten."""
         started = time.monotonic()
         try:
             if lane.sandbox is None:
+                if self._stopping:
+                    return STOPPED
                 lane.sandbox = self._factory()
-            return step(store, lane.sandbox, *args, self._policy(), lane.memo, self.roots)
+            outcome = step(store, lane.sandbox, *args, self._policy(), lane.memo, self.roots)
         except Exception as exc:  # a bug of optfuzz: keep the campaign alive, say why
+            if self._stopping:
+                return STOPPED
             if is_disk_full(exc) or (lane.sandbox is not None and not lane.sandbox.alive):
                 raise
             self.errors.append(f"{type(exc).__name__}: {exc}")
@@ -331,22 +381,31 @@ class FindingWorker:
         finally:
             if time.monotonic() - started >= TRIM_AFTER_SECONDS:
                 release_free_memory()  # a reduction's models and values, dropped
+        if self._stopping and isinstance(outcome, Handled) and outcome.bundle_id is None \
+                and outcome.status != "pending":
+            self.roots.forget(outcome.prelim)
+            return dataclasses.replace(STOPPED, prelim=outcome.prelim)
+        return outcome
 
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
-        """Handle what is queued and stop: fully for ``grace`` seconds, then (or at once with
-        ``quick``) without reduction and with each localization cut at
-        :data:`QUICK_LOCALIZE_SECONDS` (its best answer so far kept). The reduction and
-        trigger probes at hand stop at that moment too, with what they have found
-        (:attr:`FindingPolicy.cutoff`): a finding begun just before the end does not hold the
-        campaign for its whole reduction budget. With ``abandon`` (the campaign is failing)
-        the queued findings are dropped (counted in :attr:`abandoned`) and the finding at
-        hand gets :data:`ABANDON_SECONDS`. A dead thread is not waited for. Never raises;
-        see :meth:`check`."""
+        """Handle what is queued and stop, within ``grace`` seconds and a few more: fully
+        for ``grace`` seconds; then (at once with ``quick``) the reduction and trigger probes
+        at hand stop (:attr:`FindingPolicy.cutoff`) and no new root cause becomes a bundle:
+        for :data:`LATE_TRIAGE_SECONDS` the queued findings are still triaged (a known root
+        cause is a hit, each localization bounded by what is left of them), and a new root
+        cause is kept pending (``pending/``, :attr:`kept`); the findings still queued then are
+        kept pending untriaged, and :data:`STOP_SECONDS` later the finding at hand is stopped
+        (its sandbox closed) and kept pending too. With ``abandon`` (the campaign is failing)
+        the queued findings are kept pending at once and the finding at hand gets
+        :data:`ABANDON_SECONDS`. Findings that cannot be kept (a full disk) are counted in
+        :attr:`abandoned`. A dead thread is not waited for. Never raises; see
+        :meth:`check`."""
         self._finishing = True
         self._abandoning = self._abandoning or abandon
-        deadline = time.monotonic() + (ABANDON_SECONDS if abandon else grace)
-        # past it the findings are handled quickly (_policy) and the reduction at hand stops
-        self.policy.cutoff.cut(time.monotonic() if quick or abandon else deadline)
+        now = time.monotonic()
+        cut = now if quick or abandon else now + grace
+        self.policy.cutoff.cut(cut)  # past it the findings are handled quickly (_policy)
+        self._late = min(self._late, cut + LATE_TRIAGE_SECONDS)
         if abandon:
             self._drain()
         triage_thread = self._triage.thread
@@ -354,14 +413,14 @@ class FindingWorker:
             self._triage.queue.put(None)  # after what is queued; the bounds are put()'s alone
         else:
             self._forward(None)
+        stop_at = now + ABANDON_SECONDS if abandon else self._late + STOP_SECONDS
         for lane in (self._triage, self._record):
             assert lane.thread is not None
-            lane.thread.join(timeout=max(0.0, deadline - time.monotonic()))
-            if lane.thread.is_alive() and not abandon:
-                lane.thread.join()  # the cutoff has passed: what is left goes quickly
+            lane.thread.join(timeout=max(0.0, stop_at - time.monotonic()))
+        self._stopping = True  # the findings at hand end pending, no new sandbox is made
         for lane in (self._triage, self._record):
             if lane.sandbox is not None:
-                lane.sandbox.close()  # also ends the wait of an abandoned finding's run
+                lane.sandbox.close()  # also ends the wait of the finding at hand's run
         for lane in (self._triage, self._record):
             assert lane.thread is not None
             lane.thread.join(timeout=ABANDON_SECONDS)
@@ -378,15 +437,23 @@ class FindingWorker:
                     self._dropped(lane, item)
 
     def _dropped(self, lane: _Lane, item: tuple) -> None:
-        """Count a finding queued on ``lane`` that will not be recorded: the triage queue's
-        ``(case, result, weight)`` frees its bytes; the recording queue's ``("triaged",
-        Triaged)`` takes the findings waiting for it along."""
+        """Keep a finding queued on ``lane`` that no thread will handle pending
+        (:meth:`_keep`): the triage queue's ``(case, result, weight, found)`` frees its
+        bytes; the recording queue's ``(kind, case, result, found, Triaged or None)`` takes
+        the findings waiting for it along."""
         if lane is self._triage:
-            self._taken(item[2])
-        elif item[0] == "triaged":
-            with self._keys:
-                self.abandoned += len(self._waiting.pop(item[1].prelim, []))
-        self.abandoned += 1
+            case, result, weight, found = item
+            self._taken(weight)
+            self._keep(case, result, found, UNTRIAGED)
+            return
+        _, case, result, found, triaged = item
+        if triaged is None:
+            self._keep(case, result, found, UNTRIAGED)
+            return
+        self._keep(case, result, found, Handled("pending", name=TOO_LATE,
+                                                signature=triaged.first_wave,
+                                                prelim=triaged.prelim),
+                   self._waited(triaged.prelim))
 
 
 def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, version: str,

@@ -105,18 +105,24 @@ class Handled:
             says which), ``nondeterministic`` (the original's reference runs disagree),
             ``unconfirmed`` (a hang that did not recur, or a bundle whose repro.py did not
             reproduce in a fresh process), ``more-exact`` (a wrong output where the optimized
-            model agrees with a float64 run and the original does not).
+            model agrees with a float64 run and the original does not), ``pending`` (a new
+            root cause that an ending campaign could not reduce and key in time: no bundle
+            is written, the caller keeps the finding in ``pending/``,
+            :mod:`fuzzer.store.pending`; ``name`` says why).
         bundle_id: the bundle it counts on, where one exists.
-        name: the documented behaviour's name, or why it was not confirmed.
+        name: the documented behaviour's name, or why it was not confirmed or is pending.
         signature: the finding's first-wave signature (:func:`finding_signature` on the
             found model with the passes localized on it), where it was localized; campaigns
             count the distinct ones to show how many buckets that key would have made.
+        prelim: the preliminary root-cause key, where a pending finding or a failed
+            attempt has one ("" otherwise).
     """
 
     status: str
     bundle_id: str | None = None
     name: str = ""
     signature: str = ""
+    prelim: str = ""
 
 
 @dataclass
@@ -214,10 +220,17 @@ class RootCauseMemo:
 
     def failed(self, key: str, handled: Handled) -> Handled:
         """Record that a finding with key ``key`` ended as ``handled`` (no bundle); returns
-        ``handled``."""
+        ``handled`` with ``key`` as its :attr:`Handled.prelim`."""
         with self._lock:
             self._keep(key, handled)  # the backoff counts on from the first failure
-        return handled
+        return dataclasses.replace(handled, prelim=key)
+
+    def forget(self, key: str) -> None:
+        """Drop the failure recorded for ``key`` and its backoff (an attempt that was
+        stopped from outside proves nothing); nothing where none is recorded."""
+        with self._lock:
+            self._failed.pop(key, None)
+            self._backoff.pop(key, None)
 
     def backed_off(self, key: str) -> Handled | None:
         """None where a finding with key ``key`` is to be handled in full (never failed, or
@@ -235,6 +248,27 @@ class RootCauseMemo:
                 return None
         return dataclasses.replace(last, name=f"{last.name} (not tried again: an earlier "
                                               "finding with its key ended so)".lstrip())
+
+
+#: called with ``(Handled, message of the finding)`` after each finding.
+Report = Callable[[Handled, str], None]
+
+
+def settle_waiting(store: BundleStore, outcome: Handled, waited: list[tuple[str, str]],
+                   report: Report) -> None:
+    """The findings that waited for one with their preliminary key (``(message, first-wave
+    signature)`` each) end as it did (``outcome``): a hit on its bundle, or its outcome,
+    each reported."""
+    bundle = outcome.bundle_id if outcome.status in ("new", "hit", "merged") else None
+    for message, signature in waited:
+        if bundle is not None:
+            store.add_hit(bundle)
+            report(Handled("hit", bundle, signature=signature), message)
+        else:
+            report(dataclasses.replace(
+                outcome, signature=signature,
+                name=f"{outcome.name} (not tried again: a finding with its key was "
+                     "handled meanwhile)".lstrip()), message)
 
 
 def merge_failures(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -465,6 +499,21 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
     return handled
 
 
+#: why a finding is pending (:attr:`Handled.name`) when the campaign's end came before its
+#: reduction and key.
+TOO_LATE = "the campaign ended before it was reduced and keyed"
+
+
+def _too_late(policy: FindingPolicy, triaged: Triaged) -> Handled | None:
+    """A ``pending`` outcome for ``triaged`` once ``policy``'s cutoff has passed (the
+    campaign is ending: what is reduced then would be keyed on a model only partly reduced),
+    else None."""
+    if policy.cutoff.left() > 0:
+        return None
+    return Handled("pending", name=TOO_LATE, signature=triaged.first_wave,
+                   prelim=triaged.prelim)
+
+
 def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_version: str,
                 policy: FindingPolicy, roots: RootCauseMemo) -> Handled:
     """:func:`record_new` but for a plainer symptom's finding that ends without a bundle."""
@@ -474,12 +523,16 @@ def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_v
     if triaged.plainer_than is None and \
             (known := _known(store, roots, prelim, finding.symptom)) is not None:
         return _hit(store, roots, known, prelim, first_wave, finding.symptom)  # since triage
+    if (late := _too_late(policy, triaged)) is not None:
+        return late
     handling = HANDLING.get(finding.symptom)
     if not deterministic(sandbox, case, result):
         return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
                        relocalize=policy.localize, cutoff=policy.cutoff)
+    if (late := _too_late(policy, triaged)) is not None:  # its reduction was cut short
+        return late
     target = get_target(case.target)
     documented = target.documented(minimal.finding, case.config if minimal.passes is None
                                    else target.with_passes(case.config, minimal.passes))
@@ -492,6 +545,8 @@ def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_v
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)
+        if (late := _too_late(policy, triaged)) is not None:  # its probes were cut short
+            return late
     key, culprit = key_and_culprit(sandbox, case, minimal.finding, minimal.passes, minimal.run,
                                    trigger)
     known = find_root_cause(store, finding.symptom, key)

@@ -165,7 +165,8 @@ class FindingHandler(SandboxActor):
     def handle(self, batch: list[tuple[TestCase, CaseResult]], known: dict[str, str | None],
                quick: bool = False) -> list[tuple[Handled | None, list[StoreOp], str]]:
         """What became of each finding of ``batch``, in order, with the store writes each
-        asks for; with ``quick``, no reduction and a bounded localization. ``known`` is the
+        asks for; with ``quick``, no reduction and a bounded localization, and a new root
+        cause ends ``pending`` (no bundle: the driver keeps the finding). ``known`` is the
         driver's bundle id -> root-cause key; a bundle that an earlier finding of the batch
         creates is known to the later ones. Past the moment :meth:`cut` set, every batch is
         handled quick. Per finding, the third item is an error line where handling failed
@@ -173,6 +174,8 @@ class FindingHandler(SandboxActor):
 
         One call per batch, not per finding: most findings are hits of a known root cause,
         handled in milliseconds, and a Ray call per finding would cost as much again."""
+        if quick:  # the campaign's grace period is over: a new root cause ends pending
+            self.policy.cutoff.cut()
         policy = policy_at_hand(self.policy, quick)
         store = RecordingStore(known)
         out: list[tuple[Handled | None, list[StoreOp], str]] = []

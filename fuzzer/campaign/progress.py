@@ -37,7 +37,8 @@ def render(stats: CampaignStats, duration: float | None, run_cases: int, run_sec
 
 def summary(stats: CampaignStats, run_cases: int, run_seconds: float, interrupted: bool,
             out: str) -> Table:
-    """The closing summary table."""
+    """The closing summary table (with the pending findings left, and the command that
+    finishes them, where there are any)."""
     table = Table(title="optfuzz campaign " + ("(interrupted)" if interrupted else "done"))
     table.add_column("what")
     table.add_column("value", justify="right")
@@ -51,4 +52,7 @@ def summary(stats: CampaignStats, run_cases: int, run_seconds: float, interrupte
         table.add_row(f"findings: {symptom}", str(count))
     table.add_row("new bundles", f"{stats.bundles_new} in {out}")
     table.add_row("hits on known bundles", str(stats.hits))
+    if stats.pending:
+        table.add_row("pending findings (not reduced yet)",
+                      f"{stats.pending}: finish with {stats.pending_command}")
     return table

@@ -4,7 +4,8 @@ findings into bundles (design.md, "Data flow").
 One campaign owns its folder (:class:`fuzzer.store.lock.CampaignLock`) from start to end.
 campaign.json records the settings first thing, then the counters every :data:`SAVE_EVERY`
 seconds and at the end; ``--resume`` continues it only with the same settings
-(:mod:`fuzzer.campaign.settings`). A campaign that cannot go on (its finding thread or its
+(:mod:`fuzzer.campaign.settings`), and first handles in full the pending findings its last
+end left (:mod:`fuzzer.campaign.pending`). A campaign that cannot go on (its finding thread or its
 worker pool died, the disk is full) stops within seconds, saves what it can and raises
 :class:`fuzzer.campaign.failure.CampaignError`; its folder stays resumable.
 """
@@ -35,6 +36,7 @@ from fuzzer.campaign.failure import (
 from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.campaign.interrupt import StopRequest
 from fuzzer.campaign.log import PROGRESS_SECONDS, close_log, open_log
+from fuzzer.campaign.pending import describe, finish_pending
 from fuzzer.campaign.progress import render, summary
 from fuzzer.campaign.record import Handled
 from fuzzer.campaign.settings import CampaignSettings, check_settings, saved_settings
@@ -47,6 +49,7 @@ from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import CASE_PRELOAD, Sandbox, SandboxError
 from fuzzer.store.folder import BundleStore, damage_note
 from fuzzer.store.lock import LOCK_FILE, CampaignLock
+from fuzzer.store.pending import PendingStore, finish_command
 from fuzzer.targets import get_target
 
 __all__ = ["Campaign", "CampaignSettings", "run_campaign", "resume_state"]
@@ -185,11 +188,51 @@ class Campaign:
 
     def _finding_worker(self) -> Any:
         """What records findings (a :class:`FindingWorker` thread in a local campaign)."""
+        return FindingWorker(self.store, self._finding_sandbox, self.target.version(),
+                             self.settings.policy, self._report, self.stats.failed_keys)
+
+    def _finding_sandbox(self) -> Sandbox:
+        """A one-worker sandbox for handling findings, with the campaign's limits."""
         settings = self.settings
-        return FindingWorker(
-            self.store, lambda: Sandbox(1, settings.timeout, settings.memory_limit,
-                                        sanitizer=self.sanitizer, preload=CASE_PRELOAD),
-            self.target.version(), settings.policy, self._report, self.stats.failed_keys)
+        return Sandbox(1, settings.timeout, settings.memory_limit, sanitizer=self.sanitizer,
+                       preload=CASE_PRELOAD)
+
+    def _finish_pending(self) -> None:
+        """On ``--resume``, handle in full the pending findings the last run's end left
+        (:func:`fuzzer.campaign.pending.finish_pending`, with the finding recorder's
+        memories), one line each, before any new case; the run's time limit starts after
+        them. Ctrl-C between two stops with the rest kept.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C was pressed.
+            OSError: a write failed for lack of space.
+            SandboxError: the sandbox of the findings stopped.
+        """
+        pending = PendingStore(self.store.root)
+        total = pending.count()
+        if not self.settings.resume or not total:
+            return
+        self.log.info("finishing %d pending finding(s)", total)
+        done = [0]
+
+        def progress(pending_id: str, outcome: Handled | None) -> None:
+            done[0] += 1
+            if outcome is not None:  # those kept are said once, with why, below
+                self.console.print(f"pending finding {done[0]}/{total} {pending_id}: "
+                                   f"{describe(outcome)}", markup=False, highlight=False)
+
+        sandbox = self._finding_sandbox()
+        try:
+            run = finish_pending(self.store, pending, sandbox, self.settings.policy,
+                                 self.findings.memo, self.findings.roots, self._report,
+                                 progress, self.ctrl_c.check)
+        finally:
+            sandbox.close()
+        for line in run.skipped + run.failed:
+            self.log.info("pending finding kept: %s", line)
+            self.console.print(f"pending finding kept: {line}", style="yellow", markup=False,
+                               highlight=False, soft_wrap=True)
+        self.run_started = time.monotonic()
 
     def _open_workers(self) -> Any:
         """The case workers: a sandbox of ``jobs`` processes (less the guide's)."""
@@ -215,6 +258,7 @@ class Campaign:
             live_console = self.console if settings.live else Console(quiet=True)
             with Live(self._panel(), console=live_console, refresh_per_second=2) as live:
                 try:
+                    self._finish_pending()
                     self._loop(sandbox, live)
                 except KeyboardInterrupt:
                     interrupted = True
@@ -384,8 +428,11 @@ class Campaign:
         self.stats.failed_keys = self.findings.failures()
 
     def _save(self) -> CampaignError | None:
-        """Write campaign.json and summary.html; the error if the disk is full."""
+        """Write campaign.json and summary.html (with the pending findings left); the error
+        if the disk is full."""
         self._checkpoint()
+        self.stats.pending = PendingStore(self.store.root).count()
+        self.stats.pending_command = finish_command(self.settings.out)
         self.stats.tick(force=True)
         try:
             self.stats.save(self.store.root)
@@ -413,6 +460,9 @@ class Campaign:
                                handled.signature)
         if handled.status == "new":
             self.log.info("new bundle %s: %s", handled.bundle_id, message[:200])
+        elif handled.status == "pending":
+            self.log.info("finding kept in pending/ (%s): %s", handled.name[:200],
+                          message[:200])
         elif handled.status not in ("hit", "merged"):
             self.log.info("finding dropped (%s%s): %s", handled.status,
                           f": {handled.name[:200]}" if handled.name else "", message[:200])

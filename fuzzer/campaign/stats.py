@@ -51,6 +51,8 @@ class CampaignStats:
     ranges and nodes (:mod:`fuzzer.cluster.driver`); empty for a local campaign.
     ``failed_keys`` is the root-cause keys whose handling failed, with their backoff
     (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`), for the next run.
+    ``pending`` is how many findings the latest end left in ``pending/``
+    (:mod:`fuzzer.campaign.pending`), ``pending_command`` the command that finishes them.
     """
 
     seed: int
@@ -76,6 +78,8 @@ class CampaignStats:
     dropped: Counter = field(default_factory=Counter)
     signatures: set[str] = field(default_factory=set)
     failed_keys: dict[str, Any] = field(default_factory=dict)
+    pending: int = 0
+    pending_command: str = ""
     newest: str = ""
     timeline: list[dict[str, Any]] = field(default_factory=list)
     last_run: dict[str, Any] = field(default_factory=dict)
@@ -114,6 +118,8 @@ class CampaignStats:
                 signature: str = "") -> None:
         """Count what became of a finding (:class:`fuzzer.campaign.record.Handled`);
         ``signature`` is its first-wave signature ("" where it was not localized)."""
+        if status == "pending":  # no outcome yet: counted once its handling ends
+            return
         if signature:
             self.signatures.add(hashlib.sha256(signature.encode()).hexdigest()[:12])
         if status == "new":
@@ -157,6 +163,8 @@ class CampaignStats:
             **({"guided": self.guided} if self.guided else {}),
             **({"cluster": self.cluster} if self.cluster else {}),
             **({"failed_keys": self.failed_keys} if self.failed_keys else {}),
+            **({"pending": {"findings": self.pending, "command": self.pending_command}}
+               if self.pending else {}),
         }
 
     def save(self, folder: Path) -> None:
@@ -204,6 +212,9 @@ class CampaignStats:
         stats.guided = dict(data.get("guided", {}))
         stats.cluster = dict(data.get("cluster", {}))
         stats.failed_keys = dict(data.get("failed_keys", {}))
+        pending = data.get("pending") or {}
+        stats.pending = int(pending.get("findings", 0))
+        stats.pending_command = str(pending.get("command", ""))
         stats.dropped.update(data.get("dropped", {}))
         stats.signatures.update(str(s) for s in data.get("signatures", []))
         stats.unusable_reasons.update(data.get("unusable_reasons", {}))

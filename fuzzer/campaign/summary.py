@@ -36,10 +36,12 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def totals_rows(stats: dict[str, Any]) -> list[list[Any]]:
-    """Label/value rows of the campaign totals (campaign.json dict)."""
+    """Label/value rows of the campaign totals (campaign.json dict), with the pending
+    findings left and the command that finishes them where there are any."""
     elapsed = float(stats.get("elapsed_s", 0.0))
     cases = int(stats.get("cases", 0))
-    return [
+    pending = stats.get("pending") or {}
+    rows = [
         ["target", _esc(stats.get("target", "?"))], ["seed", stats.get("seed", 0)],
         ["elapsed (s)", round(elapsed, 1)], ["cases", cases],
         ["cases per second", round(cases / elapsed, 1) if elapsed else 0],
@@ -51,6 +53,10 @@ def totals_rows(stats: dict[str, Any]) -> list[list[Any]]:
         ["hits on known bundles", stats.get("hits", 0)],
         ["documented behaviour (not bundled)", sum((stats.get("documented") or {}).values())],
     ]
+    if pending:
+        rows.append([f"pending findings (finish: {_esc(pending.get('command', ''))})",
+                     pending.get("findings", 0)])
+    return rows
 
 
 def timeline_charts(timeline: list[dict[str, Any]]) -> list[str]:

@@ -49,8 +49,9 @@ MAX_MESSAGE = 200
 GRAPH_FIELD = "g:"
 
 
-#: a list of names, however many and however each was replaced (``<name>,<name>,``).
-_NAME_LIST = re.compile(r"(?:<names?>, ?)+(?:<names?>)?")
+#: a list of names, however many and however each was replaced (``<name>,<name>,``), with
+#: the part of a name a truncated message ends in (``<name>,<name>,onnx::Pad_``).
+_NAME_LIST = re.compile(r"(?:<names?>, ?)+(?:<names?>|[\w./:-]+\Z)?")
 #: words with digits that name no tensor: data types and the like.
 _NOT_A_NAME = re.compile(r"(?:u?int|float|bfloat|complex)\d+\w*|float8\w*|sha\d+|utf\d+|"
                          r"[Oo]pset\d+|IR\d+", re.IGNORECASE)

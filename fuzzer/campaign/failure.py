@@ -4,19 +4,13 @@ continues; ``optfuzz fuzz`` prints the reason on one line and exits 1."""
 
 from __future__ import annotations
 
-import errno
+from fuzzer.store.folder import is_disk_full
 
-DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 RESUMABLE = "the folder is consistent, resume with --resume"
 
 
 class CampaignError(Exception):
     """A campaign stopped early; the message is one line meant for the user."""
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` is an OSError for a full disk or an exceeded quota."""
-    return isinstance(exc, OSError) and exc.errno in DISK_FULL
 
 
 def disk_full(exc: OSError, fallback: object = "the campaign folder") -> CampaignError:

@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fuzzer.campaign.failure import as_campaign_error, is_disk_full, stopped
+from fuzzer.campaign.failure import as_campaign_error, stopped
 from fuzzer.campaign.pending import PendingKeeper
 from fuzzer.campaign.record import (
     TOO_LATE,
@@ -74,7 +74,7 @@ from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.reduce.predicate import Cutoff
 from fuzzer.report.refresh import flush_and_refresh
-from fuzzer.store.folder import BundleStore
+from fuzzer.store.folder import BundleStore, is_disk_full
 from fuzzer.store.versions import utc_now
 
 #: most findings queued at once.

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzzer.campaign.failure import is_disk_full
 from fuzzer.campaign.record import (
     FindingPolicy,
     Handled,
@@ -29,7 +28,7 @@ from fuzzer.campaign.record import (
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
-from fuzzer.store.folder import BundleStore, DamagedBundleError
+from fuzzer.store.folder import BundleStore, DamagedBundleError, is_disk_full
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.pending import PendingError, PendingFinding, PendingStore
 from fuzzer.targets import get_target

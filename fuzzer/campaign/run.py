@@ -30,7 +30,6 @@ from fuzzer.campaign.failure import (
     CampaignError,
     as_campaign_error,
     disk_full,
-    is_disk_full,
     stopped,
 )
 from fuzzer.campaign.finding_thread import FindingWorker
@@ -47,7 +46,7 @@ from fuzzer.errors import InputError
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import CASE_PRELOAD, Sandbox, SandboxError
-from fuzzer.store.folder import BundleStore, damage_note
+from fuzzer.store.folder import BundleStore, damage_note, is_disk_full
 from fuzzer.store.lock import LOCK_FILE, CampaignLock
 from fuzzer.store.pending import PendingStore, finish_command
 from fuzzer.targets import get_target

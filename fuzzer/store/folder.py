@@ -18,6 +18,7 @@ meant for it are dropped, so no damaged file ever stops a campaign, triage or re
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -465,3 +466,12 @@ def _blame(exc: BaseException, path: Path) -> None:
     """Name ``path`` in an OSError that names no file (a failed ``write``, e.g. ENOSPC)."""
     if isinstance(exc, OSError) and exc.filename is None:
         exc.filename = str(path)
+
+
+#: errno values of a write that failed for lack of space: a full disk, an exceeded quota.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is an OSError for a full disk or an exceeded quota."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL

@@ -215,7 +215,7 @@ def test_put_does_not_block_on_a_full_queue_once_the_thread_died(monkeypatch, tm
         die.wait(HANG_GUARD)
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr(FindingWorker, "_triage_loop", loop)
+    monkeypatch.setattr(FindingWorker, "_screen_loop", loop)
     worker = FindingWorker(BundleStore(tmp_path), lambda: None, "1.0", FindingPolicy(),
                            lambda *args: None)
     for _ in range(QUEUE_SIZE):

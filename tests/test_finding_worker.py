@@ -69,13 +69,13 @@ def test_hits_keep_queueing_while_a_new_finding_is_verified(sandbox, tmp_path, m
                     model_bytes=unary_chain_model().SerializeToString())
     result = sandbox.run(case)
     queued = threading.Event()
-    real = finding_thread.triage
+    real = finding_thread.screen
 
     def slow_first(*args, **kwargs):
         queued.wait(60)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(finding_thread, "triage", slow_first)
+    monkeypatch.setattr(finding_thread, "screen", slow_first)
     seen: list[str] = []
     worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
                            FindingPolicy(localize=False, reduce_seconds=0),

@@ -49,10 +49,10 @@ def planted(sandbox: Sandbox) -> list[tuple[TestCase, object]]:
     return runs
 
 
-def triage_after_the_cutoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every triage wait until the finish's cutoff has passed, so that no finding is
+def screen_after_the_cutoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every screening wait until the finish's cutoff has passed, so that no finding is
     recorded before the campaign ends (whatever the machine's speed)."""
-    real = finding_thread.triage
+    real = finding_thread.screen
 
     def late(store, sandbox, case, result, policy, *rest):
         guard = time.monotonic() + HANG_GUARD
@@ -60,14 +60,14 @@ def triage_after_the_cutoff(monkeypatch: pytest.MonkeyPatch) -> None:
             time.sleep(0.01)
         return real(store, sandbox, case, result, policy, *rest)
 
-    monkeypatch.setattr(finding_thread, "triage", late)
+    monkeypatch.setattr(finding_thread, "screen", late)
 
 
 def finish_at_once(folder: Path, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch,
                    seen: list[Handled] | None = None) -> FindingWorker:
     """Queue :data:`SIGHTINGS` findings of each planted fault, then finish with a grace
     period of 0 (with the reduction a campaign has, 120 s)."""
-    triage_after_the_cutoff(monkeypatch)
+    screen_after_the_cutoff(monkeypatch)
     outcomes = seen if seen is not None else []
     worker = FindingWorker(BundleStore(folder), lambda: Sandbox(1, timeout=5.0), "1.0",
                            FindingPolicy(), lambda handled, message: outcomes.append(handled))
@@ -220,7 +220,7 @@ def test_the_summary_names_the_pending_findings_and_resume_finishes_them(tmp_pat
     from fuzzer.campaign.run import run_campaign
 
     monkeypatch.setattr(run, "FINISH_GRACE", 0.0)
-    triage_after_the_cutoff(monkeypatch)
+    screen_after_the_cutoff(monkeypatch)
     out = tmp_path / "crashes"
     policy = FindingPolicy(localize=True, reduce_seconds=30.0)
     settings = dataclasses.replace(generated(out, ["raise"], max_cases=3), policy=policy)

@@ -1,11 +1,11 @@
 """Finding handling beside the case loop: two threads that localize, sign, deduplicate,
 reduce and store findings while the campaign keeps its workers busy with new cases.
 
-* The **triage thread** takes every finding (:func:`fuzzer.campaign.record.triage`):
+* The **screening thread** takes every finding (:func:`fuzzer.campaign.record.screen`):
   documented behaviour, localization (mostly one confirming run of a remembered answer), the
   preliminary root-cause key, and a hit on the bundle that key knows. A finding of a root
-  cause not known yet goes on to the recording thread, as does a whole finding whose triage
-  itself is long (:func:`fuzzer.campaign.record.costly_triage`: a hang runs again up to its
+  cause not known yet goes on to the recording thread, as does a whole finding whose screening
+  itself is long (:func:`fuzzer.campaign.record.costly_screening`: a hang runs again up to its
   timeout, a slow run is timed at three sizes and scaled down).
 * The **recording thread** does the costly part (:func:`fuzzer.campaign.record.record_new`:
   determinism, reduction, verification in a fresh process, the bundle). Findings that reach
@@ -21,14 +21,14 @@ times.
 Findings wait in a queue bounded by the bytes of their artifacts (:data:`QUEUE_BYTES`) and by
 their number (:data:`QUEUE_SIZE`): past either bound the case loop blocks (backpressure), so no
 finding is ever dropped; the recording thread's queue holds at most :data:`RECORD_SIZE`, past
-which the triage thread waits.
+which the screening thread waits.
 
 Each thread has a sandbox of its own (one worker), so its optimizer runs never queue behind
 the campaign's cases or the other thread's. When the campaign ends, :meth:`finish` handles
 what is left in full for its grace period. Then (at once after Ctrl-C) the reduction at hand
 stops, and no finding of a new root cause becomes a bundle any more: a bundle written
-unreduced would be keyed on the unreduced model. For :data:`LATE_TRIAGE_SECONDS` more the
-queued findings are still triaged, so a known root cause counts as a hit on its bundle; a new
+unreduced would be keyed on the unreduced model. For :data:`LATE_SCREENING_SECONDS` more the
+queued findings are still screened, so a known root cause counts as a hit on its bundle; a new
 one is kept in ``pending/`` (:mod:`fuzzer.campaign.pending`) with its preliminary key, for
 ``--resume`` or ``optfuzz triage --pending`` to handle in full. The findings still queued
 after that go to ``pending/`` untouched, and :data:`STOP_SECONDS` later the finding at hand
@@ -60,13 +60,13 @@ from fuzzer.campaign.record import (
     Handled,
     Report,
     RootCauseMemo,
-    Triaged,
-    costly_triage,
+    Screened,
+    costly_screening,
     handle_finding,
     primary_finding,
     record_new,
+    screen,
     settle_waiting,
-    triage,
 )
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory
@@ -92,20 +92,20 @@ FLUSH_SECONDS = 10.0
 TRIM_AFTER_SECONDS = 1.0
 POLL_SECONDS = 0.5  # while a queue is full: how often to check that the threads still run
 ABANDON_SECONDS = 5.0  # how long a finish waits for a thread once it has stopped it
-#: seconds past the grace period during which queued findings are still triaged, each
+#: seconds past the grace period during which queued findings are still screened, each
 #: localization bounded by what is left of them (a known root cause counts as a hit, a new
 #: one is kept pending); past them the findings still queued are kept pending untouched.
-LATE_TRIAGE_SECONDS = 5.0
+LATE_SCREENING_SECONDS = 5.0
 #: seconds past those after which the finding at hand is stopped (its worker closed) and
 #: kept pending.
 STOP_SECONDS = 5.0
-#: why findings are pending that the end of a campaign left untriaged, or stopped mid-way.
-UNTRIAGED = Handled("pending", name="the campaign ended before it was triaged")
+#: why findings are pending that the end of a campaign left unscreened, or stopped mid-way.
+UNSCREENED = Handled("pending", name="the campaign ended before it was triaged")
 STOPPED = Handled("pending", name="the campaign ended while it was handled")
 
 
 def policy_at_hand(policy: FindingPolicy, quick: bool = False,
-                   localize_seconds: float = LATE_TRIAGE_SECONDS) -> FindingPolicy:
+                   localize_seconds: float = LATE_SCREENING_SECONDS) -> FindingPolicy:
     """The policy for the finding at hand: ``policy`` itself until its cutoff has passed,
     then (or at once with ``quick``) the same without reduction or trigger probes and with
     localizations bounded by ``localize_seconds`` (it keeps the same cutoff, past which a
@@ -129,7 +129,7 @@ class _Lane:
 
 
 class FindingWorker:
-    """Two threads (triage and recording, see the module docstring) that record findings
+    """Two threads (screening and recording, see the module docstring) that record findings
     into ``store``.
 
     Args:
@@ -146,7 +146,7 @@ class FindingWorker:
         errors: one line per finding that could not be recorded (the threads went on).
         failure: the exception that ended a thread early, or None.
         abandoned: findings neither recorded nor kept pending (a full disk).
-        memo: the triage thread's localization memory.
+        memo: the screening thread's localization memory.
         roots: the root-cause memory both threads share.
         kept: keeps the findings the finish cannot handle in time in ``pending/``
             (:class:`fuzzer.campaign.pending.PendingKeeper`).
@@ -161,7 +161,7 @@ class FindingWorker:
         self.policy = dataclasses.replace(policy, cutoff=Cutoff())
         self._factory = sandbox_factory
         # unbounded itself: put() holds both bounds under self._room
-        self._triage = _Lane("findings", queue.Queue(), LocalizationMemo())
+        self._screen = _Lane("findings", queue.Queue(), LocalizationMemo())
         self._record = _Lane("findings-record", queue.Queue(RECORD_SIZE), LocalizationMemo())
         self._queued_bytes = 0
         self._room = threading.Condition()
@@ -169,16 +169,16 @@ class FindingWorker:
         #: preliminary key on its way to the recording thread -> (message, first-wave
         #: signature) of each later finding with that key, which ends as it does.
         self._waiting: dict[str, list[tuple[str, str]]] = {}
-        self.memo = self._triage.memo
+        self.memo = self._screen.memo
         self.roots = RootCauseMemo(failures)
         self.errors: list[str] = []
         self.failure: BaseException | None = None
         self.abandoned = 0
         self.kept = PendingKeeper(store.root)
         self._finishing = self._abandoning = self._stopping = False
-        #: the moment (``time.monotonic()``) past which queued findings are kept untriaged.
+        #: the moment (``time.monotonic()``) past which queued findings are kept unscreened.
         self._late = math.inf
-        for lane, loop in ((self._triage, self._triage_loop), (self._record, self._record_loop)):
+        for lane, loop in ((self._screen, self._screen_loop), (self._record, self._record_loop)):
             lane.thread = threading.Thread(target=self._run, args=(loop,), name=lane.name,
                                            daemon=True)
             lane.thread.start()
@@ -200,7 +200,7 @@ class FindingWorker:
                 waiting()
             with self._room:
                 if self._has_room(weight):
-                    self._triage.queue.put_nowait((case, result, weight, utc_now()))
+                    self._screen.queue.put_nowait((case, result, weight, utc_now()))
                     self._queued_bytes += weight
                     return
                 self._room.wait(POLL_SECONDS)
@@ -208,7 +208,7 @@ class FindingWorker:
     def _has_room(self, weight: int) -> bool:
         """Whether a finding of ``weight`` bytes fits under both bounds (an empty queue
         takes any finding)."""
-        return self._triage.queue.qsize() < QUEUE_SIZE and \
+        return self._screen.queue.qsize() < QUEUE_SIZE and \
             (not self._queued_bytes or self._queued_bytes + weight <= QUEUE_BYTES)
 
     def _taken(self, weight: int) -> None:
@@ -226,7 +226,7 @@ class FindingWorker:
         if self.failure is not None:
             raise as_campaign_error(self.failure, "the finding thread", self.store.root)
         if not self._finishing and not all(lane.thread is not None and lane.thread.is_alive()
-                                           for lane in (self._triage, self._record)):
+                                           for lane in (self._screen, self._record)):
             raise stopped("the finding thread stopped")
 
     def failures(self) -> dict[str, Any]:
@@ -237,7 +237,7 @@ class FindingWorker:
     def pending(self) -> int:
         """Findings waiting in the queues (those waiting for a finding of their key not
         counted)."""
-        return self._triage.queue.qsize() + self._record.queue.qsize()
+        return self._screen.queue.qsize() + self._record.queue.qsize()
 
     def _run(self, loop: Callable[[], None]) -> None:
         try:
@@ -248,16 +248,16 @@ class FindingWorker:
 
     def _policy(self) -> FindingPolicy:
         """The policy of the finding at hand: quick (no reduction, each localization within
-        what is left of :data:`LATE_TRIAGE_SECONDS`) once :meth:`finish`'s grace period is
+        what is left of :data:`LATE_SCREENING_SECONDS`) once :meth:`finish`'s grace period is
         over (its cutoff has passed)."""
         left = max(0.0, self._late - time.monotonic())
-        return policy_at_hand(self.policy, localize_seconds=min(LATE_TRIAGE_SECONDS, left))
+        return policy_at_hand(self.policy, localize_seconds=min(LATE_SCREENING_SECONDS, left))
 
-    def _triage_loop(self) -> None:
+    def _screen_loop(self) -> None:
         last_flush = time.monotonic()
         while True:
             try:
-                item = self._triage.queue.get(timeout=FLUSH_SECONDS)
+                item = self._screen.queue.get(timeout=FLUSH_SECONDS)
             except queue.Empty:
                 item = ()
             if time.monotonic() - last_flush >= FLUSH_SECONDS or item is None:
@@ -271,28 +271,28 @@ class FindingWorker:
             case, result, weight, found = item
             self._taken(weight)
             if self._stopping or time.monotonic() >= self._late:
-                self._keep(case, result, found, UNTRIAGED)
+                self._keep(case, result, found, UNSCREENED)
                 continue
             finding = primary_finding(result)
-            if finding is not None and costly_triage(finding):
+            if finding is not None and costly_screening(finding):
                 self._forward(("whole", case, result, found, None))
                 continue
-            outcome = self._handle(self._triage, triage, self.store, case, result)
-            if isinstance(outcome, Triaged):
+            outcome = self._handle(self._screen, screen, self.store, case, result)
+            if isinstance(outcome, Screened):
                 self._send_on(outcome, found)
             elif outcome is not None:
                 self._ended(case, result, found, outcome)
 
-    def _send_on(self, triaged: Triaged, found: str) -> None:
-        """Send ``triaged`` (found at ISO time ``found``) to the recording thread, or, where
+    def _send_on(self, screened: Screened, found: str) -> None:
+        """Send ``screened`` (found at ISO time ``found``) to the recording thread, or, where
         a finding with its key is already on its way there, let it wait for that one."""
         with self._keys:
-            waiting = self._waiting.get(triaged.prelim)
+            waiting = self._waiting.get(screened.prelim)
             if waiting is not None:
-                waiting.append((triaged.finding.message, triaged.first_wave))
+                waiting.append((screened.finding.message, screened.first_wave))
                 return
-            self._waiting[triaged.prelim] = []
-        self._forward(("triaged", triaged.case, triaged.result, found, triaged))
+            self._waiting[screened.prelim] = []
+        self._forward(("screened", screened.case, screened.result, found, screened))
 
     def _forward(self, item: tuple | None) -> None:
         """Put ``item`` on the recording thread's queue; waits while it is full and the
@@ -315,18 +315,18 @@ class FindingWorker:
             if item is None:
                 flush_and_refresh(self.store)
                 return
-            kind, case, result, found, triaged = item
-            if kind == "whole":  # its triage alone is long: none once the grace period ends
-                outcome = UNTRIAGED if self._stopping or self.policy.cutoff.left() <= 0 else \
+            kind, case, result, found, screened = item
+            if kind == "whole":  # its screening alone is long: none once the grace period ends
+                outcome = UNSCREENED if self._stopping or self.policy.cutoff.left() <= 0 else \
                     self._handle(self._record, handle_finding, self.store, case, result,
                                  self.version)
                 if outcome is not None:
                     self._ended(case, result, found, outcome)
                 continue
-            outcome = self._handle(self._record, _record_new, self.store, triaged, self.version)
+            outcome = self._handle(self._record, _record_new, self.store, screened, self.version)
             if outcome is None:  # it failed: so do those that waited for it
                 outcome = Handled("unconfirmed", name="its first finding could not be recorded")
-            self._ended(case, result, found, outcome, self._waited(triaged.prelim))
+            self._ended(case, result, found, outcome, self._waited(screened.prelim))
 
     def _waited(self, prelim: str) -> list[tuple[str, str]]:
         """``(message, first-wave signature)`` of the findings that waited for the one of
@@ -391,10 +391,10 @@ class FindingWorker:
         """Handle what is queued and stop, within ``grace`` seconds and a few more: fully
         for ``grace`` seconds; then (at once with ``quick``) the reduction and trigger probes
         at hand stop (:attr:`FindingPolicy.cutoff`) and no new root cause becomes a bundle:
-        for :data:`LATE_TRIAGE_SECONDS` the queued findings are still triaged (a known root
+        for :data:`LATE_SCREENING_SECONDS` the queued findings are still screened (a known root
         cause is a hit, each localization bounded by what is left of them), and a new root
         cause is kept pending (``pending/``, :attr:`kept`); the findings still queued then are
-        kept pending untriaged, and :data:`STOP_SECONDS` later the finding at hand is stopped
+        kept pending unscreened, and :data:`STOP_SECONDS` later the finding at hand is stopped
         (its sandbox closed) and kept pending too. With ``abandon`` (the campaign is failing)
         the queued findings are kept pending at once and the finding at hand gets
         :data:`ABANDON_SECONDS`. Findings that cannot be kept (a full disk) are counted in
@@ -405,29 +405,29 @@ class FindingWorker:
         now = time.monotonic()
         cut = now if quick or abandon else now + grace
         self.policy.cutoff.cut(cut)  # past it the findings are handled quickly (_policy)
-        self._late = min(self._late, cut + LATE_TRIAGE_SECONDS)
+        self._late = min(self._late, cut + LATE_SCREENING_SECONDS)
         if abandon:
             self._drain()
-        triage_thread = self._triage.thread
-        if triage_thread is not None and triage_thread.is_alive():
-            self._triage.queue.put(None)  # after what is queued; the bounds are put()'s alone
+        screen_thread = self._screen.thread
+        if screen_thread is not None and screen_thread.is_alive():
+            self._screen.queue.put(None)  # after what is queued; the bounds are put()'s alone
         else:
             self._forward(None)
         stop_at = now + ABANDON_SECONDS if abandon else self._late + STOP_SECONDS
-        for lane in (self._triage, self._record):
+        for lane in (self._screen, self._record):
             assert lane.thread is not None
             lane.thread.join(timeout=max(0.0, stop_at - time.monotonic()))
         self._stopping = True  # the findings at hand end pending, no new sandbox is made
-        for lane in (self._triage, self._record):
+        for lane in (self._screen, self._record):
             if lane.sandbox is not None:
                 lane.sandbox.close()  # also ends the wait of the finding at hand's run
-        for lane in (self._triage, self._record):
+        for lane in (self._screen, self._record):
             assert lane.thread is not None
             lane.thread.join(timeout=ABANDON_SECONDS)
         self._drain()
 
     def _drain(self) -> None:
-        for lane in (self._triage, self._record):
+        for lane in (self._screen, self._record):
             while True:
                 try:
                     item = lane.queue.get_nowait()
@@ -438,26 +438,26 @@ class FindingWorker:
 
     def _dropped(self, lane: _Lane, item: tuple) -> None:
         """Keep a finding queued on ``lane`` that no thread will handle pending
-        (:meth:`_keep`): the triage queue's ``(case, result, weight, found)`` frees its
-        bytes; the recording queue's ``(kind, case, result, found, Triaged or None)`` takes
+        (:meth:`_keep`): the screening queue's ``(case, result, weight, found)`` frees its
+        bytes; the recording queue's ``(kind, case, result, found, Screened or None)`` takes
         the findings waiting for it along."""
-        if lane is self._triage:
+        if lane is self._screen:
             case, result, weight, found = item
             self._taken(weight)
-            self._keep(case, result, found, UNTRIAGED)
+            self._keep(case, result, found, UNSCREENED)
             return
-        _, case, result, found, triaged = item
-        if triaged is None:
-            self._keep(case, result, found, UNTRIAGED)
+        _, case, result, found, screened = item
+        if screened is None:
+            self._keep(case, result, found, UNSCREENED)
             return
         self._keep(case, result, found, Handled("pending", name=TOO_LATE,
-                                                signature=triaged.first_wave,
-                                                prelim=triaged.prelim),
-                   self._waited(triaged.prelim))
+                                                signature=screened.first_wave,
+                                                prelim=screened.prelim),
+                   self._waited(screened.prelim))
 
 
-def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, version: str,
+def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, version: str,
                 policy: FindingPolicy, memo: LocalizationMemo, roots: RootCauseMemo) -> Handled:
     """:func:`fuzzer.campaign.record.record_new` in the argument order of the other steps
     (it needs no localization memory)."""
-    return record_new(store, sandbox, triaged, version, policy, roots)
+    return record_new(store, sandbox, screened, version, policy, roots)

@@ -51,7 +51,7 @@ class PendingKeeper:
     per preliminary root-cause key; a later finding of a key already kept is added to that
     one as a finding that waits for it (it will end as that one does: a hit on its bundle),
     as the campaign's recording thread lets findings of a key wait for the first. A finding
-    without a key (not triaged) is kept on its own. Thread-safe.
+    without a key (not screened) is kept on its own. Thread-safe.
 
     Attributes:
         store: the pending findings.

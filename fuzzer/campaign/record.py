@@ -351,7 +351,7 @@ def key_and_culprit(sandbox: Sandbox, case: TestCase, finding: Finding,
 
 
 @dataclass
-class Triaged:
+class Screened:
     """A finding localized and keyed on its found model whose root cause is not known yet:
     what :func:`record_new` needs to make its bundle.
 
@@ -385,21 +385,21 @@ class Triaged:
         return self.where.passes if self.where is not None else None
 
 
-def costly_triage(finding: Finding) -> bool:
-    """Whether :func:`triage` of ``finding`` itself takes long: its symptom must recur
+def costly_screening(finding: Finding) -> bool:
+    """Whether :func:`screen` of ``finding`` itself takes long: its symptom must recur
     (a hang runs again up to its timeout) or has steps of its own (:data:`HANDLING`: a slow
     finding is timed at three sizes and scaled down)."""
     return symptom(finding.symptom).confirm or finding.symptom in HANDLING
 
 
-def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
+def screen(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
            policy: FindingPolicy, memo: LocalizationMemo | None = None,
-           roots: RootCauseMemo | None = None) -> Handled | Triaged | None:
+           roots: RootCauseMemo | None = None) -> Handled | Screened | None:
     """The cheap first part of :func:`handle_finding`: how the primary finding of ``result``
     ends without a new bundle (:class:`Handled`: documented behaviour, a hang or slow run
     that did not recur, a hit on the bundle of its preliminary root-cause key, a key whose
     last attempt failed and is backed off), else what :func:`record_new` needs
-    (:class:`Triaged`). None where ``result`` has no finding with artifacts."""
+    (:class:`Screened`). None where ``result`` has no finding with artifacts."""
     finding = primary_finding(result)
     if finding is None or result.artifacts is None:
         return None
@@ -433,11 +433,11 @@ def triage(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
         # other hits skip reading the bundle's meta.json
         if symptom(finding.symptom).fault == REWRITE and \
                 _plainer(store, known, finding, unseen=True):
-            return Triaged(case, result, finding, found, where, prelim, first_wave, known)
+            return Screened(case, result, finding, found, where, prelim, first_wave, known)
         return _hit(store, roots, known, prelim, first_wave, finding.symptom)
     if (skipped := roots.backed_off(prelim)) is not None:
         return dataclasses.replace(skipped, signature=first_wave)
-    return Triaged(case, result, finding, found, where, prelim, first_wave)
+    return Screened(case, result, finding, found, where, prelim, first_wave)
 
 
 def _known(store: BundleStore, roots: RootCauseMemo, prelim: str, symptom_name: str,
@@ -463,7 +463,7 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
                    memo: LocalizationMemo | None = None,
                    roots: RootCauseMemo | None = None) -> Handled | None:
     """Record the primary finding of ``result`` as one bundle per root cause:
-    :func:`triage`, then for a root cause not known yet :func:`record_new`.
+    :func:`screen`, then for a root cause not known yet :func:`record_new`.
 
     In order: documented behaviour of the target (counted, never bundled); a hang or a slow
     run must recur; a symptom's own preparation (:data:`HANDLING`: a slow finding's model is
@@ -478,24 +478,24 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     has no finding with artifacts.
     """
     roots = roots if roots is not None else RootCauseMemo()
-    triaged = triage(store, sandbox, case, result, policy, memo, roots)
-    if not isinstance(triaged, Triaged):
-        return triaged
-    return record_new(store, sandbox, triaged, target_version, policy, roots)
+    screened = screen(store, sandbox, case, result, policy, memo, roots)
+    if not isinstance(screened, Screened):
+        return screened
+    return record_new(store, sandbox, screened, target_version, policy, roots)
 
 
-def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_version: str,
+def record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target_version: str,
                policy: FindingPolicy, roots: RootCauseMemo) -> Handled:
-    """The costly second part of :func:`handle_finding` for a finding :func:`triage` left:
+    """The costly second part of :func:`handle_finding` for a finding :func:`screen` left:
     determinism, reduction, the final key, verification and the new bundle (or a hit where
     its preliminary key found a bundle meanwhile, a variant where the final key did, and
     the bundle's own model where it shows the fault at an earlier stage than the bundle's:
     :meth:`fuzzer.store.folder.BundleStore.promote`)."""
-    handled = _record_new(store, sandbox, triaged, target_version, policy, roots)
-    if triaged.plainer_than is not None and handled.bundle_id is None:
+    handled = _record_new(store, sandbox, screened, target_version, policy, roots)
+    if screened.plainer_than is not None and handled.bundle_id is None:
         # the plainer symptom's model could not be confirmed: a sighting of its bundle still
-        return _hit(store, roots, triaged.plainer_than, triaged.prelim, triaged.first_wave,
-                    triaged.finding.symptom)
+        return _hit(store, roots, screened.plainer_than, screened.prelim, screened.first_wave,
+                    screened.finding.symptom)
     return handled
 
 
@@ -504,26 +504,26 @@ def record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_ve
 TOO_LATE = "the campaign ended before it was reduced and keyed"
 
 
-def _too_late(policy: FindingPolicy, triaged: Triaged) -> Handled | None:
-    """A ``pending`` outcome for ``triaged`` once ``policy``'s cutoff has passed (the
+def _too_late(policy: FindingPolicy, screened: Screened) -> Handled | None:
+    """A ``pending`` outcome for ``screened`` once ``policy``'s cutoff has passed (the
     campaign is ending: what is reduced then would be keyed on a model only partly reduced),
     else None."""
     if policy.cutoff.left() > 0:
         return None
-    return Handled("pending", name=TOO_LATE, signature=triaged.first_wave,
-                   prelim=triaged.prelim)
+    return Handled("pending", name=TOO_LATE, signature=screened.first_wave,
+                   prelim=screened.prelim)
 
 
-def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_version: str,
+def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target_version: str,
                 policy: FindingPolicy, roots: RootCauseMemo) -> Handled:
     """:func:`record_new` but for a plainer symptom's finding that ends without a bundle."""
-    case, result, finding, found = triaged.case, triaged.result, triaged.finding, triaged.found
-    prelim, first_wave, where, passes = (triaged.prelim, triaged.first_wave, triaged.where,
-                                         triaged.passes)
-    if triaged.plainer_than is None and \
+    case, result, finding, found = screened.case, screened.result, screened.finding, screened.found
+    prelim, first_wave, where, passes = (screened.prelim, screened.first_wave, screened.where,
+                                         screened.passes)
+    if screened.plainer_than is None and \
             (known := _known(store, roots, prelim, finding.symptom)) is not None:
-        return _hit(store, roots, known, prelim, first_wave, finding.symptom)  # since triage
-    if (late := _too_late(policy, triaged)) is not None:
+        return _hit(store, roots, known, prelim, first_wave, finding.symptom)  # since screening
+    if (late := _too_late(policy, screened)) is not None:
         return late
     handling = HANDLING.get(finding.symptom)
     if not deterministic(sandbox, case, result):
@@ -531,7 +531,7 @@ def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_v
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
                        relocalize=policy.localize, cutoff=policy.cutoff)
-    if (late := _too_late(policy, triaged)) is not None:  # its reduction was cut short
+    if (late := _too_late(policy, screened)) is not None:  # its reduction was cut short
         return late
     target = get_target(case.target)
     documented = target.documented(minimal.finding, case.config if minimal.passes is None
@@ -545,7 +545,7 @@ def _record_new(store: BundleStore, sandbox: Sandbox, triaged: Triaged, target_v
     trigger = None
     if symptom(finding.symptom).reducible and policy.probe_seconds > 0:
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)
-        if (late := _too_late(policy, triaged)) is not None:  # its probes were cut short
+        if (late := _too_late(policy, screened)) is not None:  # its probes were cut short
             return late
     key, culprit = key_and_culprit(sandbox, case, minimal.finding, minimal.passes, minimal.run,
                                    trigger)

@@ -23,9 +23,9 @@ from typing import Any
 from fuzzer.campaign.failure import as_campaign_error
 from fuzzer.campaign.finding_thread import (
     FLUSH_SECONDS,
-    LATE_TRIAGE_SECONDS,
+    LATE_SCREENING_SECONDS,
     STOP_SECONDS,
-    UNTRIAGED,
+    UNSCREENED,
 )
 from fuzzer.campaign.pending import PendingKeeper
 from fuzzer.campaign.record import Handled, Report, RootCauseMemo, merge_failures
@@ -214,23 +214,23 @@ class ClusterFindings:
 
     def _keep_left(self, in_flight: bool) -> None:
         """Keep the queued findings (and, with ``in_flight``, those out on handlers, whose
-        answers are no longer waited for) in ``pending/`` untriaged."""
+        answers are no longer waited for) in ``pending/`` unscreened."""
         items = list(self.queue)
         self.queue.clear()
         if in_flight:
             items += [item for _, batch in self.in_flight.values() for item in batch]
             self.in_flight.clear()
         for item in items:
-            self._keep(item, UNTRIAGED)
+            self._keep(item, UNSCREENED)
 
     def finish(self, grace: float, quick: bool = False, abandon: bool = False) -> None:
         """Record what is queued, within ``grace`` seconds and a few more: fully for
         ``grace`` seconds; then (at once with ``quick``) the reductions under way on the
         handlers end (:meth:`fuzzer.cluster.actors.FindingHandler.cut`) and no new root
         cause becomes a bundle: for
-        :data:`fuzzer.campaign.finding_thread.LATE_TRIAGE_SECONDS` the handlers still
-        triage (a known root cause is a hit) and send a new one back ``pending``, which the
-        driver keeps (:attr:`kept`); then the queued findings are kept pending untriaged,
+        :data:`fuzzer.campaign.finding_thread.LATE_SCREENING_SECONDS` the handlers still
+        screen (a known root cause is a hit) and send a new one back ``pending``, which the
+        driver keeps (:attr:`kept`); then the queued findings are kept pending unscreened,
         and :data:`fuzzer.campaign.finding_thread.STOP_SECONDS` later so are those a handler
         has not answered for. With ``abandon`` everything is kept pending at once and
         nothing more is waited for. Findings that cannot be kept (a full disk) are counted
@@ -243,7 +243,7 @@ class ClusterFindings:
         self.quick = self.quick or quick
         for handler in self.handlers:  # the reductions under way end with the grace period
             handler.cut.remote(0.0 if self.quick or abandon else grace)
-        late = (now if self.quick else deadline) + LATE_TRIAGE_SECONDS
+        late = (now if self.quick else deadline) + LATE_SCREENING_SECONDS
         while (self.in_flight or self.queue) and self.failure is None:
             now = time.monotonic()
             self.quick = self.quick or now > deadline

@@ -8,7 +8,7 @@ returned one), ``inputs.npz`` (its feeds), ``expected.npz`` and ``actual.npz`` (
 where the run got that far), ``case.npz`` (only where the case itself carried feeds), and
 ``finding.json``: the case (target, configuration, provenance and the rest of its fields),
 the run's findings (symptom, stage, message, detail; the primary one first) and facts, the
-preliminary root-cause key where triage took one, the time it was found, why it is pending,
+preliminary root-cause key where screening took one, the time it was found, why it is pending,
 and the findings of its key that waited for it (message and first-wave signature each).
 
 A folder is written whole into a temporary folder and renamed into place
@@ -68,7 +68,7 @@ class PendingFinding:
         result: its run: findings (the primary one first) and artifacts.
         found: when the campaign got the result (ISO 8601 UTC).
         reason: why it was kept instead of handled.
-        prelim: its preliminary root-cause key, where triage took one (None: not triaged).
+        prelim: its preliminary root-cause key, where screening took one (None: not screened).
         waiting: ``(message, first-wave signature)`` of each later finding with the same
             preliminary key that waited for this one and ends as it does.
         id: its folder name (set by :meth:`PendingStore.add` and :meth:`PendingStore.read`).

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from fuzzer.campaign.record import key_of
 from fuzzer.execution.case import TestCase
 from fuzzer.findings.rootcause import fault_kind
+from fuzzer.handling.record import key_of
 from fuzzer.localize.search import localize
 from fuzzer.store.npz import read_npz
 from fuzzer.targets import get_target
@@ -65,7 +65,7 @@ def check_detected_and_localized(folder: Path, sandbox: Any) -> None:
 
 def check_repro_exits_1(folder: Path, sandbox: Any) -> None:
     """The bundle's own repro.py, with the responsible passes, exits 1 in a fresh process."""
-    from fuzzer.campaign.verify import run_repro
+    from fuzzer.handling.verify import run_repro
     from fuzzer.report.repro import render_repro
 
     info, case = planted(folder)

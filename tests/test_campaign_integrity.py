@@ -21,12 +21,12 @@ from typer.testing import CliRunner
 
 from fuzzer.campaign import finding_thread
 from fuzzer.campaign.failure import CampaignError
-from fuzzer.campaign.record import FindingPolicy
 from fuzzer.campaign.run import BATCH, run_campaign
 from fuzzer.campaign.settings import CampaignSettings
 from fuzzer.campaign.stats import CampaignStats
 from fuzzer.cli import app
 from fuzzer.errors import InputError
+from fuzzer.handling.record import FindingPolicy
 from fuzzer.store.folder import BundleStore
 from tests.test_cli_check import assert_one_line_error, optfuzz
 
@@ -158,7 +158,7 @@ def test_a_resumed_campaign_goes_on_with_the_backoff_of_its_failed_root_causes(m
     counts on from where the last run stopped, and the determinism runs are only those due
     at the occurrences that are powers of two (a fresh memo would handle the first finding
     of the run in full and start counting again)."""
-    import fuzzer.campaign.record as record
+    import fuzzer.handling.record as record
 
     runs: list[int] = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)

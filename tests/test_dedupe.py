@@ -7,9 +7,9 @@ import multiprocessing
 
 import pytest
 
-from fuzzer.campaign.record import FindingPolicy, handle_finding
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_bundle
+from fuzzer.handling.record import FindingPolicy, handle_finding
 from fuzzer.store.folder import BundleStore
 from tests.bundle_files import bundle_files
 from tests.localize_models import chain, fake_case, fillers
@@ -78,8 +78,8 @@ def test_a_renamed_signature_is_still_found_through_its_alias(tmp_path):
 def _record_many(root: str, barrier, times: int) -> None:
     import numpy as np
 
-    from fuzzer.campaign.record import record
     from fuzzer.execution.case import Artifacts
+    from fuzzer.handling.record import record
     from oracles.base import Finding
 
     model = chain(["Neg"])
@@ -114,7 +114,7 @@ def test_a_root_cause_that_ends_without_a_bundle_is_tried_again_less_and_less(
     """A nondeterministic original ends without a bundle; later findings with the same key
     are handled in full only at the 1st, 2nd, 4th, 8th occurrence after it (exponential
     backoff), the others end the same way without a determinism run."""
-    import fuzzer.campaign.record as record
+    import fuzzer.handling.record as record
 
     runs = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
@@ -140,7 +140,7 @@ def test_the_backoff_goes_on_in_a_memo_restored_from_its_record(sandbox, tmp_pat
     it) goes on with its backoff: ten findings split over two memos cost the determinism
     runs of ten findings with one memo. The record keeps the newest failed keys, at most
     MAX_FAILED_KEYS, and leaves out entries that are not its own."""
-    import fuzzer.campaign.record as record
+    import fuzzer.handling.record as record
 
     runs = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
@@ -170,7 +170,7 @@ def test_a_failed_key_waits_retry_seconds_between_full_attempts():
     first finding after it, and the next is due at twice that count. The wait and the count
     outlive the memo (its record, through JSON); a record written before they existed is
     due at the next power of two, out of its wait."""
-    import fuzzer.campaign.record as record
+    import fuzzer.handling.record as record
 
     now = [1000.0]
     memo = record.RootCauseMemo(clock=lambda: now[0])
@@ -202,7 +202,7 @@ def test_a_failed_key_waits_retry_seconds_between_full_attempts():
 def test_the_failed_keys_of_several_memos_merge_into_one_record(monkeypatch):
     """A cluster campaign's handlers each keep failed keys; their records merge: every key,
     with the entry that met the most findings since, the newest MAX_FAILED_KEYS."""
-    import fuzzer.campaign.record as record
+    import fuzzer.handling.record as record
 
     one = {"a": {"status": "nondeterministic", "name": "", "since": 3},
            "b": {"status": "unconfirmed", "name": "x", "since": 1}}

@@ -11,9 +11,9 @@ import pytest
 
 from fuzzer.campaign import finding_thread
 from fuzzer.campaign.finding_thread import FindingWorker
-from fuzzer.campaign.record import FindingPolicy
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
+from fuzzer.handling.record import FindingPolicy
 from fuzzer.store.folder import BundleStore
 from tests.conftest import unary_chain_model
 
@@ -43,7 +43,7 @@ def test_every_finding_is_recorded_once_as_a_bundle_or_a_hit(sandbox, tmp_path, 
 
 
 def test_a_hang_that_does_not_recur_is_not_recorded(sandbox, tmp_path):
-    from fuzzer.campaign.record import handle_finding
+    from fuzzer.handling.record import handle_finding
     from oracles.base import Finding
 
     case = TestCase("fake", {"passes": ["clean"]}, {"kind": "bytes"},

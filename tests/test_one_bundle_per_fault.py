@@ -18,9 +18,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from fuzzer.campaign.record import FindingPolicy, handle_finding
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
+from fuzzer.handling.record import FindingPolicy, handle_finding
 from fuzzer.store.folder import BundleStore
 from tests.localize_models import chain, fake_case, fillers
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import onnxruntime
 import pytest
 
-from fuzzer.campaign.record import key_of
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.rootcause import fault_kind
+from fuzzer.handling.record import key_of
 from fuzzer.localize.search import localize
 from fuzzer.store.npz import read_npz
 
@@ -60,7 +60,7 @@ def test_detected_and_localized_to_its_transformer(name: str, sandbox: Sandbox) 
 def test_repro_py_exits_1_with_the_minimal_transformers(name: str, sandbox: Sandbox) -> None:
     """The bundle's own repro.py (minimal transformers enabled, the rest disabled) exits 1,
     also for a wrong output behind a documented invalid model."""
-    from fuzzer.campaign.verify import run_repro
+    from fuzzer.handling.verify import run_repro
     from fuzzer.report.repro import render_repro
 
     folder = DATA / name

@@ -91,10 +91,10 @@ def test_minimized_bundles_still_reproduce(tmp_path: Path, chain_path: Path, bug
 def test_reduce_bundle_replaces_model_and_keeps_original(tmp_path: Path,
                                                          chain_path: Path) -> None:
     """A bundle written without reduction is minimized in place by ``reduce BUNDLE``."""
-    from fuzzer.campaign.record import record
     from fuzzer.execution.case import TestCase
     from fuzzer.execution.sandbox import Sandbox
     from fuzzer.findings.signature import make_signature
+    from fuzzer.handling.record import record
     from fuzzer.store.folder import BundleStore
 
     config = {"passes": ["drop-node"], "fixed_point": False}

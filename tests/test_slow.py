@@ -181,7 +181,7 @@ def test_the_planted_quadratic_pass_is_slow_and_the_linear_one_is_not(box):
 
 @pytest.mark.slow
 def test_the_scale_down_at_hand_stops_at_the_campaigns_cutoff(box):
-    from fuzzer.campaign.growth import scale_down
+    from fuzzer.handling.growth import scale_down
     from fuzzer.reduce.predicate import Cutoff
 
     case = TestCase("fake", {"passes": ["slow-quadratic"], "fixed_point": False},
@@ -298,8 +298,8 @@ def test_the_block_run_motif_makes_a_run_of_alike_blocks_in_most_models():
 
 @pytest.mark.slow
 def test_a_generated_run_is_scaled_up_found_slow_and_trimmed_to_the_run(box):
-    from fuzzer.campaign.growth import TRIM_AT_LEAST, scale_down
     from fuzzer.execution.pipeline import materialize_case
+    from fuzzer.handling.growth import TRIM_AT_LEAST, scale_down
 
     def around(seed: int) -> int:  # nodes outside the model's run (-1: no run)
         graph = materialize_case(asking_case(seed))[0].graph

@@ -1,13 +1,13 @@
 """Finding handling beside the case loop: two threads that localize, sign, deduplicate,
 reduce and store findings while the campaign keeps its workers busy with new cases.
 
-* The **screening thread** takes every finding (:func:`fuzzer.campaign.record.screen`):
+* The **screening thread** takes every finding (:func:`fuzzer.handling.record.screen`):
   documented behaviour, localization (mostly one confirming run of a remembered answer), the
   preliminary root-cause key, and a hit on the bundle that key knows. A finding of a root
   cause not known yet goes on to the recording thread, as does a whole finding whose screening
-  itself is long (:func:`fuzzer.campaign.record.costly_screening`: a hang runs again up to its
+  itself is long (:func:`fuzzer.handling.record.costly_screening`: a hang runs again up to its
   timeout, a slow run is timed at three sizes and scaled down).
-* The **recording thread** does the costly part (:func:`fuzzer.campaign.record.record_new`:
+* The **recording thread** does the costly part (:func:`fuzzer.handling.record.record_new`:
   determinism, reduction, verification in a fresh process, the bundle). Findings that reach
   it with a preliminary key already on its way there wait for that one and end as it did (a
   hit on its bundle, or its outcome), so one new bug met 500 times during its reduction costs
@@ -29,7 +29,7 @@ what is left in full for its grace period. Then (at once after Ctrl-C) the reduc
 stops, and no finding of a new root cause becomes a bundle any more: a bundle written
 unreduced would be keyed on the unreduced model. For :data:`LATE_SCREENING_SECONDS` more the
 queued findings are still screened, so a known root cause counts as a hit on its bundle; a new
-one is kept in ``pending/`` (:mod:`fuzzer.campaign.pending`) with its preliminary key, for
+one is kept in ``pending/`` (:mod:`fuzzer.handling.pending`) with its preliminary key, for
 ``--resume`` or ``optfuzz triage --pending`` to handle in full. The findings still queued
 after that go to ``pending/`` untouched, and :data:`STOP_SECONDS` later the finding at hand
 is stopped (its worker closed) and kept there too: the finish ends within its grace period
@@ -53,8 +53,11 @@ from collections.abc import Callable
 from typing import Any
 
 from fuzzer.campaign.failure import as_campaign_error, stopped
-from fuzzer.campaign.pending import PendingKeeper
-from fuzzer.campaign.record import (
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.memory import release_free_memory
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.handling.pending import PendingKeeper
+from fuzzer.handling.record import (
     TOO_LATE,
     FindingPolicy,
     Handled,
@@ -68,9 +71,6 @@ from fuzzer.campaign.record import (
     screen,
     settle_waiting,
 )
-from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.execution.memory import release_free_memory
-from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.reduce.predicate import Cutoff
 from fuzzer.report.refresh import flush_and_refresh
@@ -109,7 +109,7 @@ def policy_at_hand(policy: FindingPolicy, quick: bool = False,
     """The policy for the finding at hand: ``policy`` itself until its cutoff has passed,
     then (or at once with ``quick``) the same without reduction or trigger probes and with
     localizations bounded by ``localize_seconds`` (it keeps the same cutoff, past which a
-    new root cause ends ``pending``: :func:`fuzzer.campaign.record.record_new`)."""
+    new root cause ends ``pending``: :func:`fuzzer.handling.record.record_new`)."""
     if not quick and policy.cutoff.left() > 0:
         return policy
     return dataclasses.replace(policy, reduce_seconds=0, probe_seconds=0,
@@ -140,7 +140,7 @@ class FindingWorker:
         policy: localization and reduction settings.
         report: called with ``(Handled, message)`` after each finding (from either thread).
         failures: the root-cause keys an earlier run failed on
-            (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`).
+            (:meth:`fuzzer.handling.record.RootCauseMemo.failures`).
 
     Attributes:
         errors: one line per finding that could not be recorded (the threads went on).
@@ -149,7 +149,7 @@ class FindingWorker:
         memo: the screening thread's localization memory.
         roots: the root-cause memory both threads share.
         kept: keeps the findings the finish cannot handle in time in ``pending/``
-            (:class:`fuzzer.campaign.pending.PendingKeeper`).
+            (:class:`fuzzer.handling.pending.PendingKeeper`).
     """
 
     def __init__(self, store: BundleStore, sandbox_factory: Callable[[], Sandbox],
@@ -231,7 +231,7 @@ class FindingWorker:
 
     def failures(self) -> dict[str, Any]:
         """The failed root-cause keys, for the next run
-        (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`)."""
+        (:meth:`fuzzer.handling.record.RootCauseMemo.failures`)."""
         return self.roots.failures()
 
     def pending(self) -> int:
@@ -458,6 +458,6 @@ class FindingWorker:
 
 def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, version: str,
                 policy: FindingPolicy, memo: LocalizationMemo, roots: RootCauseMemo) -> Handled:
-    """:func:`fuzzer.campaign.record.record_new` in the argument order of the other steps
+    """:func:`fuzzer.handling.record.record_new` in the argument order of the other steps
     (it needs no localization memory)."""
     return record_new(store, sandbox, screened, version, policy, roots)

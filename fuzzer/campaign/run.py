@@ -5,7 +5,7 @@ One campaign owns its folder (:class:`fuzzer.store.lock.CampaignLock`) from star
 campaign.json records the settings first thing, then the counters every :data:`SAVE_EVERY`
 seconds and at the end; ``--resume`` continues it only with the same settings
 (:mod:`fuzzer.campaign.settings`), and first handles in full the pending findings its last
-end left (:mod:`fuzzer.campaign.pending`). A campaign that cannot go on (its finding thread or its
+end left (:mod:`fuzzer.handling.pending`). A campaign that cannot go on (its finding thread or its
 worker pool died, the disk is full) stops within seconds, saves what it can and raises
 :class:`fuzzer.campaign.failure.CampaignError`; its folder stays resumable.
 """
@@ -35,9 +35,7 @@ from fuzzer.campaign.failure import (
 from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.campaign.interrupt import StopRequest
 from fuzzer.campaign.log import PROGRESS_SECONDS, close_log, open_log
-from fuzzer.campaign.pending import describe, finish_pending
 from fuzzer.campaign.progress import render, summary
-from fuzzer.campaign.record import Handled
 from fuzzer.campaign.settings import CampaignSettings, check_settings, saved_settings
 from fuzzer.campaign.stats import CAMPAIGN_FILE, CampaignStats
 from fuzzer.campaign.stream import CaseStream, StreamConfig
@@ -46,6 +44,8 @@ from fuzzer.errors import InputError
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import CASE_PRELOAD, Sandbox, SandboxError
+from fuzzer.handling.pending import describe, finish_pending
+from fuzzer.handling.record import Handled
 from fuzzer.store.folder import BundleStore, damage_note, is_disk_full
 from fuzzer.store.lock import LOCK_FILE, CampaignLock
 from fuzzer.store.pending import PendingStore, finish_command
@@ -198,7 +198,7 @@ class Campaign:
 
     def _finish_pending(self) -> None:
         """On ``--resume``, handle in full the pending findings the last run's end left
-        (:func:`fuzzer.campaign.pending.finish_pending`, with the finding recorder's
+        (:func:`fuzzer.handling.pending.finish_pending`, with the finding recorder's
         memories), one line each, before any new case; the run's time limit starts after
         them. Ctrl-C between two stops with the rest kept.
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fuzzer.campaign.record import FindingPolicy
 from fuzzer.errors import InputError
 from fuzzer.execution.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT
+from fuzzer.handling.record import FindingPolicy
 from fuzzer.targets.base import DEFAULT_TARGET
 
 #: record key -> the name a person uses for it (in messages and ``--allow-change``).

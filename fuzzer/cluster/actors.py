@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fuzzer.campaign.finding_thread import policy_at_hand
-from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
 from fuzzer.campaign.stream import CaseStream, StreamConfig
 from fuzzer.cluster.plan import CaseRange
 from fuzzer.cluster.recording import RecordingStore, StoreOp
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import Sandbox
+from fuzzer.handling.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.reduce.predicate import Cutoff
 from fuzzer.targets import get_target
@@ -141,7 +141,7 @@ class CaseRunner(SandboxActor):
 
 
 class FindingHandler(SandboxActor):
-    """Handles findings on a cluster node (:func:`fuzzer.campaign.record.handle_finding`)
+    """Handles findings on a cluster node (:func:`fuzzer.handling.record.handle_finding`)
     against a :class:`fuzzer.cluster.recording.RecordingStore`; keeps its own localization
     and root-cause memos across findings.
 
@@ -151,7 +151,7 @@ class FindingHandler(SandboxActor):
         timeout: per-case timeout in seconds.
         memory_limit: the worker's address-space limit in bytes (None: none).
         failures: the root-cause keys an earlier run failed on
-            (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`).
+            (:meth:`fuzzer.handling.record.RootCauseMemo.failures`).
     """
 
     def __init__(self, version: str, policy: FindingPolicy, timeout: float,
@@ -195,7 +195,7 @@ class FindingHandler(SandboxActor):
 
     def failures(self) -> dict[str, Any]:
         """This handler's failed root-cause keys
-        (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`)."""
+        (:meth:`fuzzer.handling.record.RootCauseMemo.failures`)."""
         return self.roots.failures()
 
     def cut(self, seconds: float) -> None:

@@ -27,11 +27,11 @@ from fuzzer.campaign.finding_thread import (
     STOP_SECONDS,
     UNSCREENED,
 )
-from fuzzer.campaign.pending import PendingKeeper
-from fuzzer.campaign.record import Handled, Report, RootCauseMemo, merge_failures
 from fuzzer.cluster.liveness import Liveness
 from fuzzer.cluster.recording import apply, known_bundles, root_cause_of
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.handling.pending import PendingKeeper
+from fuzzer.handling.record import Handled, Report, RootCauseMemo, merge_failures
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.report.refresh import flush_and_refresh
 from fuzzer.store.folder import BundleStore
@@ -59,7 +59,7 @@ class ClusterFindings:
         report: called with ``(Handled, message)`` after each finding.
         settle: called with a finding's tag after it is recorded (or given up).
         failures: the root-cause keys an earlier run failed on, as the handlers got them
-            (:meth:`fuzzer.campaign.record.RootCauseMemo.failures`).
+            (:meth:`fuzzer.handling.record.RootCauseMemo.failures`).
 
     Attributes:
         errors: one line per finding that could not be recorded.
@@ -68,7 +68,7 @@ class ClusterFindings:
         driver_seconds: CPU seconds of the driver spent recording findings.
         recorded: findings recorded.
         kept: keeps the findings the finish cannot handle in time in ``pending/``
-            (:class:`fuzzer.campaign.pending.PendingKeeper`).
+            (:class:`fuzzer.handling.pending.PendingKeeper`).
         memo, roots: the driver's own localization and root-cause memories, for findings
             it handles itself (pending ones, on resume); the failed keys ``roots`` learns
             are part of :meth:`failures`.

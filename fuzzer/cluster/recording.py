@@ -1,5 +1,5 @@
 """The driver owns ``crashes/``: a finding handled on a cluster node writes nothing there.
-It runs :func:`fuzzer.campaign.record.handle_finding` against a :class:`RecordingStore`, which
+It runs :func:`fuzzer.handling.record.handle_finding` against a :class:`RecordingStore`, which
 answers from a snapshot of the driver's bundles and records every write as a :class:`StoreOp`;
 the driver applies the operations to the real :class:`fuzzer.store.folder.BundleStore`
 (:func:`apply`), and only then counts the finding as recorded.
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from fuzzer.campaign.record import Handled, hit
+from fuzzer.handling.record import Handled, hit
 from fuzzer.store.folder import BundleStore
 
 

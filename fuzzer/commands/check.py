@@ -42,9 +42,9 @@ def register(app: typer.Typer) -> None:
         """Run one differential test of MODEL and print the verdict."""
         from rich.console import Console
 
-        from fuzzer.campaign.growth import after_timeout
-        from fuzzer.campaign.record import FindingPolicy, handle_finding
         from fuzzer.execution.case import TestCase
+        from fuzzer.handling.growth import after_timeout
+        from fuzzer.handling.record import FindingPolicy, handle_finding
         from fuzzer.modelio.graphs import count_nodes
         from fuzzer.modelio.load import load_model, parse_model
         from fuzzer.store.folder import BundleStore

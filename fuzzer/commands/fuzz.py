@@ -66,9 +66,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a fuzzing campaign; findings land in OUT as one bundle per distinct bug."""
         from fuzzer.campaign.failure import CampaignError
-        from fuzzer.campaign.record import FindingPolicy
         from fuzzer.campaign.run import run_campaign
         from fuzzer.campaign.settings import CampaignSettings, parse_allow_change
+        from fuzzer.handling.record import FindingPolicy
 
         limits = [v for v in (hours and hours * 3600, minutes and minutes * 60, seconds) if v]
         if len(limits) > 1:

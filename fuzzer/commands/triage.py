@@ -3,7 +3,7 @@ maintainer reads them (new first, then severity class, then hits), each with its
 pass, symptom, hits, variants, node counts, trigger and status, and how many sightings were
 merged into them. ``--rebucket`` applies today's root-cause bucketing to the folder in place
 (:mod:`fuzzer.campaign.rebucket`); ``--pending`` finishes the pending findings a campaign's
-end left (:mod:`fuzzer.campaign.pending`)."""
+end left (:mod:`fuzzer.handling.pending`)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from fuzzer.errors import InputError
 if TYPE_CHECKING:  # imported where used: --help stays fast
     from rich.console import Console
 
-    from fuzzer.campaign.record import RootCauseMemo
     from fuzzer.campaign.stats import CampaignStats
+    from fuzzer.handling.record import RootCauseMemo
 
 MIN_WIDTH = 170  # columns of the table when the output is not a terminal
 
@@ -149,7 +149,7 @@ def campaign_lock(folder: Path, what: str) -> Iterator[None]:
 def run_pending(folder: Path, execution: options.ExecutionArgs, jobs: int,
                 reduce_seconds: float) -> int:
     """``triage --pending``: hold the folder's campaign lock, handle every pending finding
-    in full (:func:`fuzzer.campaign.pending.finish_pending`; ``reduce_seconds`` bounds each
+    in full (:func:`fuzzer.handling.pending.finish_pending`; ``reduce_seconds`` bounds each
     reduction, localization as campaign.json records the campaign's), one line each under a
     progress bar, then update campaign.json and summary.html where the folder has a
     readable campaign.json. Returns the exit status: 0 every pending finding finished, 1
@@ -162,9 +162,9 @@ def run_pending(folder: Path, execution: options.ExecutionArgs, jobs: int,
     from rich.console import Console
     from rich.progress import Progress
 
-    from fuzzer.campaign.pending import describe, finish_pending
-    from fuzzer.campaign.record import FindingPolicy, Handled, RootCauseMemo
     from fuzzer.execution.sandbox import SandboxError
+    from fuzzer.handling.pending import describe, finish_pending
+    from fuzzer.handling.record import FindingPolicy, Handled, RootCauseMemo
     from fuzzer.localize.memo import LocalizationMemo
     from fuzzer.report.refresh import flush_and_refresh
     from fuzzer.store.folder import BundleStore

@@ -10,15 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fuzzer.campaign import growth
-from fuzzer.campaign.growth import Handling
-from fuzzer.campaign.minimize import Minimal, minimize, probe
-from fuzzer.campaign.verify import (
-    deterministic,
-    more_exact_than_original,
-    reproduces,
-    rounding_only,
-)
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
@@ -32,6 +23,15 @@ from fuzzer.findings.rootcause import (
     shared_cause_key,
 )
 from fuzzer.findings.signature import bundle_id as make_bundle_id
+from fuzzer.handling import growth
+from fuzzer.handling.growth import Handling
+from fuzzer.handling.minimize import Minimal, minimize, probe
+from fuzzer.handling.verify import (
+    deterministic,
+    more_exact_than_original,
+    reproduces,
+    rounding_only,
+)
 from fuzzer.localize.culprit import Culprit, find_culprit
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.localize.search import localize
@@ -54,7 +54,7 @@ EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
 #: the name float32 rounding that float64 runs of both models show is counted under (a
 #: comparison flipped at a tie, one ulp amplified by Acos; never bundled).
 ROUNDING = "float32-rounding-only"
-#: symptom -> its own steps beyond the common path (:class:`fuzzer.campaign.growth.Handling`).
+#: symptom -> its own steps beyond the common path (:class:`fuzzer.handling.growth.Handling`).
 HANDLING: dict[str, Handling] = {"slow": growth.SLOW}
 
 
@@ -471,7 +471,7 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     model (``memo`` reuses earlier answers) and the preliminary
     root-cause key, which sends a known root cause to its bundle as a hit; for a new one,
     the original must run deterministically, then reduce <-> localize to a fixed point
-    (:func:`fuzzer.campaign.minimize.minimize`), documented behaviour checked again on the
+    (:func:`fuzzer.handling.minimize.minimize`), documented behaviour checked again on the
     minimized model, the final key on the minimized model (a known root cause becomes a
     variant of its bundle), and verification of the bundle's own
     repro.py in a fresh process before the bundle is written. Returns None when ``result``

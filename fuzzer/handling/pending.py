@@ -4,7 +4,7 @@ An ending campaign keeps each finding of a new fault that it cannot reduce and k
 (:class:`PendingKeeper`): a bundle written unreduced would be keyed on the unreduced model,
 splitting what reduction joins, and nobody could forward it. ``optfuzz fuzz --resume`` and
 ``optfuzz triage --pending`` later handle each in full (:func:`finish_pending`), through the
-same :func:`fuzzer.campaign.record.handle_finding` a campaign runs: localization, reduction,
+same :func:`fuzzer.handling.record.handle_finding` a campaign runs: localization, reduction,
 the root-cause key, verification, then a new bundle or a hit; the findings that waited for
 it end as it did.
 """
@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzzer.campaign.record import (
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.sandbox import Sandbox
+from fuzzer.handling.record import (
     FindingPolicy,
     Handled,
     Report,
@@ -25,8 +27,6 @@ from fuzzer.campaign.record import (
     handle_finding,
     settle_waiting,
 )
-from fuzzer.execution.case import CaseResult, TestCase
-from fuzzer.execution.sandbox import Sandbox
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.store.folder import BundleStore, DamagedBundleError, is_disk_full
 from fuzzer.store.meta import BundleMeta
@@ -106,7 +106,7 @@ def finish_pending(store: BundleStore, pending: PendingStore, sandbox: Sandbox,
                    report: Report, progress: Progress | None = None,
                    stop: Callable[[], None] | None = None) -> PendingRun:
     """Handle the pending findings of ``pending``, oldest first, each in full as the
-    campaign would have: :func:`fuzzer.campaign.record.handle_finding` into ``store``,
+    campaign would have: :func:`fuzzer.handling.record.handle_finding` into ``store``,
     through ``sandbox``, with ``policy``, ``memo`` and ``roots`` and the installed version
     of its target. Each outcome is reported (``report``), and so are the findings that
     waited for it; a new bundle's ``first_seen`` is the time the finding was found; then

@@ -120,7 +120,7 @@ def campaign(out: Path, count: int, jobs: int, target: str, resume: bool) -> dic
     no localization or reduction) in ``out``: its cases/s over the case loop (from start-up
     to the last result; without the final summary.html) and the bundles in ``out``."""
     from fuzzer.campaign.run import CampaignSettings, run_campaign
-    from fuzzer.handling.record import FindingPolicy
+    from fuzzer.handling.outcome import FindingPolicy
 
     settings = CampaignSettings(out=out, max_cases=count, jobs=jobs, target=target, seed=0,
                                 fixed_passes=True, live=False, resume=resume,

@@ -16,7 +16,7 @@ import pytest
 
 from fuzzer.execution.case import TestCase
 from fuzzer.findings.rootcause import fault_kind
-from fuzzer.handling.record import key_of
+from fuzzer.handling.key import key_of
 from fuzzer.localize.search import localize
 from fuzzer.store.npz import read_npz
 from fuzzer.targets import get_target

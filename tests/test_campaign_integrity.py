@@ -26,7 +26,7 @@ from fuzzer.campaign.settings import CampaignSettings
 from fuzzer.campaign.stats import CampaignStats
 from fuzzer.cli import app
 from fuzzer.errors import InputError
-from fuzzer.handling.record import FindingPolicy
+from fuzzer.handling.outcome import FindingPolicy
 from fuzzer.store.folder import BundleStore
 from tests.test_cli_check import assert_one_line_error, optfuzz
 
@@ -158,11 +158,12 @@ def test_a_resumed_campaign_goes_on_with_the_backoff_of_its_failed_root_causes(m
     counts on from where the last run stopped, and the determinism runs are only those due
     at the occurrences that are powers of two (a fresh memo would handle the first finding
     of the run in full and start counting again)."""
+    import fuzzer.handling.outcome as outcome
     import fuzzer.handling.record as record
 
     runs: list[int] = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
-    monkeypatch.setattr(record, "RETRY_SECONDS", 0.0)  # the count alone decides here
+    monkeypatch.setattr(outcome, "RETRY_SECONDS", 0.0)  # the count alone decides here
     out = tmp_path / "crashes"
     since = []
     for resume in (False, True):

@@ -9,7 +9,8 @@ import pytest
 
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_bundle
-from fuzzer.handling.record import FindingPolicy, handle_finding
+from fuzzer.handling.outcome import FindingPolicy
+from fuzzer.handling.record import handle_finding
 from fuzzer.store.folder import BundleStore
 from tests.bundle_files import bundle_files
 from tests.localize_models import chain, fake_case, fillers
@@ -79,7 +80,7 @@ def _record_many(root: str, barrier, times: int) -> None:
     import numpy as np
 
     from fuzzer.execution.case import Artifacts
-    from fuzzer.handling.record import record
+    from fuzzer.handling.bundle import record
     from oracles.base import Finding
 
     model = chain(["Neg"])
@@ -114,12 +115,13 @@ def test_a_root_cause_that_ends_without_a_bundle_is_tried_again_less_and_less(
     """A nondeterministic original ends without a bundle; later findings with the same key
     are handled in full only at the 1st, 2nd, 4th, 8th occurrence after it (exponential
     backoff), the others end the same way without a determinism run."""
+    import fuzzer.handling.outcome as outcome
     import fuzzer.handling.record as record
 
     runs = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
-    monkeypatch.setattr(record, "RETRY_SECONDS", 0.0)  # the count alone decides here
-    store, roots = BundleStore(tmp_path), record.RootCauseMemo()
+    monkeypatch.setattr(outcome, "RETRY_SECONDS", 0.0)  # the count alone decides here
+    store, roots = BundleStore(tmp_path), outcome.RootCauseMemo()
     case = fake_case(chain(["Neg", "Exp"]), ["drop-node"])
     result = sandbox.run(case)
     statuses, names = [], []
@@ -140,12 +142,13 @@ def test_the_backoff_goes_on_in_a_memo_restored_from_its_record(sandbox, tmp_pat
     it) goes on with its backoff: ten findings split over two memos cost the determinism
     runs of ten findings with one memo. The record keeps the newest failed keys, at most
     MAX_FAILED_KEYS, and leaves out entries that are not its own."""
+    import fuzzer.handling.outcome as outcome
     import fuzzer.handling.record as record
 
     runs = []
     monkeypatch.setattr(record, "deterministic", lambda *args: runs.append(1) and False)
-    monkeypatch.setattr(record, "RETRY_SECONDS", 0.0)  # the count alone decides here
-    store, first = BundleStore(tmp_path), record.RootCauseMemo()
+    monkeypatch.setattr(outcome, "RETRY_SECONDS", 0.0)  # the count alone decides here
+    store, first = BundleStore(tmp_path), outcome.RootCauseMemo()
     case = fake_case(chain(["Neg", "Exp"]), ["drop-node"])
     result = sandbox.run(case)
     for _ in range(5):
@@ -153,14 +156,14 @@ def test_the_backoff_goes_on_in_a_memo_restored_from_its_record(sandbox, tmp_pat
     assert len(runs) == 4  # the first, then occurrences 1, 2 and 4 after it
     saved = json.loads(json.dumps(first.failures()))
     assert [entry["since"] for entry in saved.values()] == [4]
-    second = record.RootCauseMemo({**saved, "junk": "not an entry", "odd": {"since": 1}})
+    second = outcome.RootCauseMemo({**saved, "junk": "not an entry", "odd": {"since": 1}})
     assert list(second.failures()) == list(saved)
     for _ in range(5):
         handle_finding(store, sandbox, case, result, "1.0", POLICY, roots=second)
     assert len(runs) == 5  # occurrence 8 alone, as one memo would have tried them
-    monkeypatch.setattr(record, "MAX_FAILED_KEYS", 3)
+    monkeypatch.setattr(outcome, "MAX_FAILED_KEYS", 3)
     for key in "abcd":
-        second.failed(key, record.Handled("unconfirmed", name=key))
+        second.failed(key, outcome.Handled("unconfirmed", name=key))
     assert list(second.failures()) == ["b", "c", "d"]
 
 
@@ -170,11 +173,11 @@ def test_a_failed_key_waits_retry_seconds_between_full_attempts():
     first finding after it, and the next is due at twice that count. The wait and the count
     outlive the memo (its record, through JSON); a record written before they existed is
     due at the next power of two, out of its wait."""
-    import fuzzer.handling.record as record
+    import fuzzer.handling.outcome as outcome
 
     now = [1000.0]
-    memo = record.RootCauseMemo(clock=lambda: now[0])
-    memo.failed("k", record.Handled("unconfirmed", name="flaky"))
+    memo = outcome.RootCauseMemo(clock=lambda: now[0])
+    memo.failed("k", outcome.Handled("unconfirmed", name="flaky"))
 
     def attempts(times: list[float]) -> list[bool]:
         tried = []
@@ -183,32 +186,32 @@ def test_a_failed_key_waits_retry_seconds_between_full_attempts():
             tried.append(memo.backed_off("k") is None)
         return tried
 
-    wait = record.RETRY_SECONDS
+    wait = outcome.RETRY_SECONDS
     # findings 1 and 2 are due by count but come within the wait; 3 comes after it
     assert attempts([1010.0, 1020.0, 1000.0 + wait + 1]) == [False, False, True]
     assert memo.failures()["k"] == {"status": "unconfirmed", "name": "flaky", "since": 3,
                                     "next": 6, "at": 1000.0 + wait + 1}
     later = 1000.0 + 3 * wait
     assert attempts([later, later + 1, later + 2]) == [False, False, True]  # 4, 5, then 6
-    restored = record.RootCauseMemo(json.loads(json.dumps(memo.failures())),
-                                    clock=lambda: now[0])
+    restored = outcome.RootCauseMemo(json.loads(json.dumps(memo.failures())),
+                                     clock=lambda: now[0])
     assert restored.failures() == memo.failures()
     now[0] = later + 3
     assert restored.backed_off("k") is not None  # 7: not due by count, and in the wait
-    old = record.RootCauseMemo({"k": {"status": "unconfirmed", "name": "", "since": 5}})
+    old = outcome.RootCauseMemo({"k": {"status": "unconfirmed", "name": "", "since": 5}})
     assert [old.backed_off("k") is None for _ in range(3)] == [False, False, True]  # 6, 7, 8
 
 
 def test_the_failed_keys_of_several_memos_merge_into_one_record(monkeypatch):
     """A cluster campaign's handlers each keep failed keys; their records merge: every key,
     with the entry that met the most findings since, the newest MAX_FAILED_KEYS."""
-    import fuzzer.handling.record as record
+    import fuzzer.handling.outcome as outcome
 
     one = {"a": {"status": "nondeterministic", "name": "", "since": 3},
            "b": {"status": "unconfirmed", "name": "x", "since": 1}}
     two = {"a": {"status": "nondeterministic", "name": "", "since": 5},
            "c": {"status": "documented", "name": "y", "since": 0}}
-    merged = record.merge_failures([one, two])
+    merged = outcome.merge_failures([one, two])
     assert merged == {"a": two["a"], "b": one["b"], "c": two["c"]}
-    monkeypatch.setattr(record, "MAX_FAILED_KEYS", 2)
-    assert list(record.merge_failures([one, two])) == ["b", "c"]
+    monkeypatch.setattr(outcome, "MAX_FAILED_KEYS", 2)
+    assert list(outcome.merge_failures([one, two])) == ["b", "c"]

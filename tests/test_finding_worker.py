@@ -13,7 +13,7 @@ from fuzzer.campaign import finding_thread
 from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.handling.record import FindingPolicy
+from fuzzer.handling.outcome import FindingPolicy
 from fuzzer.store.folder import BundleStore
 from tests.conftest import unary_chain_model
 

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.float64 import as_double, double_outputs, more_exact
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.handling.verify import more_exact_than_original
+from fuzzer.handling.exactness import more_exact_than_original
 
 #: the underflow: along axis 0 one value is 200 below the other (exp(-200) is 0 in float32,
 #: not in float64)

@@ -101,7 +101,7 @@ def _optfuzz(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 def test_cli_localize_on_a_bundle_updates_meta(sandbox, tmp_path):
     from fuzzer.findings.signature import make_signature
-    from fuzzer.handling.record import record
+    from fuzzer.handling.bundle import record
     from fuzzer.store.folder import BundleStore
 
     passes = fillers({7: "drop-node"}, 12)

@@ -20,7 +20,8 @@ from onnx import TensorProto, helper
 
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.handling.record import FindingPolicy, handle_finding
+from fuzzer.handling.outcome import FindingPolicy
+from fuzzer.handling.record import handle_finding
 from fuzzer.store.folder import BundleStore
 from tests.localize_models import chain, fake_case, fillers
 

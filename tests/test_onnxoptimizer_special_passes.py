@@ -80,7 +80,7 @@ def test_a_retyping_pass_keeps_the_originals_feeds_in_the_artifacts():
     # feeds, while the artifacts (inputs.npz, the determinism rerun) keep the original's,
     # on which the original runs again alike
     from fuzzer.execution.sandbox import Sandbox
-    from fuzzer.handling.verify import deterministic
+    from fuzzer.handling.determinism import deterministic
 
     case = TestCase("onnxoptimizer", {"passes": ["rewrite_input_dtype"]}, {"kind": "test"},
                     model().SerializeToString(), keep=True)
@@ -117,7 +117,7 @@ def test_repro_judges_a_renaming_pass_as_the_campaign_does(tmp_path):
 
 
 def test_a_graph_cutting_pass_keys_its_root_causes_without_a_footprint():
-    from fuzzer.handling.record import cuts_the_graph
+    from fuzzer.handling.key import cuts_the_graph
 
     target = get_target("onnxoptimizer")
     config = {"passes": ["eliminate_identity", "split_init"]}

@@ -24,8 +24,8 @@ from fuzzer.campaign import finding_thread
 from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
+from fuzzer.handling.outcome import FindingPolicy, Handled
 from fuzzer.handling.pending import PendingKeeper
-from fuzzer.handling.record import FindingPolicy, Handled
 from fuzzer.store.folder import BundleStore
 from fuzzer.store.pending import FINDING_FILE, PendingStore, finish_command
 from tests.conftest import unary_chain_model
@@ -142,7 +142,7 @@ def test_a_folder_without_pending_findings_is_one_line_of_error(tmp_path):
 
 _KILLED_WRITE = """
 import pathlib, sys, time
-from fuzzer.handling.record import Handled
+from fuzzer.handling.outcome import Handled
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.store.pending import PendingFinding, PendingStore
 from oracles.base import Finding

@@ -9,7 +9,7 @@ import json
 
 from fuzzer.cluster.recording import RecordingStore, apply
 from fuzzer.findings.dedup import find_root_cause
-from fuzzer.handling.record import Handled
+from fuzzer.handling.outcome import Handled
 from fuzzer.store.folder import BundleStore
 from fuzzer.store.meta import MAX_PRELIMINARY_KEYS, PRELIMINARY_KEYS
 from tests.bundle_files import bundle_files

@@ -94,7 +94,7 @@ def test_reduce_bundle_replaces_model_and_keeps_original(tmp_path: Path,
     from fuzzer.execution.case import TestCase
     from fuzzer.execution.sandbox import Sandbox
     from fuzzer.findings.signature import make_signature
-    from fuzzer.handling.record import record
+    from fuzzer.handling.bundle import record
     from fuzzer.store.folder import BundleStore
 
     config = {"passes": ["drop-node"], "fixed_point": False}

@@ -1,5 +1,6 @@
 """A fuzzing campaign: its settings, the stream of test cases, the loop that keeps the
-workers busy, statistics and progress, and the thread that turns findings into bundles.
+workers busy, statistics and progress, and the two threads that hand each finding to
+:mod:`fuzzer.handling`, which turns it into a bundle.
 
 In: :class:`fuzzer.campaign.settings.CampaignSettings`. Out: bundles in the output folder,
 ``campaign.json`` (settings and counters, for ``--resume``) and ``summary.html``.

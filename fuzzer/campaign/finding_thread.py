@@ -1,11 +1,11 @@
 """Finding handling beside the case loop: two threads that localize, sign, deduplicate,
 reduce and store findings while the campaign keeps its workers busy with new cases.
 
-* The **screening thread** takes every finding (:func:`fuzzer.handling.record.screen`):
+* The **screening thread** takes every finding (:func:`fuzzer.handling.screen.screen`):
   documented behaviour, localization (mostly one confirming run of a remembered answer), the
   preliminary root-cause key, and a hit on the bundle that key knows. A finding of a root
   cause not known yet goes on to the recording thread, as does a whole finding whose screening
-  itself is long (:func:`fuzzer.handling.record.costly_screening`: a hang runs again up to its
+  itself is long (:func:`fuzzer.handling.screen.costly_screening`: a hang runs again up to its
   timeout, a slow run is timed at three sizes and scaled down).
 * The **recording thread** does the costly part (:func:`fuzzer.handling.record.record_new`:
   determinism, reduction, verification in a fresh process, the bundle). Findings that reach
@@ -56,21 +56,16 @@ from fuzzer.campaign.failure import as_campaign_error, stopped
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.handling.pending import PendingKeeper
-from fuzzer.handling.record import (
-    TOO_LATE,
+from fuzzer.handling.outcome import (
     FindingPolicy,
     Handled,
     Report,
     RootCauseMemo,
-    Screened,
-    costly_screening,
-    handle_finding,
-    primary_finding,
-    record_new,
-    screen,
     settle_waiting,
 )
+from fuzzer.handling.pending import PendingKeeper
+from fuzzer.handling.record import TOO_LATE, handle_finding, record_new
+from fuzzer.handling.screen import Screened, costly_screening, primary_finding, screen
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.reduce.predicate import Cutoff
 from fuzzer.report.refresh import flush_and_refresh
@@ -140,7 +135,7 @@ class FindingWorker:
         policy: localization and reduction settings.
         report: called with ``(Handled, message)`` after each finding (from either thread).
         failures: the root-cause keys an earlier run failed on
-            (:meth:`fuzzer.handling.record.RootCauseMemo.failures`).
+            (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`).
 
     Attributes:
         errors: one line per finding that could not be recorded (the threads went on).
@@ -231,7 +226,7 @@ class FindingWorker:
 
     def failures(self) -> dict[str, Any]:
         """The failed root-cause keys, for the next run
-        (:meth:`fuzzer.handling.record.RootCauseMemo.failures`)."""
+        (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`)."""
         return self.roots.failures()
 
     def pending(self) -> int:

@@ -9,11 +9,11 @@ Per readable bundle (damaged ones are counted and never touched):
    longer shows (fixed) or the original cannot run, the bundle stays as it is.
 2. **Documented behaviour** of the target (:meth:`fuzzer.targets.base.Target.documented`),
    with the recorded configuration or with the minimal passes of step 3, and a wrong output
-   that float64 runs explain (:func:`fuzzer.handling.record.float64_explains`): the whole
+   that float64 runs explain (:func:`fuzzer.handling.exactness.float64_explains`): the whole
    folder moves to ``documented/<id>/`` with a ``REASON.txt``.
 3. **Key**: localization on the bundle's model (already minimized by the campaign that wrote
    it; Igor, CCS'21, clusters only shrunk inputs), then the root-cause key of the run with
-   the minimal passes (:func:`fuzzer.handling.record.key_and_culprit`: target, culprit, kind
+   the minimal passes (:func:`fuzzer.handling.key.key_and_culprit`: target, culprit, kind
    of fault, crash site or footprint; the culprit judged on every intermediate), so that one
    fault reached through many graphs, names and symptoms is one bucket, and bundles are
    grouped by it (one bundle per distinct bug, the unit that Tamer, PLDI'13, ranks).
@@ -45,8 +45,9 @@ from typing import Any
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.rootcause import root_cause_id
 from fuzzer.findings.signature import normalize_message
+from fuzzer.handling.exactness import float64_explains
+from fuzzer.handling.key import key_and_culprit
 from fuzzer.handling.minimize import minimize, probe
-from fuzzer.handling.record import float64_explains, key_and_culprit
 from fuzzer.localize.search import localize
 from fuzzer.modelio.graphs import node_count
 from fuzzer.store.case import bundle_case
@@ -94,7 +95,7 @@ class Keyed:
         culprit: the culprit search's fields for meta.json (``exposed_by``, ``damage``,
             ``culprit_staging``: :meth:`fuzzer.localize.culprit.Culprit.to_json`).
         explained: the name float64 runs give a wrong output that is no bug
-            (:func:`fuzzer.handling.record.float64_explains`), else None.
+            (:func:`fuzzer.handling.exactness.float64_explains`), else None.
     """
 
     meta: BundleMeta

@@ -44,8 +44,8 @@ from fuzzer.errors import InputError
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import CASE_PRELOAD, Sandbox, SandboxError
+from fuzzer.handling.outcome import Handled
 from fuzzer.handling.pending import describe, finish_pending
-from fuzzer.handling.record import Handled
 from fuzzer.store.folder import BundleStore, damage_note, is_disk_full
 from fuzzer.store.lock import LOCK_FILE, CampaignLock
 from fuzzer.store.pending import PendingStore, finish_command

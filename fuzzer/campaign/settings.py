@@ -20,7 +20,7 @@ from typing import Any
 
 from fuzzer.errors import InputError
 from fuzzer.execution.sandbox import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT
-from fuzzer.handling.record import FindingPolicy
+from fuzzer.handling.outcome import FindingPolicy
 from fuzzer.targets.base import DEFAULT_TARGET
 
 #: record key -> the name a person uses for it (in messages and ``--allow-change``).

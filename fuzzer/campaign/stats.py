@@ -43,14 +43,14 @@ class CampaignStats:
     ``last_run`` holds the cases of the latest run and the seconds its case loop took
     (without finishing queued findings and writing summary.html): its throughput.
     ``signatures`` holds a short hash of each distinct first-wave signature of the findings
-    that were localized (:attr:`fuzzer.handling.record.Handled.signature`): how many
+    that were localized (:attr:`fuzzer.handling.outcome.Handled.signature`): how many
     buckets the first-wave key would have made of the same findings, beside the root causes
     (``bundles_new``). ``settings`` is the campaign's settings record
     (:meth:`fuzzer.campaign.settings.CampaignSettings.record`); None in a campaign.json
     written before it held one. ``cluster`` is a cluster campaign's record of its case
     ranges and nodes (:mod:`fuzzer.cluster.driver`); empty for a local campaign.
     ``failed_keys`` is the root-cause keys whose handling failed, with their backoff
-    (:meth:`fuzzer.handling.record.RootCauseMemo.failures`), for the next run.
+    (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`), for the next run.
     ``pending`` is how many findings the latest end left in ``pending/``
     (:mod:`fuzzer.handling.pending`), ``pending_command`` the command that finishes them.
     """
@@ -116,7 +116,7 @@ class CampaignStats:
 
     def handled(self, status: str, bundle_id: str | None, name: str, message: str,
                 signature: str = "") -> None:
-        """Count what became of a finding (:class:`fuzzer.handling.record.Handled`);
+        """Count what became of a finding (:class:`fuzzer.handling.outcome.Handled`);
         ``signature`` is its first-wave signature ("" where it was not localized)."""
         if status == "pending":  # no outcome yet: counted once its handling ends
             return

@@ -21,7 +21,8 @@ from fuzzer.cluster.recording import RecordingStore, StoreOp
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import limit_malloc_arenas, release_free_memory
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.handling.record import FindingPolicy, Handled, RootCauseMemo, handle_finding
+from fuzzer.handling.outcome import FindingPolicy, Handled, RootCauseMemo
+from fuzzer.handling.record import handle_finding
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.reduce.predicate import Cutoff
 from fuzzer.targets import get_target
@@ -151,7 +152,7 @@ class FindingHandler(SandboxActor):
         timeout: per-case timeout in seconds.
         memory_limit: the worker's address-space limit in bytes (None: none).
         failures: the root-cause keys an earlier run failed on
-            (:meth:`fuzzer.handling.record.RootCauseMemo.failures`).
+            (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`).
     """
 
     def __init__(self, version: str, policy: FindingPolicy, timeout: float,
@@ -195,7 +196,7 @@ class FindingHandler(SandboxActor):
 
     def failures(self) -> dict[str, Any]:
         """This handler's failed root-cause keys
-        (:meth:`fuzzer.handling.record.RootCauseMemo.failures`)."""
+        (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`)."""
         return self.roots.failures()
 
     def cut(self, seconds: float) -> None:

@@ -30,8 +30,8 @@ from fuzzer.campaign.finding_thread import (
 from fuzzer.cluster.liveness import Liveness
 from fuzzer.cluster.recording import apply, known_bundles, root_cause_of
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.handling.outcome import Handled, Report, RootCauseMemo, merge_failures
 from fuzzer.handling.pending import PendingKeeper
-from fuzzer.handling.record import Handled, Report, RootCauseMemo, merge_failures
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.report.refresh import flush_and_refresh
 from fuzzer.store.folder import BundleStore
@@ -59,7 +59,7 @@ class ClusterFindings:
         report: called with ``(Handled, message)`` after each finding.
         settle: called with a finding's tag after it is recorded (or given up).
         failures: the root-cause keys an earlier run failed on, as the handlers got them
-            (:meth:`fuzzer.handling.record.RootCauseMemo.failures`).
+            (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`).
 
     Attributes:
         errors: one line per finding that could not be recorded.

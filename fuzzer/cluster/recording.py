@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from fuzzer.handling.record import Handled, hit
+from fuzzer.handling.bundle import hit
+from fuzzer.handling.outcome import Handled
 from fuzzer.store.folder import BundleStore
 
 

@@ -44,7 +44,8 @@ def register(app: typer.Typer) -> None:
 
         from fuzzer.execution.case import TestCase
         from fuzzer.handling.growth import after_timeout
-        from fuzzer.handling.record import FindingPolicy, handle_finding
+        from fuzzer.handling.outcome import FindingPolicy
+        from fuzzer.handling.record import handle_finding
         from fuzzer.modelio.graphs import count_nodes
         from fuzzer.modelio.load import load_model, parse_model
         from fuzzer.store.folder import BundleStore

@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
         from fuzzer.campaign.failure import CampaignError
         from fuzzer.campaign.run import run_campaign
         from fuzzer.campaign.settings import CampaignSettings, parse_allow_change
-        from fuzzer.handling.record import FindingPolicy
+        from fuzzer.handling.outcome import FindingPolicy
 
         limits = [v for v in (hours and hours * 3600, minutes and minutes * 60, seconds) if v]
         if len(limits) > 1:

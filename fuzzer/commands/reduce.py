@@ -146,7 +146,7 @@ def _reduce_model(path: Path, out: Path | None, case: Any, time_limit: float,
 def _reduce_bundle(folder: Path, time_limit: float, sandbox: Any) -> str | None:
 
     from fuzzer.execution.case import Artifacts
-    from fuzzer.handling.record import bundle_files
+    from fuzzer.handling.bundle import bundle_files
     from fuzzer.modelio.graphs import node_count
     from fuzzer.reduce import reduce_finding
     from fuzzer.store.case import bundle_case

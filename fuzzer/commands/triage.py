@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # imported where used: --help stays fast
     from rich.console import Console
 
     from fuzzer.campaign.stats import CampaignStats
-    from fuzzer.handling.record import RootCauseMemo
+    from fuzzer.handling.outcome import RootCauseMemo
 
 MIN_WIDTH = 170  # columns of the table when the output is not a terminal
 
@@ -163,8 +163,8 @@ def run_pending(folder: Path, execution: options.ExecutionArgs, jobs: int,
     from rich.progress import Progress
 
     from fuzzer.execution.sandbox import SandboxError
+    from fuzzer.handling.outcome import FindingPolicy, Handled, RootCauseMemo
     from fuzzer.handling.pending import describe, finish_pending
-    from fuzzer.handling.record import FindingPolicy, Handled, RootCauseMemo
     from fuzzer.localize.memo import LocalizationMemo
     from fuzzer.report.refresh import flush_and_refresh
     from fuzzer.store.folder import BundleStore

@@ -203,3 +203,6 @@ def own_passes(finding: Finding, passes: list[str] | None) -> list[str] | None:
 
 
 SLOW = Handling(timed, scale_down, timing_fields, scaled_files, own_passes)
+
+#: symptom -> its own steps beyond the common path (:class:`Handling`).
+HANDLING: dict[str, Handling] = {"slow": SLOW}

@@ -19,14 +19,14 @@ from pathlib import Path
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
-from fuzzer.handling.record import (
+from fuzzer.handling.outcome import (
     FindingPolicy,
     Handled,
     Report,
     RootCauseMemo,
-    handle_finding,
     settle_waiting,
 )
+from fuzzer.handling.record import handle_finding
 from fuzzer.localize.memo import LocalizationMemo
 from fuzzer.store.folder import BundleStore, DamagedBundleError, is_disk_full
 from fuzzer.store.meta import BundleMeta

@@ -1,0 +1,52 @@
+"""Whether a finding happens again, the same way:
+
+* A hang or a slow run must recur (:func:`confirmed`), before anything else is spent on it.
+* The original model runs deterministically (:func:`deterministic`): a second reference run
+  (a fresh onnxruntime session in a fresh run of the case) gives bitwise the same outputs
+  (NaN where NaN was); otherwise the seed is unusable, whatever the optimizer did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.sandbox import Sandbox
+from oracles.base import Finding
+
+
+def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
+    """Whether running ``case`` again shows ``finding``'s symptom."""
+    again = sandbox.run(case)
+    return any(f.symptom == finding.symptom for f in again.findings)
+
+
+def same_outputs(a: dict[str, np.ndarray] | None, b: dict[str, np.ndarray] | None) -> bool:
+    """Whether two reference runs gave the same outputs: same names, dtypes, shapes and
+    bits (NaN equal to NaN)."""
+    if a is None or b is None or list(a) != list(b):
+        return a is None and b is None
+    for name, x in a.items():
+        y = b[name]
+        if x.dtype != y.dtype or x.shape != y.shape:
+            return False
+        same = np.array_equal(x, y, equal_nan=x.dtype.kind in "fc") if x.dtype != object \
+            else x.tolist() == y.tolist()
+        if not same:
+            return False
+    return True
+
+
+def deterministic(sandbox: Any, case: TestCase, result: CaseResult) -> bool:
+    """Whether a second run of ``case`` gives the same reference outputs as ``result`` (whose
+    artifacts hold the first run's). Findings whose first run kept no reference outputs
+    (a crash before the reference run could be kept) count as deterministic."""
+    first = result.artifacts.expected if result.artifacts is not None else None
+    if first is None:
+        return True
+    again = sandbox.run(case.with_model(result.artifacts.model, feeds=result.artifacts.feeds,
+                                        keep=True, input_shapes=None))
+    second = again.artifacts.expected if again.artifacts is not None else None
+    return not again.unusable and same_outputs(first, second)

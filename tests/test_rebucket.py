@@ -16,12 +16,12 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from fuzzer.campaign import rebucket as rebucket_module
-from fuzzer.campaign.rebucket import Keyed, choose_kept, rebucket
 from fuzzer.store import folder as folder_module
 from fuzzer.store.folder import BundleStore
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import npz_bytes
+from fuzzer.triage import rebucket as rebucket_module
+from fuzzer.triage.rebucket import Keyed, choose_kept, rebucket
 from tests.bundle_files import meta_dict
 from tests.test_triage_status import optfuzz
 

@@ -2,7 +2,7 @@
 maintainer reads them (new first, then severity class, then hits), each with its breaking
 pass, symptom, hits, variants, node counts, trigger and status, and how many sightings were
 merged into them. ``--rebucket`` applies today's root-cause bucketing to the folder in place
-(:mod:`fuzzer.campaign.rebucket`); ``--pending`` finishes the pending findings a campaign's
+(:mod:`fuzzer.triage.rebucket`); ``--pending`` finishes the pending findings a campaign's
 end left (:mod:`fuzzer.handling.pending`)."""
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ def run_rebucket(folder: Path, execution: options.ExecutionArgs, jobs: int) -> i
     """
     from rich.console import Console
 
-    from fuzzer.campaign.rebucket import rebucket
     from fuzzer.execution.sandbox import SandboxError
     from fuzzer.store.folder import BundleStore, damage_note
+    from fuzzer.triage.rebucket import rebucket
 
     console = Console(highlight=False, soft_wrap=True)
     try:

@@ -95,7 +95,7 @@ LATE_SCREENING_SECONDS = 5.0
 #: kept pending.
 STOP_SECONDS = 5.0
 #: why findings are pending that the end of a campaign left unscreened, or stopped mid-way.
-UNSCREENED = Handled("pending", name="the campaign ended before it was triaged")
+UNSCREENED = Handled("pending", name="the campaign ended before it was screened")
 STOPPED = Handled("pending", name="the campaign ended while it was handled")
 
 

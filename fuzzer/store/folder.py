@@ -13,6 +13,11 @@ Every read goes through :class:`fuzzer.store.meta.BundleMeta`. A damaged bundle 
 missing, empty, half-written, not JSON or not a valid meta; model.onnx or inputs.npz missing)
 is skipped by every listing and counted with its reason (:meth:`BundleStore.damaged`); hits
 meant for it are dropped, so no damaged file ever stops a campaign, triage or replay.
+
+Every sighting of a bundle's bug written here (a hit, a variant, a promotion, a bundle that
+another worker created meanwhile) also checks the maintainer's state of the bundle: one
+marked fixed that is seen again becomes ``regressed``, with the time of the sighting and the
+installed version of its target (:meth:`fuzzer.store.bundle_state.BundleState.sighted`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from fuzzer.store.bundle_state import FIXED
 from fuzzer.store.meta import (
     META_FILE,
     PRELIMINARY_KEYS,
@@ -152,6 +158,7 @@ class BundleStore:
         self._index: list[BundleMeta] = []
         self._index_key: tuple[int, int] | None = None
         self._damaged: dict[str, str] = {}
+        self._versions: dict[str, str | None] = {}
 
     def index(self) -> list[BundleMeta]:
         """The meta of every readable bundle (:meth:`read_all`; damaged ones skipped and
@@ -225,7 +232,7 @@ class BundleStore:
         when = when or utc_now()
         if not self._batch:
             with contextlib.suppress(DamagedBundleError):  # counted, the hit dropped
-                self.update(bundle_id, lambda meta: meta.add_hits(1, when, symptom))
+                self.update(bundle_id, lambda meta: self._sighted(meta, 1, when, symptom))
                 with self._pending_lock:
                     self._changed.add(bundle_id)
             return
@@ -248,7 +255,7 @@ class BundleStore:
 
         def change(meta: BundleMeta, hits: list[tuple[str | None, int, str]]) -> None:
             for symptom, count, when in hits:
-                meta.add_hits(count, when, symptom)
+                self._sighted(meta, count, when, symptom)
 
         with self.locked():
             for bundle_id, hits in by_bundle.items():
@@ -302,13 +309,14 @@ class BundleStore:
 
         If the bundle appeared meanwhile (another worker or campaign found the same bug),
         nothing is written and ``on_exists`` updates its meta instead (skipped, and the
-        bundle counted as damaged, where that meta is unreadable).
+        bundle counted as damaged, where that meta is unreadable); that update is a sighting
+        of the bundle's bug now (:meth:`_as_sighting`).
         """
         with self.locked():
             if self.exists(bundle_id):
                 if on_exists is not None:
                     with contextlib.suppress(DamagedBundleError):
-                        self._update_locked(bundle_id, on_exists)
+                        self._update_locked(bundle_id, self._as_sighting(on_exists))
                 return False
             write_folder(self.path(bundle_id), files)  # replaces a leftover without meta
             return True
@@ -336,6 +344,45 @@ class BundleStore:
         write_atomic(self.path(bundle_id) / META, dump_json(meta.to_json()))
         return meta
 
+    def _sighted(self, meta: BundleMeta, count: int, when: str, symptom: str | None) -> None:
+        """Count ``count`` sightings of the bundle's bug at ``when`` (ISO UTC) as ``symptom``
+        (:meth:`BundleMeta.add_hits`) and flag a regression (:meth:`_flag_regression`)."""
+        meta.add_hits(count, when, symptom)
+        self._flag_regression(meta, when)
+
+    def _as_sighting(self, change: Change) -> Change:
+        """``change`` followed by :meth:`_flag_regression` at the time it runs."""
+        from fuzzer.store.versions import utc_now
+
+        def sighting(meta: BundleMeta) -> BundleMeta:
+            meta = change(meta) or meta
+            self._flag_regression(meta, utc_now())
+            return meta
+
+        return sighting
+
+    def _flag_regression(self, meta: BundleMeta, when: str) -> None:
+        """Make the state of a bundle marked fixed and seen at ``when`` ``regressed``, with
+        the installed version of its target (the one a campaign writing here runs;
+        :meth:`fuzzer.store.bundle_state.BundleState.sighted` says when that is none)."""
+        if meta.state is None or meta.state.state != FIXED:
+            return
+        regressed = meta.state.sighted(when, self._target_version(meta.target.name))
+        if regressed is not None:
+            meta.state = regressed
+
+    def _target_version(self, name: str) -> str | None:
+        """The installed version of target ``name``, asked once per store; None where the
+        target is unknown or not installed here."""
+        if name not in self._versions:
+            from fuzzer.targets import get_target
+
+            try:
+                self._versions[name] = get_target(name).version()
+            except (KeyError, ImportError):
+                self._versions[name] = None
+        return self._versions[name]
+
     def add_variant(self, bundle_id: str, files: dict[str, bytes], limit: int,
                     when: str, key: str | None = None, symptom: str | None = None) -> bool:
         """Record one more sighting of a bundle's root cause (``hits`` + 1, ``last_seen``
@@ -351,7 +398,7 @@ class BundleStore:
         kept = [False]
 
         def change(meta: BundleMeta) -> None:
-            meta.add_hits(1, when, symptom)
+            self._sighted(meta, 1, when, symptom)
             if key is not None:
                 meta.add_preliminary_key(key)
             if len(meta.variants) >= limit:
@@ -377,8 +424,9 @@ class BundleStore:
         then each new file replaces its namesake atomically, meta.json last. The new meta
         keeps the bundle's history: hits and symptoms summed with this sighting's (counted
         in ``files``' meta.json), the first and last seen (``when``: ISO time of this one),
-        variants, aliases (its old signature among them), preliminary keys (``key`` too)
-        and the fields the new meta does not set. Returns the new meta.
+        variants, aliases (its old signature among them), preliminary keys (``key`` too),
+        the maintainer's state (flagged regressed where it was fixed) and the fields the new
+        meta does not set. Returns the new meta.
 
         Raises:
             DamagedBundleError: the bundle's meta is unreadable (nothing is written).
@@ -402,6 +450,8 @@ class BundleStore:
             new.first_seen = min(old.first_seen, new.first_seen)
             new.last_seen = max(old.last_seen, when)
             new.variants = list(old.variants)
+            new.state = new.state or old.state
+            self._flag_regression(new, when)
             aliases = [old.signature, *(old.aliases or []), *(new.aliases or [])]
             new.aliases = [a for a in dict.fromkeys(aliases) if a != new.signature] or None
             for earlier in [*(old.extra.get(PRELIMINARY_KEYS) or []), key]:

@@ -9,10 +9,13 @@ every schema-1 field with its name and meaning and adds ``breaking_pass``,
 symptom with all its hits and no verdict. Fields this
 code does not know (at the top level, in ``target`` and in ``nodes``) are kept in ``extra``
 mappings and written back verbatim, so a rewritten file is always a superset of what was
-read: a schema-1 file is upgraded in place on its first write and loses nothing.
+read: a schema-1 file is upgraded in place on its first write and loses nothing. Later
+optional fields (:data:`LATER_OPTIONAL`: ``state``, the maintainer's state of the bundle,
+:mod:`fuzzer.store.bundle_state`) are written only when set.
 
 Written key order: the schema-1 fields (required ones, then ``localization``, ``aliases``,
-``replay``), then the schema-2 fields, then the unknown ones in the order they were read.
+``replay``), then the schema-2 fields, then the later optional ones, then the unknown ones in
+the order they were read.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fuzzer.store.bundle_state import BundleState
 
 SCHEMA = 2
 META_FILE = "meta.json"
@@ -35,7 +40,9 @@ SCHEMA1_OPTIONAL = ("localization", "aliases", "replay")
 #: fields that schema 2 adds; always written (null or [] where unknown).
 SCHEMA2_FIELDS = ("breaking_pass", "enabling_passes", "root_cause", "variants", "trigger",
                   "verified", "symptoms", "exposed_by", "damage")
-KNOWN_FIELDS = frozenset(SCHEMA1_REQUIRED + SCHEMA1_OPTIONAL + SCHEMA2_FIELDS)
+#: optional fields added after schema 2, written (after the schema-2 fields) only when set.
+LATER_OPTIONAL = ("state",)
+KNOWN_FIELDS = frozenset(SCHEMA1_REQUIRED + SCHEMA1_OPTIONAL + SCHEMA2_FIELDS + LATER_OPTIONAL)
 #: meta.json key (kept in :attr:`BundleMeta.extra`) listing the preliminary root-cause keys,
 #: taken on found models before reduction, that led to the bundle: a later campaign on the
 #: folder (a resumed one) sends such a finding to the bundle as a hit without reducing it.
@@ -203,6 +210,8 @@ class BundleMeta:
             symptom showed in it), where the culprit search found one (schema 2).
         damage: what was already wrong right after the breaking pass, one sentence
             (schema 2).
+        state: the maintainer's state of the bundle (reported, fixed, ...), None where
+            nobody set one (:mod:`fuzzer.store.bundle_state`).
         extra: top-level keys this code does not know, kept verbatim.
     """
 
@@ -232,6 +241,7 @@ class BundleMeta:
     symptoms: dict[str, int] = field(default_factory=dict)
     exposed_by: str | None = None
     damage: str | None = None
+    state: BundleState | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -278,6 +288,7 @@ class BundleMeta:
             symptoms=_symptom_hits(data),
             exposed_by=_value(data, "exposed_by", str, required=False, nullable=True),
             damage=_value(data, "damage", str, required=False, nullable=True),
+            state=_state(data),
             extra=_extra(data, KNOWN_FIELDS),
         )
 
@@ -293,6 +304,8 @@ class BundleMeta:
                 out[key] = getattr(self, key)
         for key in SCHEMA2_FIELDS:
             out[key] = getattr(self, key)
+        if self.state is not None:
+            out["state"] = self.state.to_json()
         out.update(self.extra)
         return copy.deepcopy(out)
 
@@ -362,6 +375,19 @@ def _symptom_hits(data: Mapping[str, Any]) -> dict[str, int]:
         if not isinstance(hits, int) or isinstance(hits, bool) or hits < 0:
             raise MetaError(f"field 'symptoms': {name!r} has {hits!r}, not a count of hits")
     return dict(found)
+
+
+def _state(data: Mapping[str, Any]) -> BundleState | None:
+    """The ``state`` field of a meta.json object, None where absent or null.
+
+    Raises:
+        MetaError: it is not a valid state record (:meth:`BundleState.from_json`).
+    """
+    found = _value(data, "state", dict, required=False, nullable=True)
+    try:
+        return BundleState.from_json(found) if found is not None else None
+    except ValueError as exc:
+        raise MetaError(f"field 'state': {exc}") from None
 
 
 def parse_meta(data: bytes | str) -> BundleMeta:

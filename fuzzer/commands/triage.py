@@ -1,9 +1,10 @@
 """``optfuzz triage [DIR]``: the root causes (bundles) of a campaign folder in the order a
-maintainer reads them (new first, then severity class, then hits), each with its breaking
-pass, symptom, hits, variants, node counts, trigger and status, and how many sightings were
-merged into them. ``--rebucket`` applies today's root-cause bucketing to the folder in place
-(:mod:`fuzzer.triage.rebucket`); ``--pending`` finishes the pending findings a campaign's
-end left (:mod:`fuzzer.handling.pending`)."""
+maintainer reads them (regressed, then unreported open ones, then new first, severity class,
+hits), each with its breaking pass, symptom, hits, variants, node counts, trigger, status and
+state (``optfuzz mark``), and how many sightings were merged into them; bundles marked
+duplicate or invalid are hidden unless ``--all``. ``--rebucket`` applies today's root-cause
+bucketing to the folder in place (:mod:`fuzzer.triage.rebucket`); ``--pending`` finishes
+the pending findings a campaign's end left (:mod:`fuzzer.handling.pending`)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # imported where used: --help stays fast
     from fuzzer.campaign.stats import CampaignStats
     from fuzzer.handling.outcome import RootCauseMemo
 
-MIN_WIDTH = 170  # columns of the table when the output is not a terminal
+MIN_WIDTH = 200  # columns of the table when the output is not a terminal
 
 
 def register(app: typer.Typer) -> None:
@@ -36,6 +37,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print rows as JSON."),
         symptom: options.Symptom = None,
         pass_name: options.PassName = None,
+        everything: bool = typer.Option(
+            False, "--all", help="Show bundles marked duplicate or invalid too."),
         rebucket: bool = typer.Option(
             False, "--rebucket", help="Re-bucket FOLDER in place by root cause: merge bundles "
             "of one root cause (the others become variants), move documented behaviour to "
@@ -49,16 +52,17 @@ def register(app: typer.Typer) -> None:
         jobs: options.Jobs = 1,
         reduce_seconds: options.ReduceSeconds = 120.0,
     ) -> None:
-        """List the root causes (bundles) of FOLDER, new first, then by severity and hits,
-        with breaking pass, hits, variants, sizes, trigger and status; remembers what it
-        showed (FOLDER/.triage.json) so that the next triage marks only newer bundles as
-        new. With --rebucket, re-bucket a folder of any earlier optfuzz instead; with
-        --pending, finish the findings a campaign's end left unreduced."""
+        """List the root causes (bundles) of FOLDER, regressed and unreported ones first, then
+        new, then by severity and hits, with breaking pass, hits, variants, sizes, trigger,
+        status and state; remembers what it showed (FOLDER/.triage.json) so that the next
+        triage marks only newer bundles as new. With --rebucket, re-bucket a folder of any
+        earlier optfuzz instead; with --pending, finish the findings a campaign's end left
+        unreduced."""
         from rich.console import Console
 
         from fuzzer.store.folder import BundleStore, damage_note
         from fuzzer.store.pending import PendingStore, finish_command
-        from fuzzer.triage.rows import TriageFilter, rows_json, triage_rows
+        from fuzzer.triage.rows import TriageFilter, hide_dismissed, rows_json, triage_rows
         from fuzzer.triage.state import load_state, mark_seen
         from fuzzer.triage.table import status_counts, triage_table
 
@@ -66,22 +70,27 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"{folder}: not a folder")
         if rebucket or pending:
             flag = "--rebucket" if rebucket else "--pending"
-            if as_json or symptom or pass_name or (rebucket and pending):
+            if as_json or symptom or pass_name or everything or (rebucket and pending):
                 raise InputError(f"{flag} works on the whole folder: no --json, --symptom, "
-                                 "--pass" + (" or --pending" if rebucket else ""))
+                                 "--pass, --all" + (" or --pending" if rebucket else ""))
             raise typer.Exit(run_rebucket(folder, execution, jobs) if rebucket else
                              run_pending(folder, execution, jobs, reduce_seconds))
         options.check_symptom(symptom)
         state = load_state(folder)
         try:
-            rows, damaged = triage_rows(folder, state["seen"], TriageFilter(symptom, pass_name))
+            every_row, damaged = triage_rows(folder, state["seen"],
+                                             TriageFilter(symptom, pass_name))
         except KeyError as exc:
             raise InputError(str(exc.args[0])) from None
+        rows, hidden = hide_dismissed(every_row, everything)
         mark_seen(BundleStore(folder), {r.id: r.hits for r in rows})
+        notes = [f"{hidden} bundle(s) marked duplicate or invalid hidden; --all shows them"
+                 ] if hidden else []
         if as_json:
             typer.echo(rows_json(rows))
-            if damaged:  # stdout stays JSON
-                typer.echo(damage_note(damaged), err=True)
+            for line in [*notes, damage_note(damaged)]:  # stdout stays JSON
+                if line:
+                    typer.echo(line, err=True)
             return
         console = Console()
         if not console.is_terminal:  # logs and pipes: wide enough for every column
@@ -89,6 +98,8 @@ def register(app: typer.Typer) -> None:
         since = state["last_triage"] or "never"
         console.print(triage_table(rows, f"{folder} (last triage: {since})"))
         console.print(status_counts(rows), highlight=False)
+        for line in notes:
+            console.print(line, markup=False, highlight=False)
         left = PendingStore(folder).count()
         if left:
             console.print(f"{left} pending finding(s) not reduced yet; finish them with "

@@ -1,7 +1,9 @@
 """Triage of a campaign folder: one row per bundle (one root cause) with its status relative
-to the installed versions, and whether it is new since the previous triage, in the order a
-maintainer reads them: new first, then by severity class (:data:`SEVERITY_ORDER`), then by
-hits, most first.
+to the installed versions, its maintainer's state (``optfuzz mark``) and whether it is new
+since the previous triage, in the order a maintainer reads them: by state
+(:data:`STATE_ORDER`: regressed, then open, then reported, ...), then new first, then by
+severity class (:data:`SEVERITY_ORDER`), then by hits, most first. Bundles marked duplicate
+or invalid are hidden unless asked for (:func:`hide_dismissed`).
 
 Status, decided by the first rule of :data:`STATUS_RULES` that applies:
 
@@ -22,12 +24,26 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.modelio.graphs import node_count
+from fuzzer.store.bundle_state import (
+    DISMISSED,
+    DUPLICATE,
+    FIXED,
+    INVALID,
+    OPEN,
+    REGRESSED,
+    REPORTED,
+    state_name,
+)
 from fuzzer.store.folder import BundleStore, DamagedBundle
 from fuzzer.store.meta import BundleMeta
+from fuzzer.triage.marks import state_text
 from fuzzer.triage.versions import found_versions, installed_versions, same_versions
 
 #: severity classes of :class:`oracles.base.Symptom`, most severe first.
 SEVERITY_ORDER = ("wrong-output", "invalid-model", "crash", "hang", "size", "interface")
+#: maintainer's states (:mod:`fuzzer.store.bundle_state`) in reading order: regressions
+#: first, then what nobody has reported yet.
+STATE_ORDER = (REGRESSED, OPEN, REPORTED, FIXED, DUPLICATE, INVALID)
 
 
 @dataclass
@@ -50,6 +66,9 @@ class TriageRow:
         variants: number of other models of the same root cause kept in ``variants/``.
         severity_class: the symptom's class (:data:`SEVERITY_ORDER`), ``unknown`` for a
             symptom no oracle registers.
+        state: the maintainer's state (:data:`STATE_ORDER`; ``open`` where none was set).
+        state_text: the state in a few words with its argument, e.g. ``reported <url>``
+            (:func:`fuzzer.triage.marks.state_text`).
     """
 
     id: str
@@ -73,6 +92,8 @@ class TriageRow:
     variants: int = 0
     trigger: str | None = None
     severity_class: str = "unknown"
+    state: str = OPEN
+    state_text: str = OPEN
 
     @property
     def merged(self) -> int:
@@ -170,12 +191,23 @@ def make_row(meta: BundleMeta, installed: dict[str, str], seen: dict[str, Any],
         now_symptom=replay.get("observed") if status == "changed" else None,
         breaking_pass=meta.breaking_pass, enabling_passes=meta.enabling_passes,
         root_cause=meta.root_cause, variants=len(meta.variants), trigger=meta.trigger,
-        severity_class=severity_class(meta.symptom))
+        severity_class=severity_class(meta.symptom), state=state_name(meta.state),
+        state_text=state_text(meta.state))
 
 
 def reading_order(row: TriageRow) -> tuple[Any, ...]:
-    """Sort key of triage: new first, then severity class, then hits (most first)."""
-    return (not row.new, severity_rank(row.severity_class), -row.hits, row.id)
+    """Sort key of triage: state (:data:`STATE_ORDER`), then new first, then severity class,
+    then hits (most first)."""
+    return (STATE_ORDER.index(row.state), not row.new, severity_rank(row.severity_class),
+            -row.hits, row.id)
+
+
+def hide_dismissed(rows: list[TriageRow], everything: bool = False) -> tuple[
+        list[TriageRow], int]:
+    """``rows`` without those marked duplicate or invalid (all of them where
+    ``everything``), and how many were left out."""
+    shown = [row for row in rows if everything or row.state not in DISMISSED]
+    return shown, len(rows) - len(shown)
 
 
 def merged_count(rows: list[TriageRow]) -> int:

@@ -17,6 +17,9 @@ STATUS_LOOK: dict[str, tuple[str, str]] = {
     "untestable": ("cannot test here", "cyan"),
     "unverified": ("unverified", "dim"),
 }
+#: maintainer's state -> rich style of its cell (unlisted: plain).
+STATE_STYLE: dict[str, str] = {"regressed": "bold red", "open": "bold", "fixed": "green",
+                               "duplicate": "dim", "invalid": "dim"}
 MAX_PASSES_SHOWN = 3
 MAX_TRIGGER_SHOWN = 36
 
@@ -66,6 +69,11 @@ def status_cell(row: TriageRow) -> Text:
     return text
 
 
+def state_cell(row: TriageRow) -> Text:
+    """The maintainer's state of ``row`` with its argument, in its colour."""
+    return Text(row.state_text, style=STATE_STYLE.get(row.state, ""))
+
+
 def _nodes(row: TriageRow) -> str:
     def num(n: int | None) -> str:
         return "?" if n is None else str(n)
@@ -87,10 +95,11 @@ def triage_table(rows: list[TriageRow], title: str) -> Table:
     table.add_column("nodes", justify="right", no_wrap=True)
     table.add_column("trigger", no_wrap=True, overflow="ellipsis")
     table.add_column("status", no_wrap=True)
+    table.add_column("state", max_width=40, overflow="fold")
     for row in rows:
         hits = str(row.hits) + (f" (+{row.new_hits})" if row.new_hits and not row.new else "")
         cells = [row.id, passes_label(row), row.symptom, hits, str(row.variants),
-                 _nodes(row), trigger_label(row.trigger), status_cell(row)]
+                 _nodes(row), trigger_label(row.trigger), status_cell(row), state_cell(row)]
         table.add_row(*([row.target] if many_targets else []), *cells)
     return table
 

@@ -2,7 +2,8 @@
 maintainer reads them (regressed, then unreported open ones, then new first, severity class,
 hits), each with its breaking pass, symptom, hits, variants, node counts, trigger, status and
 state (``optfuzz mark``), and how many sightings were merged into them; bundles marked
-duplicate or invalid are hidden unless ``--all``. ``--rebucket`` applies today's root-cause
+duplicate or invalid are hidden unless ``--all``. ``--sarif FILE`` also writes the bundles as
+SARIF 2.1.0 (:mod:`fuzzer.triage.sarif`). ``--rebucket`` applies today's root-cause
 bucketing to the folder in place (:mod:`fuzzer.triage.rebucket`); ``--pending`` finishes
 the pending findings a campaign's end left (:mod:`fuzzer.handling.pending`)."""
 
@@ -39,6 +40,9 @@ def register(app: typer.Typer) -> None:
         pass_name: options.PassName = None,
         everything: bool = typer.Option(
             False, "--all", help="Show bundles marked duplicate or invalid too."),
+        sarif: Path | None = typer.Option(
+            None, "--sarif", metavar="FILE", help="Also write the bundles as SARIF 2.1.0 to "
+            "FILE (one result per bundle; those marked duplicate or invalid suppressed)."),
         rebucket: bool = typer.Option(
             False, "--rebucket", help="Re-bucket FOLDER in place by root cause: merge bundles "
             "of one root cause (the others become variants), move documented behaviour to "
@@ -63,6 +67,7 @@ def register(app: typer.Typer) -> None:
         from fuzzer.store.folder import BundleStore, damage_note
         from fuzzer.store.pending import PendingStore, finish_command
         from fuzzer.triage.rows import TriageFilter, hide_dismissed, rows_json, triage_rows
+        from fuzzer.triage.sarif import write_sarif
         from fuzzer.triage.state import load_state, mark_seen
         from fuzzer.triage.table import status_counts, triage_table
 
@@ -70,9 +75,10 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"{folder}: not a folder")
         if rebucket or pending:
             flag = "--rebucket" if rebucket else "--pending"
-            if as_json or symptom or pass_name or everything or (rebucket and pending):
+            if as_json or symptom or pass_name or everything or sarif or (rebucket and pending):
                 raise InputError(f"{flag} works on the whole folder: no --json, --symptom, "
-                                 "--pass, --all" + (" or --pending" if rebucket else ""))
+                                 "--pass, --all, --sarif" +
+                                 (" or --pending" if rebucket else ""))
             raise typer.Exit(run_rebucket(folder, execution, jobs) if rebucket else
                              run_pending(folder, execution, jobs, reduce_seconds))
         options.check_symptom(symptom)
@@ -86,6 +92,12 @@ def register(app: typer.Typer) -> None:
         mark_seen(BundleStore(folder), {r.id: r.hits for r in rows})
         notes = [f"{hidden} bundle(s) marked duplicate or invalid hidden; --all shows them"
                  ] if hidden else []
+        if sarif is not None:
+            try:
+                write_sarif(sarif, folder, every_row)
+            except OSError as exc:
+                raise InputError(f"{sarif}: cannot write ({exc.strerror or exc})") from None
+            notes.append(f"wrote {sarif}: {len(every_row)} result(s)")
         if as_json:
             typer.echo(rows_json(rows))
             for line in [*notes, damage_note(damaged)]:  # stdout stays JSON

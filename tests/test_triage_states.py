@@ -94,3 +94,24 @@ def test_states_survive_a_rebucket(tmp_path: Path) -> None:
     for bid, state in before.items():
         folder = out / bid if bid != IR else out / "documented" / bid
         assert json.loads((folder / "meta.json").read_text())["state"] == state, bid
+
+
+def test_a_merge_keeps_the_strongest_state_and_repoints_duplicates(tmp_path: Path) -> None:
+    """Three bundles of one fault merge into the smallest (open); one merged away was
+    reported upstream: the kept bundle carries the report, with every merged record in its
+    history, and a bundle marked duplicate of a merged one now names the kept one."""
+    from tests.test_rebucket import KEPT, SAME
+
+    out = build_folder(tmp_path, (*SAME, OTHER))
+    mark_bundle(out / SAME[1], ["reported", URL])
+    mark_bundle(out / SAME[2], ["fixed", "0.9"])
+    mark_bundle(out / OTHER, ["duplicate-of", SAME[2]])
+    proc = optfuzz("triage", "--rebucket", str(out), *EXECUTION, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    kept = json.loads((out / KEPT / "meta.json").read_text())["state"]
+    assert (kept["state"], kept["url"], kept["by"]) == \
+        ("reported", URL, "optfuzz triage --rebucket")
+    assert {entry["state"] for entry in kept["history"]} == {"reported", "fixed"}
+    other = json.loads((out / OTHER / "meta.json").read_text())["state"]
+    assert (other["state"], other["duplicate_of"]) == ("duplicate", KEPT)
+    assert other["history"][-1]["duplicate_of"] == SAME[2]

@@ -136,6 +136,30 @@ def marked(previous: BundleState | None, state: str, value: str | None, when: st
     return BundleState(state=state, time=when, by=by, value=value, history=history)
 
 
+#: which state a bundle keeps when re-bucketing merges bundles of one fault: what a
+#: maintainer said of any of them outranks silence, a regression and a report outrank the rest.
+PRECEDENCE = (REGRESSED, REPORTED, FIXED, DUPLICATE, INVALID, OPEN)
+#: ``by`` of a state carried over by re-bucketing.
+REBUCKET = "optfuzz triage --rebucket"
+
+
+def merged(kept: BundleState | None, others: list[BundleState | None],
+           when: str) -> BundleState | None:
+    """The state of a bundle ``kept`` (its record, None: none) into which bundles with the
+    records ``others`` are merged at ``when`` (ISO UTC): its own record where it ranks first
+    in :data:`PRECEDENCE`, else the first-ranked other's, set by :data:`REBUCKET` with every
+    merged record (its own included) in its history, so that no URL or version is lost."""
+    records = [r for r in (kept, *others) if r is not None]
+    if not records:
+        return None
+    best = min(records, key=lambda r: PRECEDENCE.index(r.state))
+    if best is kept:
+        return kept
+    history = [entry for r in records for entry in (*r.history, r.entry())]
+    return BundleState(state=best.state, time=when, by=REBUCKET, value=best.value,
+                       fixed=best.fixed, history=history, extra=copy.deepcopy(best.extra))
+
+
 def state_name(record: BundleState | None) -> str:
     """The state of a bundle whose record is ``record``: :data:`OPEN` where it has none."""
     return record.state if record is not None else OPEN

@@ -50,6 +50,7 @@ from fuzzer.handling.key import key_and_culprit
 from fuzzer.handling.minimize import minimize, probe
 from fuzzer.localize.search import localize
 from fuzzer.modelio.graphs import node_count
+from fuzzer.store.bundle_state import DUPLICATE, REBUCKET, marked, merged
 from fuzzer.store.case import bundle_case
 from fuzzer.store.folder import (
     VARIANTS,
@@ -349,10 +350,28 @@ def _settle(store: BundleStore, group: list[Keyed], summary: Summary, echo: Echo
             _discard(store, other.meta.id)
             echo(f"merged {other.meta.id} into {kept.meta.id} as {placed[other.meta.id]} "
                  f"({kept.breaking}, {kept.meta.symptom})")
+    if others:
+        repoint_duplicates(store, {other.meta.id for other in others}, kept.meta.id)
     if others or not kept.recorded():
         problem = refresh_report(store, kept.meta.id, sandbox)
         if problem:
             echo(f"kept {kept.meta.id} without a new report: {problem}")
+
+
+def repoint_duplicates(store: BundleStore, gone: set[str], kept: str) -> None:
+    """Bundles marked duplicate of one of ``gone`` (merged into ``kept``) are marked
+    duplicate of ``kept`` instead, so that no state names a folder that no longer exists."""
+    def point(meta: BundleMeta) -> None:
+        assert meta.state is not None
+        meta.state = marked(meta.state, DUPLICATE, kept, utc_now(), REBUCKET)
+
+    for bundle_id in store.ids():
+        try:
+            state = store.meta(bundle_id).state
+        except (DamagedBundleError, ValueError, OSError):  # a damaged bundle is left alone
+            continue
+        if state is not None and state.state == DUPLICATE and state.value in gone:
+            store.update(bundle_id, point)
 
 
 def refresh_report(store: BundleStore, bundle_id: str, sandbox: Any) -> str | None:
@@ -399,6 +418,7 @@ def merge(store: BundleStore, kept: Keyed, others: list[Keyed]) -> dict[str, str
             names = [other.meta.signature, *(other.meta.aliases or [])]
             meta.aliases = list(dict.fromkeys([*(meta.aliases or []), *names]))
             meta.aliases = [a for a in meta.aliases if a != meta.signature] or None
+        meta.state = merged(meta.state, [o.meta.state for o in others], utc_now())
         meta.root_cause, meta.breaking_pass = kept.key, kept.breaking
         meta.enabling_passes, meta.responsible_passes = kept.enabling, kept.passes
         meta.localization = kept.localization

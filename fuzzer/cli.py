@@ -2,7 +2,10 @@
 
 Each module in :data:`COMMANDS` defines ``register(app)``; heavy imports (onnx, onnxruntime)
 happen inside the commands, so ``optfuzz --help`` stays fast. A new subcommand is one new
-module and one entry here.
+module and one entry here. Every command follows the conventions of
+:mod:`fuzzer.commands.conventions` (capital metavars, listed choices, prose help); ``-h`` is
+``--help`` everywhere, ``--version`` prints optfuzz's version, and ``--install-completion``
+installs shell completion.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import sys
 
 import typer
 
+from fuzzer import __version__
+from fuzzer.commands.conventions import conventional
 from fuzzer.errors import InputError
 
 #: subcommand modules under fuzzer.commands, in the order --help lists them.
@@ -26,9 +31,22 @@ app = typer.Typer(
     name="optfuzz",
     help="Differential fuzzer for ONNX graph optimizers.",
     no_args_is_help=True,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"optfuzz {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version,
+        help="Print optfuzz's version and exit.")) -> None:
+    """Options of optfuzz itself, before a command."""
 
 
 def _register_all() -> None:
@@ -40,6 +58,7 @@ def _register_all() -> None:
 
 
 _register_all()
+conventional(app)
 
 #: options whose value may be left out (``--ray`` alone starts a local Ray instance): a bare
 #: occurrence gets this value (Click has no optional option values).
@@ -69,7 +88,7 @@ def main() -> None:
     ``reduce --check``: 0.05 to 0.09 s from the last exit handler to the end, against 0.13
     to 0.16 s."""
     try:
-        app(args=with_optional_values(sys.argv[1:]))
+        app(args=with_optional_values(sys.argv[1:]), prog_name="optfuzz")
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
     def coverage(
         cases: int = typer.Option(200, "--cases", min=1, help="Cases per pass."),
         json_file: Path = typer.Option(None, "--json", help="Also write the report here."),
-        generator: str = typer.Option("v2", help="Generator (v1, v2)."),
+        generator: str = typer.Option("v2", metavar="NAME", help="Graph generator."),
         passes: str = typer.Option(None, help="Comma list of passes (default: all "
                                    "available)."),
         jobs: options.Jobs = 2,

@@ -19,27 +19,32 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def fuzz(
-        hours: float = typer.Option(None, help="Run for this many hours."),
-        minutes: float = typer.Option(None, help="Run for this many minutes."),
-        seconds: float = typer.Option(None, help="Run for this many seconds."),
-        max_cases: int = typer.Option(None, "--max-cases", help="Stop after N cases."),
-        jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes "
+        hours: float = typer.Option(None, metavar="HOURS", help="Run for this many hours."),
+        minutes: float = typer.Option(None, metavar="MINUTES",
+                                      help="Run for this many minutes."),
+        seconds: float = typer.Option(None, metavar="SECONDS",
+                                      help="Run for this many seconds."),
+        max_cases: int = typer.Option(None, "--max-cases", metavar="N",
+                                      help="Stop after N cases."),
+        jobs: int = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes "
                                  "(default 2; with --ray: case actors, default one per CPU "
                                  "the cluster offers).", rich_help_panel=options.EXECUTION),
         seed: options.Seed = 0,
-        out: Path = typer.Option(Path("crashes"), help="Output folder of bundles."),
+        out: Path = typer.Option(Path("crashes"), metavar="FOLDER",
+                                 help="Output folder of bundles."),
         source: str = typer.Option(
-            "generated,corpus", help="Comma list of: generated, mutated (graph-aware "
-            "mutations of generated and corpus models), corpus (bundled models and "
-            "--corpus folders), bundled, pypi, hub, dir."),
-        corpus: list[Path] = typer.Option(None, "--corpus", help="Folder of .onnx files."),
+            "generated,corpus", metavar="LIST", help="Comma list of: generated, mutated "
+            "(graph-aware mutations of generated and corpus models), corpus (bundled models "
+            "and --corpus folders), bundled, pypi, hub, dir."),
+        corpus: list[Path] = typer.Option(None, "--corpus", metavar="FOLDER",
+                                          help="Folder of .onnx files (repeatable)."),
         target: options.TargetName = None,
         passes: options.Passes = None,
         fixed_passes: bool = typer.Option(
             False, "--fixed-passes", help="Run exactly --passes (default: the target's "
             "default list) in order for every case, instead of cycling configurations."),
         input_shapes: options.InputShapes = None,
-        generator: str = typer.Option("v2", help="Graph generator (v1 or v2)."),
+        generator: str = typer.Option("v2", metavar="NAME", help="Graph generator."),
         timeout: options.Timeout = options.DEFAULT_TIMEOUT,
         memory_limit_gib: options.MemoryLimit = options.DEFAULT_MEMORY_GIB,
         reduce_seconds: options.ReduceSeconds = 120.0,
@@ -47,8 +52,9 @@ def register(app: typer.Typer) -> None:
         resume: bool = typer.Option(False, help="Continue the campaign saved in --out "
                                     "(refused if its settings differ)."),
         allow_change: str = typer.Option(
-            None, "--allow-change", help="With --resume: comma list of settings that may "
-            "differ from the saved campaign's: timeout, memory-limit, reduce-seconds, localize."),
+            None, "--allow-change", metavar="LIST", help="With --resume: comma list of "
+            "settings that may differ from the saved campaign's: timeout, memory-limit, "
+            "reduce-seconds, localize."),
         quiet: bool = typer.Option(False, help="No live progress display."),
         guided: bool = typer.Option(False, "--guided", help="Steer cases by the target's own "
                                     "branch coverage: half of the workers run its coverage "

@@ -4,9 +4,10 @@ meaning everywhere, and ``--help`` shows it in its group's panel.
 
 Groups: target (``--target``, ``--passes``, ``--fixed-point``), inputs (``--input-shapes``,
 ``--seed``), execution (``--timeout``, ``--memory-limit-gib``, ``--jobs``), reducer
-(``--reduce-seconds``), selection of bundles (``--symptom``, ``--pass``). The functions turn
-their raw values into what the rest of optfuzz takes, raising
-:class:`fuzzer.errors.InputError` (one line, exit 2) for bad values.
+(``--reduce-seconds``), selection of bundles (``--symptom``, ``--pass``). An option whose
+values are a fixed set names them in :data:`CHOICES` (``--help`` lists them, the shell
+completes them). The functions turn their raw values into what the rest of optfuzz takes,
+raising :class:`fuzzer.errors.InputError` (one line, exit 2) for bad values.
 """
 
 from __future__ import annotations
@@ -27,36 +28,75 @@ from fuzzer.targets.base import DEFAULT_TARGET
 TARGET, INPUTS, EXECUTION, REDUCER, SELECTION = (
     "Target", "Inputs", "Execution", "Reducer", "Bundle selection")
 
+
+def target_choices() -> list[str]:
+    """The registered targets, plugins included (the values of ``--target``)."""
+    from fuzzer.targets.base import target_names
+
+    return target_names()
+
+
+def symptom_choices() -> list[str]:
+    """The symptoms the oracles register, most severe first (the values of ``--symptom``)."""
+    from oracles import symptom_names
+
+    return list(symptom_names())
+
+
+def generator_choices() -> list[str]:
+    """The graph generators (the values of ``--generator``)."""
+    from generators import GENERATORS
+
+    return list(GENERATORS)
+
+
+#: option -> its accepted values, asked only when help is shown or a shell completes it:
+#: listing them imports the targets' registry or the oracles.
+CHOICES: dict[str, Callable[[], list[str]]] = {
+    "--target": target_choices, "--symptom": symptom_choices, "--generator": generator_choices,
+}
+
+
+def _completion(option: str) -> Callable[[str], list[str]]:
+    """Shell completion of ``option``'s values (:data:`CHOICES`)."""
+    def complete(incomplete: str) -> list[str]:
+        return [name for name in CHOICES[option]() if name.startswith(incomplete)]
+    return complete
+
+
 TargetName = Annotated[str | None, typer.Option(
-    "--target", help=f"System under test (default: {DEFAULT_TARGET}, or the bundle's).",
+    "--target", metavar="TARGET", autocompletion=_completion("--target"),
+    help=f"System under test (default: {DEFAULT_TARGET}, or the bundle's).",
     rich_help_panel=TARGET)]
 Passes = Annotated[str | None, typer.Option(
-    "--passes", help="Comma list of passes (default: the target's default list, or the "
-    "bundle's configuration).", rich_help_panel=TARGET)]
+    "--passes", metavar="LIST", help="Comma list of passes (default: the target's default "
+    "list, or the bundle's configuration).", rich_help_panel=TARGET)]
 FixedPoint = Annotated[bool | None, typer.Option(
     "--fixed-point/--no-fixed-point", help="Run the passes to a fixed point (default: off, "
     "or as the bundle recorded).", rich_help_panel=TARGET)]
 InputShapes = Annotated[list[str] | None, typer.Option(
-    "--input-shapes", help="Sizes of dynamic dims, e.g. input:1,3,224,224 (repeatable).",
-    rich_help_panel=INPUTS)]
+    "--input-shapes", metavar="NAME:DIMS", help="Sizes of dynamic dims, e.g. "
+    "input:1,3,224,224 (repeatable).", rich_help_panel=INPUTS)]
 Seed = Annotated[int, typer.Option(
-    "--seed", help="Seed of everything random: generated cases and synthesized inputs.",
-    rich_help_panel=INPUTS)]
+    "--seed", metavar="N", help="Seed of everything random: generated cases and synthesized "
+    "inputs.", rich_help_panel=INPUTS)]
 Timeout = Annotated[float, typer.Option(
-    "--timeout", min=0.1, help="Per-case timeout in seconds; past it a case is a hang.",
-    rich_help_panel=EXECUTION)]
+    "--timeout", min=0.1, metavar="SECONDS", help="Per-case timeout in seconds; past it a "
+    "case is a hang.", rich_help_panel=EXECUTION)]
 MemoryLimit = Annotated[float, typer.Option(
-    "--memory-limit-gib", min=0.0, help="Address-space limit of each worker process in GiB "
-    "(0: none).", rich_help_panel=EXECUTION)]
+    "--memory-limit-gib", min=0.0, metavar="GIB", help="Address-space limit of each worker "
+    "process in GiB (0: none).", rich_help_panel=EXECUTION)]
 Jobs = Annotated[int, typer.Option(
-    "--jobs", "-j", min=1, help="Worker processes.", rich_help_panel=EXECUTION)]
+    "--jobs", "-j", min=1, metavar="N", help="Worker processes.", rich_help_panel=EXECUTION)]
 ReduceSeconds = Annotated[float, typer.Option(
-    "--reduce-seconds", "--time-limit", min=0.0, help="Time bound of a reduction in seconds "
-    "(0: no reduction).", rich_help_panel=REDUCER)]
+    "--reduce-seconds", "--time-limit", min=0.0, metavar="SECONDS", help="Time bound of a "
+    "reduction in seconds (0: no reduction).", rich_help_panel=REDUCER)]
 Symptom = Annotated[str | None, typer.Option(
-    "--symptom", help="Only bundles with this symptom.", rich_help_panel=SELECTION)]
+    "--symptom", metavar="SYMPTOM", autocompletion=_completion("--symptom"),
+    help="Only bundles with this symptom.", rich_help_panel=SELECTION)]
 PassName = Annotated[str | None, typer.Option(
-    "--pass", help="Only bundles involving this pass.", rich_help_panel=SELECTION)]
+    "--pass", metavar="PASS", help="Only bundles involving this pass.",
+    rich_help_panel=SELECTION)]
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_GIB = 4.0

@@ -1,0 +1,73 @@
+"""The command line follows the conventions of command-line tools: ``--version``, ``-h``
+beside ``--help`` everywhere, capital metavars, the choices of an option with a fixed set,
+no type beside a flag, help text as prose, shell completion."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fuzzer import __version__
+from fuzzer.commands.conventions import unwrap
+from fuzzer.targets.base import target_names
+
+
+def optfuzz(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COLUMNS="200", TERM="dumb", NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "fuzzer", *args], capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def test_version_prints_optfuzz_version_and_exits_0():
+    proc = optfuzz("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"optfuzz {__version__}"
+
+
+@pytest.mark.parametrize("args", [["-h"], ["check", "-h"], ["triage", "-h"],
+                                  ["corpus", "list", "-h"]])
+def test_h_is_help_on_the_app_and_on_commands(args):
+    proc = optfuzz(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage: optfuzz" in proc.stdout and "Show this message and exit." in proc.stdout
+
+
+def test_the_app_offers_shell_completion():
+    assert "--install-completion" in optfuzz("--help").stdout
+
+
+def test_fuzz_help_lists_the_targets_and_shows_capital_metavars():
+    proc = optfuzz("fuzz", "--help")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())  # the help column wraps lines
+    for name in target_names():
+        assert name in text, name
+    for metavar in ("TARGET", "FOLDER", "SECONDS", "NAME:DIMS", "LIST"):
+        assert f" {metavar} " in text, metavar
+    assert "<bool>" not in text and "<str>" not in text and "<path>" not in text
+
+
+def test_an_argument_is_its_name_in_capitals():
+    usage = optfuzz("check", "--help").stdout
+    assert "Usage: optfuzz check [OPTIONS] MODEL" in usage and "{model}" not in usage
+    assert "Usage: optfuzz triage [OPTIONS] [FOLDER]" in optfuzz("triage", "--help").stdout
+
+
+def test_symptom_options_list_the_registered_symptoms():
+    from oracles import symptom_names
+
+    text = " ".join(optfuzz("triage", "--help").stdout.split())
+    assert all(name in text for name in symptom_names())
+
+
+def test_docstring_paragraphs_become_one_line_each():
+    text = """First line of a sentence
+        that goes on.
+
+        Second paragraph,
+        also one line."""
+    assert unwrap(text) == ("First line of a sentence that goes on.\n\n"
+                            "Second paragraph, also one line.")

@@ -4,7 +4,7 @@ dtype, or values beyond the tolerance of :mod:`oracles.tolerance`."""
 from __future__ import annotations
 
 from oracles.base import Finding, Outcome, Symptom, register
-from oracles.tolerance import compare_arrays, computed_in
+from oracles.tolerance import TOLERANCE, compare_arrays, computed_in
 
 #: kind of difference -> the class a root cause is keyed by: wrong numbers (values, NaN or
 #: infinities in other places: one wrong rewrite shows either, depending on the data) or a
@@ -13,7 +13,8 @@ MISMATCH_CLASS = {"shape": "shape", "dtype": "dtype"}
 
 
 def output_mismatch(outcome: Outcome) -> list[Finding]:
-    """Compare outputs position by position (the graph's output order)."""
+    """Compare outputs position by position (the graph's output order), within the test's
+    own tolerance where ``outcome.extra`` has one (:data:`oracles.tolerance.TOLERANCE`)."""
     if outcome.status != "ok" or outcome.expected is None or outcome.actual is None:
         return []
     expected, actual = list(outcome.expected.items()), list(outcome.actual.items())
@@ -21,12 +22,13 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
         return [Finding("output-mismatch", "compare",
                         f"output count {len(expected)} became {len(actual)}",
                         {"expected": [n for n, _ in expected], "actual": [n for n, _ in actual]})]
+    tolerance = outcome.extra.get(TOLERANCE)
     for index, ((name, e), (_, a)) in enumerate(zip(expected, actual, strict=True)):
-        diff = compare_arrays(e, a)
+        diff = compare_arrays(e, a, tolerance=tolerance)
         if diff is not None and diff.kind == "values" and outcome.original is not None:
             # the looser tolerance of a less precise type the model computes in: walked
             # only for a difference, never on the common path of equal outputs
-            diff = compare_arrays(e, a, computed_in(outcome.original))
+            diff = compare_arrays(e, a, computed_in(outcome.original), tolerance)
         if diff is not None:
             return [Finding("output-mismatch", "compare",
                             f"output {index} '{name}': {diff.summary}",

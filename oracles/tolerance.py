@@ -9,6 +9,10 @@ The tolerance is that of the least precise float type the model computes in
 (:func:`computed_in`), not only of the output's dtype: a float32 graph whose last node casts to
 float64 has float32 rounding in its double output (a fused kernel that rounds once where the
 original rounded twice differs by one float32 ulp, 1.2e-7, far beyond float64's tolerance).
+
+A caller may set the tolerance of one test (``optfuzz check --rtol/--atol``): the
+:data:`TOLERANCE` entry of ``Outcome.extra``, ``{"rtol": float, "atol": float}`` (either
+key), replaces the computed value of that key.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ TOLERANCES: dict[np.dtype, tuple[float, float]] = {
     np.dtype(np.float64): (1e-7, 1e-9),
 }
 DEFAULT_TOLERANCE = (1e-2, 1e-2)  # bfloat16 and other low-precision floats
+#: the ``Outcome.extra`` key of a test's own tolerance, ``{"rtol": float, "atol": float}``.
+TOLERANCE = "tolerance"
 #: how a difference of infinities that only the input model has ends its summary.
 ONLY_INPUT_INFINITE = "where the optimized one is finite"
 
@@ -71,10 +77,12 @@ def computed_in(model: Any) -> np.dtype | None:
 
 
 def compare_arrays(expected: np.ndarray, actual: np.ndarray,
-                   precision: np.dtype | None = None) -> Difference | None:
+                   precision: np.dtype | None = None,
+                   tolerance: dict[str, float] | None = None) -> Difference | None:
     """Return ``None`` when ``actual`` matches ``expected`` within tolerance, else why not.
     ``precision``: the float dtype the model computes in (:func:`computed_in`); the tolerance
-    is the looser of its and the output dtype's."""
+    is the looser of its and the output dtype's. ``tolerance``: ``rtol`` and/or ``atol`` that
+    replace those (the caller's own, see :data:`TOLERANCE`)."""
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.dtype != actual.dtype:
         return Difference("dtype", f"dtype {expected.dtype} became {actual.dtype}")
@@ -109,6 +117,8 @@ def compare_arrays(expected: np.ndarray, actual: np.ndarray,
     if precision is not None:
         looser = TOLERANCES.get(precision, DEFAULT_TOLERANCE)
         rtol, atol = max(rtol, looser[0]), max(atol, looser[1])
+    if tolerance:
+        rtol, atol = tolerance.get("rtol", rtol), tolerance.get("atol", atol)
     scale = max(1.0, float(np.max(np.abs(e[finite]))))
     err = np.abs(a[finite] - e[finite])
     allowed = atol * scale + rtol * np.abs(e[finite])

@@ -18,6 +18,14 @@ def test_beyond_tolerance_reports_max_error():
     assert abs(diff.max_abs_error - 0.5) < 1e-6
 
 
+def test_a_tolerance_of_the_callers_own_replaces_the_dtypes():
+    e = np.zeros(4, dtype=np.float32)
+    a = e + np.array([0, 0, 0.5, 0], dtype=np.float32)
+    assert compare_arrays(e, a, tolerance={"atol": 0.6}) is None
+    assert compare_arrays(e, e + np.float32(1e-5), tolerance={"atol": 1e-6}) is not None
+    assert compare_arrays(e + 1, a + 1, tolerance={"rtol": 0.5}) is None  # 0.5 <= 0.5 * 1
+
+
 def test_nan_same_place_is_equal_other_place_is_not():
     e = np.array([np.nan, 1.0], dtype=np.float32)
     assert compare_arrays(e, e.copy()) is None

@@ -57,6 +57,9 @@ class TestCase:
         reference_first: run the original in onnxruntime before the target, not after it
             (:mod:`fuzzer.execution.pipeline`): a death in the reference run then makes the
             seed unusable instead of being run again this way.
+        oracle_overrides: facts for the oracles that this test sets itself, over the
+            target's (``Outcome.extra``), e.g. ``{"tolerance": {"atol": 1e-3}}``
+            (:data:`oracles.tolerance.TOLERANCE`); None for a campaign's cases.
     """
 
     __test__ = False  # not a pytest class
@@ -74,6 +77,7 @@ class TestCase:
     growth: bool = False
     growth_nodes: int | None = None
     reference_first: bool = False
+    oracle_overrides: dict[str, Any] | None = None
 
     def with_model(self, model_bytes: bytes, **changes: Any) -> TestCase:
         """A copy that carries ``model_bytes`` (and any other field changes)."""

@@ -112,6 +112,12 @@ def oracle_extra(target: Any, config: dict[str, Any]) -> dict[str, Any]:
     return {"config": config, **target.oracle_context(config)}
 
 
+def case_extra(target: Any, case: TestCase) -> dict[str, Any]:
+    """``Outcome.extra`` for ``case`` run on ``target``: :func:`oracle_extra` of its
+    configuration, with what the case sets itself over it (``TestCase.oracle_overrides``)."""
+    return {**oracle_extra(target, case.config), **(case.oracle_overrides or {})}
+
+
 def growth_extra(case: TestCase, target: Any, model: Any, feeds: dict[str, Any],
                  optimize_s: float, reference_s: float | None,
                  left: float | None) -> dict[str, Any]:
@@ -232,7 +238,7 @@ def run_case(case: TestCase, hook: StageHook = _no_hook,
     changed = optimized_bytes != model_bytes
 
     documented: list = []  # findings of the target's documented behaviour, passed over
-    context = oracle_extra(target, case.config)
+    context = case_extra(target, case)
     until = STAGES.index(context.get("judge_until", "compare"))
 
     def findings_of(outcome: Outcome) -> list:

@@ -700,10 +700,10 @@ def _death(case: TestCase, outcome: Outcome) -> CaseResult:
     if outcome.stage in PRE_TARGET_STAGES:
         what = "timeout" if outcome.status == "timeout" else f"signal {outcome.signal}"
         return CaseResult([], f"{outcome.stage}: worker {what}", outcome.stage, source)
-    from fuzzer.execution.pipeline import oracle_extra
+    from fuzzer.execution.pipeline import case_extra
     from fuzzer.targets import get_target
 
-    outcome.extra.update(oracle_extra(get_target(case.target), case.config))
+    outcome.extra.update(case_extra(get_target(case.target), case))
     return CaseResult(judge(outcome), None, outcome.stage, source)
 
 

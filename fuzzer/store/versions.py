@@ -1,4 +1,5 @@
-"""Versions of the software a finding depends on, for meta.json and reports."""
+"""Versions of the software a finding depends on, for meta.json, reports, campaign.json and
+``optfuzz check --json``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,15 @@ def environment_versions() -> dict[str, str]:
             out[name] = "missing"
     out["python"] = platform.python_version()
     return out
+
+
+def software_versions(target_version: str) -> dict[str, str]:
+    """optfuzz's version, the target's (``target_version``, as the target reports it) and
+    :func:`environment_versions`: ``{"optfuzz", "target", "onnx", "onnxruntime", "numpy",
+    "python"}``."""
+    from fuzzer import __version__
+
+    return {"optfuzz": __version__, "target": target_version, **environment_versions()}
 
 
 def utc_now() -> str:

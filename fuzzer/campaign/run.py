@@ -2,8 +2,10 @@
 findings into bundles (design.md, "Data flow").
 
 One campaign owns its folder (:class:`fuzzer.store.lock.CampaignLock`) from start to end.
-campaign.json records the settings first thing, then the counters every :data:`SAVE_EVERY`
-seconds and at the end; ``--resume`` continues it only with the same settings
+campaign.json records the settings and the run's provenance
+(:mod:`fuzzer.campaign.provenance`) first thing, then the counters every :data:`SAVE_EVERY`
+seconds and at the end; the folder's README.md (:mod:`fuzzer.campaign.readme`) is written
+once, at the first start; ``--resume`` continues it only with the same settings
 (:mod:`fuzzer.campaign.settings`), and first handles in full the pending findings its last
 end left (:mod:`fuzzer.handling.pending`). A campaign that cannot go on (its finding thread or its
 worker pool died, the disk is full) stops within seconds, saves what it can and raises
@@ -36,6 +38,8 @@ from fuzzer.campaign.finding_thread import FindingWorker
 from fuzzer.campaign.interrupt import StopRequest
 from fuzzer.campaign.log import PROGRESS_SECONDS, close_log, open_log
 from fuzzer.campaign.progress import render, summary
+from fuzzer.campaign.provenance import add_run, run_provenance
+from fuzzer.campaign.readme import write_readme
 from fuzzer.campaign.settings import CampaignSettings, check_settings, saved_settings
 from fuzzer.campaign.stats import CAMPAIGN_FILE, CampaignStats
 from fuzzer.campaign.stream import CaseStream, StreamConfig
@@ -154,8 +158,11 @@ class Campaign:
         check_scheduler(stats, settings)
         self.stats = stats or CampaignStats(seed=settings.seed, target=settings.target)
         self.stats.settings = settings.record()
+        self.stats.provenance = add_run(self.stats.provenance,
+                                        run_provenance(settings.target, self.target.version()))
         self.stats.started = time.monotonic()
         self.stats.save(self.store.root)
+        write_readme(self.store.root, str(settings.out))
         self.log = open_log(self.store.root)
         self.log.info("run started: target %s, seed %s, jobs %s, %s%s", settings.target,
                       settings.seed, settings.jobs,

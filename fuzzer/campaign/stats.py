@@ -53,6 +53,9 @@ class CampaignStats:
     (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`), for the next run.
     ``pending`` is how many findings the latest end left in ``pending/``
     (:mod:`fuzzer.handling.pending`), ``pending_command`` the command that finishes them.
+    ``provenance`` holds one record per run, first to latest
+    (:func:`fuzzer.campaign.provenance.run_provenance`: start time, command line, host, OS
+    and architecture, versions).
     """
 
     seed: int
@@ -84,6 +87,7 @@ class CampaignStats:
     timeline: list[dict[str, Any]] = field(default_factory=list)
     last_run: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] | None = None
+    provenance: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     _last_point: float = 0.0
 
@@ -160,6 +164,7 @@ class CampaignStats:
             "per_motif": dict(self.per_motif),
             "findings_per_pass": dict(self.findings_per_pass), "timeline": self.timeline,
             "last_run": self.last_run, **({"settings": self.settings} if self.settings else {}),
+            **({"provenance": self.provenance} if self.provenance else {}),
             **({"guided": self.guided} if self.guided else {}),
             **({"cluster": self.cluster} if self.cluster else {}),
             **({"failed_keys": self.failed_keys} if self.failed_keys else {}),
@@ -225,4 +230,5 @@ class CampaignStats:
         stats.findings_per_pass.update(data.get("findings_per_pass", {}))
         settings = data.get("settings")
         stats.settings = settings if isinstance(settings, dict) else None
+        stats.provenance = [r for r in data.get("provenance") or [] if isinstance(r, dict)]
         return stats

@@ -1,12 +1,14 @@
 """summary.html of a campaign folder: totals, findings, root causes and throughput over time
 (root causes on their own axis: a campaign makes thousands of findings and a handful of
 root causes), cases per pass and per motif, findings per symptom, the root causes (one row
-per bundle, linked to its report.md) and the documented behaviour that was counted, not
-bundled; in one self-contained page (inline SVG charts, no scripts)."""
+per bundle, linked to its report.md), the documented behaviour that was counted, not
+bundled, and the provenance of each run (start, command line, host, OS and architecture,
+versions); in one self-contained page (inline SVG charts, no scripts)."""
 
 from __future__ import annotations
 
 import html
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,27 @@ def totals_rows(stats: dict[str, Any]) -> list[list[Any]]:
         rows.append([f"pending findings (finish: {_esc(pending.get('command', ''))})",
                      pending.get("findings", 0)])
     return rows
+
+
+#: the columns of the provenance table: header -> the value of a run record
+#: (:func:`fuzzer.campaign.provenance.run_provenance`).
+PROVENANCE_COLUMNS: dict[str, Any] = {
+    "started (UTC)": lambda r: r.get("started", ""),
+    "command": lambda r: shlex.join(str(a) for a in r.get("command") or []),
+    "host": lambda r: r.get("host", ""),
+    "OS / architecture": lambda r: f"{r.get('os', '')} / {r.get('machine', '')}",
+    "optfuzz": lambda r: r.get("versions", {}).get("optfuzz", ""),
+    "target": lambda r: f"{r.get('target', '')} {r.get('versions', {}).get('target', '')}",
+    **{name: (lambda r, n=name: r.get("versions", {}).get(n, ""))
+       for name in ("onnx", "onnxruntime", "numpy", "python")},
+}
+
+
+def provenance_rows(stats: dict[str, Any]) -> list[list[Any]]:
+    """One row per run of the campaign (campaign.json's ``provenance``), first to latest,
+    with the columns of :data:`PROVENANCE_COLUMNS`, escaped."""
+    return [[_esc(value(run)) for value in PROVENANCE_COLUMNS.values()]
+            for run in stats.get("provenance") or [] if isinstance(run, dict)]
 
 
 def timeline_charts(timeline: list[dict[str, Any]]) -> list[str]:
@@ -140,6 +163,10 @@ def render_summary(folder: Path, stats: dict[str, Any]) -> str:
     if documented:
         parts += ["<h2>Documented behaviour (not bundled)</h2>",
                   _table(["behaviour", "findings"], [[_esc(n), c] for n, c in documented])]
+    runs = provenance_rows(stats)
+    if runs:
+        parts += ["<h2>Provenance (one row per run)</h2>",
+                  _table(list(PROVENANCE_COLUMNS), runs)]
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

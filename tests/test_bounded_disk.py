@@ -16,7 +16,7 @@ from fuzzer.store.folder import BundleStore
 from tests.bundle_files import bundle_files
 from tests.test_cli_check import optfuzz
 
-LOOSE_FILES = {"campaign.json", "summary.html", campaign_log.LOG_FILE, ".lock",
+LOOSE_FILES = {"campaign.json", "summary.html", "README.md", campaign_log.LOG_FILE, ".lock",
                ".campaign.lock"}
 
 

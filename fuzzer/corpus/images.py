@@ -2,7 +2,9 @@
 
 scikit-image ships a few sample images inside its wheel (``skimage/data``; public domain or
 CC0, see scikit-image's LICENSE.txt). They are read once per process and resized with
-bilinear interpolation in numpy.
+bilinear interpolation in numpy. scikit-image (and scipy with it) is an optional extra of
+optfuzz, ``images`` (:data:`EXTRA`): without it, a model whose input spec asks for images
+cannot be fed, and says which command installs it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,11 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+
+from fuzzer.errors import InputError
+
+#: the command that installs scikit-image beside optfuzz.
+EXTRA = "pip install 'optfuzz[images]'"
 
 #: Sample sets: name -> scikit-image data functions (each returns uint8 HxW or HxWx3).
 SETS: dict[str, tuple[str, ...]] = {
@@ -24,8 +31,13 @@ def sample(name: str) -> np.ndarray:
 
     Raises:
         AttributeError: scikit-image has no sample of that name.
+        InputError: scikit-image is not installed (the message names :data:`EXTRA`).
     """
-    import skimage.data
+    try:
+        import skimage.data
+    except ImportError:
+        raise InputError(f"image inputs need scikit-image, which is not installed: "
+                         f"{EXTRA}") from None
 
     image = np.asarray(getattr(skimage.data, name)())
     if image.ndim == 2:
@@ -53,6 +65,7 @@ def picture(rng: np.random.Generator, kind: str, height: int, width: int) -> np.
 
     Raises:
         KeyError: unknown set.
+        InputError: scikit-image is not installed.
     """
     names = SETS[kind]
     return resize(sample(names[int(rng.integers(len(names)))]), height, width)

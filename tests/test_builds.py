@@ -1,4 +1,4 @@
-"""Instrumented builds: the sdist comes from the index with its sha256 checked, unpacks only
+"""Instrumented builds: the sdist comes from the index through pip, its sha256 checked, unpacks only
 inside its folder, and is configured with the flags of its kind; the commands that need a
 build say in one line how to make one."""
 
@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import subprocess
 import sys
 import tarfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -31,53 +28,65 @@ def _tarball(members: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
+#: an in-tree build backend: pip prepares the sdist's metadata without fetching anything.
+_BACKEND = b"""
+import os
+
+
+def prepare_metadata_for_build_wheel(directory, config_settings=None):
+    info = os.path.join(directory, "demo-1.0.dist-info")
+    os.makedirs(info)
+    with open(os.path.join(info, "METADATA"), "w") as handle:
+        handle.write("Metadata-Version: 2.1\\nName: demo\\nVersion: 1.0\\n")
+    return "demo-1.0.dist-info"
+"""
+_PYPROJECT = b"""[build-system]
+requires = []
+build-backend = "backend"
+backend-path = ["."]
+"""
+
+
 @pytest.fixture()
 def index(tmp_path: Path):
-    """A PEP 691 simple index on loopback serving one sdist; yields (url, files)."""
-    archive = _tarball({"demo-1.0/setup.py": b"print('hi')\n"})
-    files = {"sha": hashlib.sha256(archive).hexdigest(), "archive": archive}
+    """A local simple index (PEP 503, ``file://``) serving one tiny sdist, demo 1.0, and
+    the pip options that use it alone; yields ``(options, write)``: ``write(archive,
+    sha256)`` serves another archive under the same name and published hash."""
+    root = tmp_path / "index"
+    (root / "simple" / "demo").mkdir(parents=True)
+    (root / "files").mkdir()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            host = f"http://127.0.0.1:{self.server.server_port}"
-            if self.path == "/simple/demo/":
-                body = json.dumps({"files": [{
-                    "filename": "demo-1.0.tar.gz", "url": f"{host}/files/demo-1.0.tar.gz",
-                    "hashes": {"sha256": files["sha"]}}]}).encode()
-            elif self.path == "/files/demo-1.0.tar.gz":
-                body = files["archive"]
-            else:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(body)
+    def write(archive: bytes, sha: str) -> None:
+        (root / "files" / "demo-1.0.tar.gz").write_bytes(archive)
+        (root / "simple" / "demo" / "index.html").write_text(
+            f'<html><body><a href="../../files/demo-1.0.tar.gz#sha256={sha}">'
+            "demo-1.0.tar.gz</a></body></html>\n")
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/simple/", files
-    server.shutdown()
+    archive = _tarball({"demo-1.0/setup.py": b"print('hi')\n",
+                        "demo-1.0/pyproject.toml": _PYPROJECT,
+                        "demo-1.0/backend.py": _BACKEND,
+                        "demo-1.0/PKG-INFO": b"Metadata-Version: 2.1\nName: demo\n"
+                                             b"Version: 1.0\n"})
+    write(archive, hashlib.sha256(archive).hexdigest())
+    yield ["--isolated", "--index-url", (root / "simple").as_uri()], write
 
 
 def test_sdist_is_fetched_checked_and_unpacked(index, tmp_path: Path) -> None:
-    url, _ = index
-    archive = fetch_sdist("demo", "1.0", tmp_path / "sdists", url)
+    options, _ = index
+    archive = fetch_sdist("demo", "1.0", tmp_path / "sdists", options)
     top = unpack(archive, tmp_path / "src")
     assert (top / "setup.py").read_text() == "print('hi')\n"
-    with pytest.raises(InputError, match="no sdist of demo 2.0"):
-        fetch_sdist("demo", "2.0", tmp_path / "other", url)
+    with pytest.raises(InputError, match="demo==2.0"):
+        fetch_sdist("demo", "2.0", tmp_path / "other", options)
 
 
 def test_a_download_that_does_not_match_its_sha256_is_refused(index, tmp_path: Path) -> None:
-    url, files = index
-    files["archive"] = _tarball({"demo-1.0/setup.py": b"import evil\n"})
-    with pytest.raises(InputError, match="sha256"):
-        fetch_sdist("demo", "1.0", tmp_path, url)
-    assert not list(tmp_path.glob("*.tar.gz"))
+    options, write = index
+    good = (tmp_path / "index" / "files" / "demo-1.0.tar.gz").read_bytes()
+    write(_tarball({"demo-1.0/setup.py": b"import evil\n"}), hashlib.sha256(good).hexdigest())
+    with pytest.raises(InputError, match="DO NOT MATCH THE HASHES.*--sdist PATH"):
+        fetch_sdist("demo", "1.0", tmp_path / "sdists", options)
+    assert not list((tmp_path / "sdists").glob("*.tar.gz"))
 
 
 def test_unpack_refuses_members_outside_the_folder(tmp_path: Path) -> None:

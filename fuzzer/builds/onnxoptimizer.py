@@ -16,13 +16,13 @@ import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
 from fuzzer.builds.kinds import KINDS
 from fuzzer.builds.record import Build, build_folder
-from fuzzer.builds.sdist import DEFAULT_INDEX, fetch_sdist, unpack
+from fuzzer.builds.sdist import fetch_sdist, unpack
 from fuzzer.errors import InputError
 
 PROJECT = "onnxoptimizer"
@@ -99,16 +99,17 @@ def _assemble(source: Path, objects: Path, site: Path, version: str) -> None:
     (package / "version.py").write_text(f"version = {version!r}\ngit_version = ''\n")
 
 
-def build(kind: str, jobs: int = 2, sdist: Path | None = None, index: str = DEFAULT_INDEX,
-          say: Callable[[str], None] = print) -> Build:
+def build(kind: str, jobs: int = 2, sdist: Path | None = None,
+          pip_options: Sequence[str] = (), say: Callable[[str], None] = print) -> Build:
     """Build the installed onnxoptimizer version as a ``kind`` build (see
     :data:`fuzzer.builds.kinds.KINDS`) into its cache folder; return its record.
 
     Args:
         kind: ``"coverage"`` or ``"sanitize"``.
         jobs: parallel compile jobs.
-        sdist: a local sdist archive; None fetches it from ``index``.
-        index: the package index's simple API root.
+        sdist: a local sdist archive; None fetches it with pip
+            (:func:`fuzzer.builds.sdist.fetch_sdist`).
+        pip_options: more options for that pip, e.g. ``["--index-url", URL]``.
         say: where progress lines go.
 
     Raises:
@@ -127,7 +128,7 @@ def build(kind: str, jobs: int = 2, sdist: Path | None = None, index: str = DEFA
     log = folder / "build.log"
     log.write_text("")
     start = time.monotonic()
-    archive = sdist or fetch_sdist(PROJECT, version, folder.parent / "sdists", index)
+    archive = sdist or fetch_sdist(PROJECT, version, folder.parent / "sdists", pip_options)
     say(f"unpacking {archive.name}")
     shutil.rmtree(folder / "src", ignore_errors=True)
     source = unpack(archive, folder / "src")

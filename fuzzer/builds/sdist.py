@@ -1,25 +1,20 @@
-"""Source distributions from the package index, fetched and checked as pip does.
+"""Source distributions from the package index, fetched by pip and unpacked safely.
 
-The index is asked through its JSON simple API (PEP 691) for the file list of a project; the
-sdist of the wanted version is downloaded and its sha256 compared with the index's. A local
-archive (``--sdist PATH``) skips the network.
+``pip download --no-deps --no-binary :all: NAME==VERSION`` runs in a child process
+(:mod:`fuzzer.pipdownload`), so the user's pip configuration applies (index, proxies,
+certificates) and pip checks the sha256 the index publishes; as for any sdist, pip prepares
+its metadata (in an isolated build environment, as ``pip install`` would). A local archive
+(``--sdist PATH``) skips the index.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import tarfile
-import urllib.error
-import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 from fuzzer.errors import InputError
-
-DEFAULT_INDEX = "https://pypi.org/simple/"
-_ACCEPT = "application/vnd.pypi.simple.v1+json"
-TIMEOUT = 120.0  # seconds per request
+from fuzzer.pipdownload import pip_download
 
 
 def sdist_name(project: str, version: str) -> str:
@@ -27,42 +22,28 @@ def sdist_name(project: str, version: str) -> str:
     return f"{project.replace('-', '_')}-{version}.tar.gz"
 
 
-def fetch_sdist(project: str, version: str, folder: Path, index: str = DEFAULT_INDEX) -> Path:
-    """Download the sdist of ``project==version`` into ``folder`` (kept there as a cache:
-    an archive already present whose sha256 matches the index is not fetched again).
+def fetch_sdist(project: str, version: str, folder: Path,
+                pip_options: Sequence[str] = ()) -> Path:
+    """Download the sdist of ``project==version`` into ``folder`` with pip (kept there as a
+    cache: pip does not fetch again an archive already there that matches the index).
+
+    Args:
+        pip_options: more options for pip, e.g. ``["--index-url", URL]``.
 
     Raises:
-        InputError: the index cannot be reached, has no sdist of that version, or the
-            download does not match its sha256.
+        InputError: pip failed (no network, no sdist of that version, a download that does
+            not match the index's sha256), or left no sdist of that name.
     """
-    url = index.rstrip("/") + f"/{project}/"
+    requirement = f"{project}=={version}"
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": _ACCEPT}),
-                                    timeout=TIMEOUT) as resp:
-            files = json.load(resp)["files"]
-    except (OSError, urllib.error.URLError, ValueError, KeyError) as exc:
-        raise InputError(f"cannot list {project} on {index}: {exc}; pass --sdist PATH to "
-                         "build from an archive you have") from None
-    wanted = {sdist_name(project, version), f"{project}-{version}.tar.gz"}
-    entry = next((f for f in files if f.get("filename") in wanted), None)
-    if entry is None:
-        raise InputError(f"{index} has no sdist of {project} {version}")
-    sha = entry.get("hashes", {}).get("sha256", "")
-    dest = folder / entry["filename"]
-    if dest.is_file() and hashlib.sha256(dest.read_bytes()).hexdigest() == sha:
-        return dest
-    try:
-        with urllib.request.urlopen(entry["url"], timeout=TIMEOUT) as resp:
-            data = resp.read()
-    except (OSError, urllib.error.URLError) as exc:
-        raise InputError(f"cannot download {entry['filename']}: {exc}") from None
-    if hashlib.sha256(data).hexdigest() != sha:
-        raise InputError(f"{entry['filename']} does not match the index's sha256")
-    folder.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
-    part.write_bytes(data)
-    os.replace(part, dest)
-    return dest
+        pip_download(requirement, folder, ["--no-binary", ":all:", *pip_options])
+    except InputError as exc:
+        raise InputError(f"{exc}; pass --sdist PATH to build from an archive you have") \
+            from None
+    for name in (sdist_name(project, version), f"{project}-{version}.tar.gz"):
+        if (folder / name).is_file():
+            return folder / name
+    raise InputError(f"pip download {requirement} left no sdist in {folder}")
 
 
 def unpack(archive: Path, dest: Path) -> Path:

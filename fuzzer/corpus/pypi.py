@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -27,9 +25,7 @@ from fuzzer.corpus.cache import corpus_dir
 from fuzzer.corpus.catalog import Offer, offer_file
 from fuzzer.corpus.model import CorpusModel, sha256_file
 from fuzzer.errors import InputError
-
-#: Seconds one ``pip download`` may take.
-PIP_TIMEOUT = 600.0
+from fuzzer.pipdownload import pip_download as run_pip_download
 
 
 def load_pins() -> list[dict[str, Any]]:
@@ -151,20 +147,12 @@ def pip_download(pin: dict[str, Any], folder: Path, find_links: str | None = Non
         InputError: pip failed (no network, no such version) or did not produce the pinned
             archive name.
     """
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--quiet", "--dest", str(folder)]
-    if find_links:
-        cmd += ["--no-index", "--find-links", find_links]
-    cmd.append(f"{pin['package']}=={pin['version']}")
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise InputError(f"pip download {pin['package']} took over {PIP_TIMEOUT:.0f} s") from None
+    requirement = f"{pin['package']}=={pin['version']}"
+    local = ["--no-index", "--find-links", find_links] if find_links else []
+    run_pip_download(requirement, folder, ["--only-binary=:all:", *local])
     archive = folder / pin["archive"]
-    if proc.returncode != 0 or not archive.is_file():
-        lines = [ln for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-        reason = lines[-1].strip() if lines else f"no {pin['archive']}"
-        raise InputError(f"pip download {pin['package']}=={pin['version']} failed: {reason}")
+    if not archive.is_file():
+        raise InputError(f"pip download {requirement} failed: no {pin['archive']}")
     return archive
 
 

@@ -13,6 +13,25 @@ that is sixteen minutes of a worker's share of the campaign lost.
 while it knew of it: with ``ProcessExpired`` and the worker's exit code. So it does for a
 worker that exits with status 0 in the middle of a task (a target calling ``_exit(0)``), an
 end pebble does not count as a death, so that its task too waited out its timeout.
+
+Why a subclass of pebble's ``PoolManager``, and the pin ``pebble>=5.1,<6``: pebble 5.2.3, the
+latest release the package index lists (``pip index versions pebble``), still has the race,
+and its public API (``ProcessPool``, ``ProcessFuture``, ``ProcessExpired``) gives a caller
+nothing to end such a task with: a future does not say which worker runs its task, and the
+pool does not say when a worker ends, nor with which exit code. ``PoolManager`` and its
+``update_workers``/``update_status`` are pebble's internals (``pebble.pool.process``), read in
+the 5.x series, hence the pin. What would let this module go, as a request to pebble, either
+of:
+
+- the fix: the pool manager keeps the exit codes of the workers that ended (status 0 in the
+  middle of a task included) for the acknowledgements still to come, and fails a task
+  acknowledged by, or running on, a worker that is no longer alive with
+  ``ProcessExpired(code=<its exit code>)``;
+- a public hook: ``ProcessPool(..., on_worker_exit=callback(pid, exitcode))``, called for
+  every worker that ends, and ``ProcessFuture.pid``, the worker running the task once it has
+  started, so that a caller can end such a task itself (pebble already ends a cancelled
+  running task once it may stop the task's worker, and a worker already gone counts as
+  stopped).
 """
 
 from __future__ import annotations

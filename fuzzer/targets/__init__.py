@@ -16,8 +16,9 @@ from fuzzer.targets.base import (
     get_target,
     offers_pass,
     require_passes,
+    target_class,
     target_names,
 )
 
 __all__ = ["ANY", "DEFAULT_TARGET", "TARGETS", "DocumentedBehaviour", "Target", "cli_target",
-           "get_target", "offers_pass", "require_passes", "target_names"]
+           "get_target", "offers_pass", "require_passes", "target_class", "target_names"]

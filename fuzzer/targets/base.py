@@ -120,6 +120,9 @@ class Target:
     #: whether the target reports its own branch edges (:mod:`fuzzer.edges.python_edges`),
     #: so that code coverage and ``--guided`` need no instrumented build of it.
     reports_edges: bool = False
+    #: the GitHub repository (``owner/name``) whose issue tracker takes the target's bugs
+    #: (report.md's ``gh issue create --repo`` line); "" where there is none.
+    repository: str = ""
 
     def version(self) -> str:
         """Installed version of the optimizer (e.g. ``"0.4.2"``)."""
@@ -313,6 +316,30 @@ def _unavailable(name: str, value: str, exc: BaseException) -> TargetUnavailable
                              f"{type(exc).__name__}: {first_line(exc)}")
 
 
+def _built(name: str, value: str, make: Callable[[], Any]) -> Any:
+    """``make()``, the import (and construction) of target ``name``'s class ``value``
+    ("module:Class").
+
+    Raises:
+        TargetUnavailable: it raised ImportError (a missing package), or, for a plugin,
+            any error.
+    """
+    try:
+        return make()
+    except ImportError as exc:
+        raise _unavailable(name, value, exc) from None
+    except Exception as exc:
+        if name in TARGETS:
+            raise
+        raise _unavailable(name, value, exc) from None
+
+
+def _class_of(value: str) -> type[Target]:
+    """The class ``value`` ("module:Class") names, imported."""
+    module, attr = value.split(":", 1)
+    return getattr(importlib.import_module(module), attr)
+
+
 def _make(name: str, value: str) -> Target:
     """An instance of the class ``value`` ("module:Class") names.
 
@@ -320,16 +347,32 @@ def _make(name: str, value: str) -> Target:
         TargetUnavailable: the module or class cannot be imported, or the class cannot be
             built here (a missing package; for a plugin, any error).
     """
-    module, attr = value.split(":", 1)
-    plugin = name not in TARGETS
-    try:
-        return getattr(importlib.import_module(module), attr)()
-    except ImportError as exc:
-        raise _unavailable(name, value, exc) from None
-    except Exception as exc:
-        if not plugin:
-            raise
-        raise _unavailable(name, value, exc) from None
+    return _built(name, value, lambda: _class_of(value)())
+
+
+def target_class(name: str) -> type[Target]:
+    """The class of target ``name`` (built-in or plugin), imported but not built: its class
+    attributes (:attr:`Target.repository`) without the target's own package, which the
+    built-in targets import only when built.
+
+    Raises:
+        KeyError: for an unknown name; the message lists the known ones.
+        TargetUnavailable: its module cannot be imported here.
+    """
+    value = _registered(name)
+    return _built(name, value, lambda: _class_of(value))
+
+
+def _registered(name: str) -> str:
+    """The "module:Class" of target ``name``.
+
+    Raises:
+        KeyError: for an unknown name; the message lists the known ones.
+    """
+    known = registry()
+    if name not in known:
+        raise KeyError(f"unknown target {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]
 
 
 def first_line(exc: BaseException) -> str:
@@ -347,10 +390,7 @@ def get_target(name: str) -> Target:
             install command).
     """
     if name not in _cache:
-        known = registry()
-        if name not in known:
-            raise KeyError(f"unknown target {name!r}; known: {', '.join(sorted(known))}")
-        _cache[name] = _make(name, known[name])
+        _cache[name] = _make(name, _registered(name))
     return _cache[name]
 
 

@@ -129,6 +129,7 @@ class OnnxRuntimeTarget(Target):
     """
 
     name = "onnxruntime"
+    repository = "microsoft/onnxruntime"
     saves_its_own_form = True
 
     def __init__(self) -> None:

@@ -170,6 +170,7 @@ class OnnxRuntimeTransformersTarget(Target):
     """
 
     name = "onnxruntime-transformers"
+    repository = "microsoft/onnxruntime"
     saves_its_own_form = True
 
     def __init__(self) -> None:

@@ -194,6 +194,7 @@ class OnnxScriptTarget(Target):
     """
 
     name = "onnxscript"
+    repository = "microsoft/onnxscript"
 
     def __init__(self) -> None:
         import onnx_ir

@@ -92,6 +92,7 @@ class OnnxSlimTarget(EnabledRewrites):
     """
 
     name = "onnxslim"
+    repository = "inisis/OnnxSlim"
     enabler = SHAPE_INFER
     donors = DONORS
 

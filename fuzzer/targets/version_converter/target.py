@@ -159,6 +159,7 @@ class VersionConverterTarget(Target):
     """
 
     name = "version-converter"
+    repository = "onnx/onnx"
 
     def __init__(self) -> None:
         import onnx

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from fuzzer.report.difference import error_size, recorded_line
 from fuzzer.report.markdown import fenced
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import read_npz
@@ -91,26 +92,32 @@ def _values(array: np.ndarray) -> str:
     return "[" + ", ".join(shown) + (", ..." if flat.size > MAX_VALUES else "") + "]"
 
 
+def _error_cells(expected: np.ndarray, actual: np.ndarray | None) -> tuple[str, str]:
+    """The max and mean abs error cells of one output (:func:`error_size`); how many places
+    are NaN on one side only where any are; "-" where they cannot be compared."""
+    size = error_size(expected, actual) if actual is not None else None
+    if size is None:
+        return "-", "-"
+    if size.one_sided_nan:
+        return f"NaN on one side in {size.one_sided_nan} place(s)", "-"
+    if not size.values:
+        return "-", "-"
+    return f"{size.max:.4g}", f"{size.mean:.4g}"
+
+
 def output_table(expected: Arrays, actual: Arrays) -> str:
     """A markdown table, one row per output: name, dtype[shape] and the first values on
-    each side, and the max abs error (or how many places are NaN on one side only) where
-    both are numeric with equal shapes."""
-    rows = ["| output | expected | actual | max abs error |", "| --- | --- | --- | --- |"]
+    each side, and the max and mean abs error (or how many places are NaN on one side only)
+    where both are numeric with equal shapes."""
+    rows = ["| output | expected | actual | max abs error | mean abs error |",
+            "| --- | --- | --- | --- | --- |"]
     actual_list = list(actual.values())
     for index, (name, e) in enumerate(expected.items()):
         a = actual_list[index] if index < len(actual_list) else None
-        error = "-"
-        if a is not None and a.shape == e.shape and np.issubdtype(e.dtype, np.number) \
-                and np.issubdtype(a.dtype, np.number) and e.size:
-            left, right_values = e.astype(np.float64), a.astype(np.float64)
-            with np.errstate(invalid="ignore"):
-                diff = np.abs(right_values - left)
-            one_sided = int(np.count_nonzero(np.isnan(left) != np.isnan(right_values)))
-            error = f"NaN on one side in {one_sided} place(s)" if one_sided else \
-                f"{np.nanmax(diff):.4g}" if not np.all(np.isnan(diff)) else "-"
+        largest, mean = _error_cells(e, a)
         right = "missing" if a is None else f"`{a.dtype}{list(a.shape)}` {_values(a)}"
         rows.append(f"| `{name}` | `{e.dtype}{list(e.shape)}` {_values(e)} | {right} | "
-                    f"{error} |")
+                    f"{largest} | {mean} |")
     return "\n".join(rows)
 
 
@@ -195,8 +202,10 @@ def expected_actual_section(meta: BundleMeta, folder: Path | None = None,
         return "\n".join(parts + actual_lines(meta, observed))
     parts.append(f"**Actual:** {_where(meta.symptom, meta.stage)} {RECORDED_ONLY}:\n"
                  f"{message_block(meta.message)}")
-    if folder is not None:
-        expected, actual = _npz(folder / "expected.npz"), _npz(folder / "actual.npz")
-        if expected and actual:
-            parts.append(output_table(expected, actual) + "\n")
+    expected, actual = (_npz(folder / "expected.npz"), _npz(folder / "actual.npz")) \
+        if folder is not None else (None, None)
+    if expected and actual:
+        parts.append(output_table(expected, actual) + "\n")
+    elif meta.symptom == "output-mismatch" and (recorded := recorded_line(meta.message)):
+        parts.append(f"{recorded}\n")
     return "\n".join(parts)

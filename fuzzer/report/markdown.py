@@ -4,8 +4,10 @@ code span or a fence of three backticks early.
 
 :func:`fenced` puts text into a fenced code block whose fence is longer than any backtick run
 inside it (CommonMark: a closing fence is at least as long as the opening one);
-:func:`code_span` does the same for an inline code span. :func:`split_sections` cuts a
-report into its ``## `` sections without being fooled by a heading-like line inside a fence.
+:func:`code_span` does the same for an inline code span; :func:`plain` escapes text so that
+it reads as it is outside code (a crash site's ``<name>`` is no HTML tag, its backticks no
+code span). :func:`split_sections` cuts a report into its ``## `` sections without being
+fooled by a heading-like line inside a fence.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import re
 
 _BACKTICKS = re.compile(r"`+")
+#: characters that would start markup in running text: escaped by :func:`plain`.
+_MARKUP = re.compile(r"([\\`*<>])")
 _FENCE_LINE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<rest>.*)$")
 
 
@@ -42,6 +46,14 @@ def code_span(text: str) -> str:
     ticks = "`" * (_longest_run(body) + 1)
     pad = " " if body.startswith("`") or body.endswith("`") else ""
     return f"{ticks}{pad}{body}{pad}{ticks}"
+
+
+def plain(text: str) -> str:
+    """``text`` (one line) with the characters that would start markup in running text
+    (backslash, backtick, ``*``, ``<``, ``>``) backslash-escaped, so that a Markdown parser
+    shows it as it is (CommonMark: any ASCII punctuation may be escaped). Brackets are left:
+    a title never has the ``](`` of a link."""
+    return _MARKUP.sub(r"\\\1", " ".join(one_line_endings(text).split("\n")))
 
 
 def split_sections(text: str) -> tuple[str, list[tuple[str, str]]]:

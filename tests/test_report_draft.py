@@ -30,7 +30,8 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_bundle_creation_writes_a_draft(bundle: Path) -> None:
     text = (bundle / "report.md").read_text()
-    assert text.startswith("# fake: drop-node changes the model's outputs (output-mismatch)")
+    title = text.splitlines()[0]  # the culprit, the ops it removed, what a user sees
+    assert re.fullmatch(r"# fake: drop-node removes \w+ wrongly \(wrong output values\)", title)
 
 
 def test_report_repro_runs_alone_and_fails_while_the_bug_is_there(bundle: Path,
@@ -38,7 +39,7 @@ def test_report_repro_runs_alone_and_fails_while_the_bug_is_there(bundle: Path,
     result = optfuzz("report", str(bundle), "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "## Versions" in report and "| onnxruntime |" in report
+    assert "## Environment" in report and "| onnxruntime |" in report
     assert "**Expected:**" in report and "**Actual:** `output-mismatch`" in report
     (call,) = re.findall(r"```python\n(.*?)```", report, flags=re.S)
     assert "FakeTarget().optimize(model, " in call and "drop-node" in call
@@ -87,10 +88,14 @@ def test_title_names_pass_list_when_not_localized(bundle: Path) -> None:
     meta = read_meta(bundle / "meta.json")
     meta.responsible_passes = None
     meta.target.config["passes"] = ["nop-1", "nop-2", "drop-node", "nop-3"]
+    meta.root_cause = "fake|(unlocalized)|rewrite|fp:-Exp"  # the key of a bundle so made
     title = issue_title(meta)
-    assert title == ("fake: pass list [nop-1, nop-2, drop-node (+1 more)] changes the model's "
-                     "outputs (output-mismatch)")
+    assert title == ("fake: pass list [nop-1, nop-2, drop-node (+1 more)] removes Exp wrongly "
+                     "(wrong output values)")
     assert render_issue_draft(meta, "repro").startswith(f"# {title}\n")
+    meta.root_cause = None  # written before root-cause keys: the symptom's own words
+    assert issue_title(meta) == ("fake: pass list [nop-1, nop-2, drop-node (+1 more)] changes "
+                                 "the model's outputs (output-mismatch)")
 
 
 def test_report_of_a_folder_without_meta_is_exit_2(tmp_path: Path) -> None:

@@ -1,38 +1,46 @@
-"""report.md of a bundle: an issue draft for the upstream project, the way maintainers ask
-for them: a title naming the breaking pass and the symptom, the culprit and what it damaged
-(where a later pass only exposed it), the trigger, versions, the pass list and a short
-standalone repro inline, the minimized graph and the optimized graph as ONNX text, expected
-vs actual (every message in a fenced code block), the picture of the graph before and after,
-what to attach, and the symptoms seen with their hits.
+"""report.md of a bundle: an issue draft a maintainer can paste into the upstream tracker
+as it is: a distinct title naming the culprit and its fault (:mod:`fuzzer.report.title`), the
+culprit and what it damaged (where a later pass only exposed it), the trigger, a standalone
+repro of a few lines that parses the minimized model from its ONNX text
+(:mod:`fuzzer.report.snippet`), the minimized graph and the optimized graph as ONNX text,
+expected vs actual with the size of a difference (every message in a fenced code block
+that nothing inside can close), the environment (:mod:`fuzzer.report.environment`), the
+picture of the graph before and after, the bundle's id, state, regression range, versions
+checked and the ``gh issue create`` line (:mod:`fuzzer.report.tracker`), and optfuzz's keys,
+seeds and counts in a collapsed block at the end.
 
-``render_issue_draft(meta, repro)`` alone (as the campaign calls it when a bundle is created)
-words everything from meta.json; ``optfuzz report`` adds the run of the attached model that
-"Actual" is worded from, the model itself (inline text, node counts), the picture and the
-attachment's name. A bundle without the schema-2 fields (``breaking_pass``, ``trigger``, ...)
-gets the title of its responsible passes or its pass list; one without ``exposed_by`` and
-``damage`` (written before the culprit search) opens without the culprit's damage.
+``render_issue_draft(meta, repro)`` alone words everything from meta.json (the repro shown
+is then the target's call alone); with the minimized model (as the campaign passes it when
+it creates a bundle) the draft carries the standalone repro, its inputs written out from
+``feeds`` or the bundle's inputs.npz (drawn with a fixed seed where neither is at hand);
+``optfuzz report`` adds the run of the attached model that "Actual" is worded from, the
+picture and the attachment's name. A bundle without a root-cause key gets the title of its
+breaking pass, responsible passes or pass list; one without ``exposed_by`` and ``damage``
+(written before the culprit search) opens without the culprit's damage.
 :mod:`fuzzer.report.refresh` words report.md again from meta.json as hits grow, keeping the
 parts an earlier run of the model worded (:class:`EarlierRun`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fuzzer.report.environment import environment_section
 from fuzzer.report.expected_actual import Observation, expected_actual_section
-from fuzzer.report.markdown import code_span, fenced
+from fuzzer.report.fault import listed
+from fuzzer.report.markdown import code_span, fenced, plain
 from fuzzer.report.repro import repro_context, trigger_snippet
+from fuzzer.report.snippet import StandaloneRepro, standalone_repro
 from fuzzer.report.timing import timing_markdown
+from fuzzer.report.title import breaking_pass, issue_title, pass_phrase, trigger_clause
+from fuzzer.report.tracker import status_section
 from fuzzer.store.meta import BundleMeta
+from fuzzer.store.npz import read_npz
 from oracles import symptom as symptom_record
 from oracles.base import count_nodes
 
-MAX_PASSES_IN_TITLE = 3
-#: a trigger longer than this goes into the body, not the title.
-MAX_TRIGGER_IN_TITLE = 90
 #: lines of ONNX text shown inline; the rest is cut with a note.
 MAX_TEXT_LINES = 120
 #: characters per line of ONNX text (long initializer values are cut).
@@ -43,37 +51,6 @@ OPTIMIZED_HEADING = "## The optimized model"
 NO_MODEL_BECAUSE = {"optimizer-error": "the target raised an exception",
                     "optimizer-abort": "the target crashed (its process died by a signal)",
                     "hang": "the target did not finish within the per-case timeout"}
-_CLAUSE = re.compile(r"^(?:when|if|whenever)\s+(?P<rest>.+)$", re.I | re.S)
-
-
-def pass_phrase(meta: BundleMeta) -> str:
-    """The pass part of the title for a bundle without a breaking pass: the responsible
-    pass(es), or the configured pass list marked as not localized."""
-    passes = meta.passes_shown()
-    shown = ", ".join(passes[:MAX_PASSES_IN_TITLE])
-    if len(passes) > MAX_PASSES_IN_TITLE:
-        shown += f" (+{len(passes) - MAX_PASSES_IN_TITLE} more)"
-    if not passes:
-        return "the default passes"
-    if not meta.localized:
-        return f"pass list [{shown}]"
-    return shown
-
-
-def breaking_pass(meta: BundleMeta) -> str | None:
-    """The bundle's breaking pass where it is localized (a breaking pass without localized
-    passes is not trusted), else None."""
-    return meta.breaking_pass if meta.localized else None
-
-
-def trigger_clause(meta: BundleMeta) -> str | None:
-    """``"when <condition>"`` where the bundle's trigger reads as a condition ("when ...",
-    "if ...") short enough for a title; None otherwise (the trigger then opens the body)."""
-    trigger = " ".join((meta.trigger or "").split()).rstrip(".")
-    match = _CLAUSE.match(trigger)
-    if not match or len(trigger) > MAX_TRIGGER_IN_TITLE:
-        return None
-    return f"when {match.group('rest')}"
 
 
 def trigger_sentence(meta: BundleMeta) -> str:
@@ -88,21 +65,8 @@ def trigger_sentence(meta: BundleMeta) -> str:
     return text[:1].upper() + text[1:] + "." if text else ""
 
 
-def issue_title(meta: BundleMeta) -> str:
-    """``<target>: <breaking pass> <what goes wrong>[ when <trigger>] (<symptom>)``; without
-    a breaking pass, ``<target>: <pass(es)> <what goes wrong> (<symptom>)``."""
-    what = symptom_record(meta.symptom).title
-    breaking = breaking_pass(meta)
-    if not breaking:
-        return f"{meta.target.name}: {pass_phrase(meta)} {what} ({meta.symptom})"
-    clause = trigger_clause(meta)
-    when = f" {clause}" if clause else ""
-    return f"{meta.target.name}: {breaking} {what}{when} ({meta.symptom})"
-
-
 def _names(passes: list[str]) -> str:
-    quoted = [f"`{p}`" for p in passes]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    return listed([f"`{p}`" for p in passes])
 
 
 def enabling_sentence(meta: BundleMeta) -> str:
@@ -222,13 +186,9 @@ def culprit_sentence(meta: BundleMeta) -> str:
             f"(`{meta.symptom}`), tripping over that damage.")
 
 
-def _versions(meta: BundleMeta) -> str:
-    rows = [(meta.target.name, meta.target.version), *meta.versions.items()]
-    return "\n".join(["| package | version |", "| --- | --- |",
-                      *(f"| {name} | {version} |" for name, version in rows)])
-
-
 def _details(meta: BundleMeta, nodes: tuple[int, int]) -> str:
+    """The collapsed block of optfuzz's own record: the configuration found with, the
+    source and its seed, the hits and symptoms, the reduction, the variants and the keys."""
     origin = ", ".join(f"{k}={v}" for k, v in meta.source.items() if k != "path")
     lines = [
         f"- configuration found with: {code_span(str(meta.target.config))}",
@@ -241,9 +201,8 @@ def _details(meta: BundleMeta, nodes: tuple[int, int]) -> str:
     keys = [f"signature: {meta.signature}"]
     if meta.root_cause:
         keys.append(f"root cause: {meta.root_cause}")
-    lines.append(f"\n<details><summary>optfuzz's keys for this bug</summary>\n\n"
-                 f"{fenced(chr(10).join(keys))}\n\n</details>")
-    return "\n".join(lines)
+    return (f"<details><summary>optfuzz's keys, seeds and counts for this bug</summary>\n\n"
+            f"{chr(10).join(lines)}\n\n{fenced(chr(10).join(keys))}\n\n</details>")
 
 
 def observed_note(meta: BundleMeta, observed: Observation | None) -> str | None:
@@ -376,46 +335,91 @@ class EarlierRun:
     optimized: str | None = None
 
 
+def _feeds(feeds: dict[str, Any] | None, folder: Path | None) -> dict[str, Any] | None:
+    """``feeds``, else the bundle folder's inputs.npz, else None (none at hand, or a
+    damaged file)."""
+    if feeds is not None or folder is None:
+        return feeds
+    try:
+        return read_npz(folder / "inputs.npz")
+    except (OSError, ValueError):
+        return None
+
+
+def standalone_intro(meta: BundleMeta, standalone: StandaloneRepro) -> str:
+    """The paragraph above the standalone repro: what it needs, what its exit status says,
+    the pass list it runs, and how it carries the model and the inputs."""
+    return " ".join([
+        f"This script shows the bug on its own (it needs {listed(standalone.packages)}): it "
+        f"exits 1 and prints `reproduced: ...` while {standalone.check.what}, and 0 once the "
+        "bug is fixed.",
+        pass_list_line(meta), *standalone.notes])
+
+
+def reproduce_section(meta: BundleMeta, model: Any = None, feeds: dict[str, Any] | None = None,
+                      attachment: str | None = None) -> str:
+    """The "Reproduce" section: the standalone repro (:mod:`fuzzer.report.snippet`) where
+    the minimized ``model`` (a ModelProto or its bytes) is at hand and the symptom has a
+    check, else the target's call alone; then what to attach for the bundle's repro.py
+    (``attachment``: the zip's file name, where there is one).
+
+    Raises:
+        KeyError: meta names an unknown target.
+    """
+    attach = (f"`{attachment}` (model.onnx, inputs.npz, repro.py)" if attachment
+              else "`model.onnx`, `inputs.npz` and `repro.py`")
+    bundle_test = (f"Attach {attach}. `python repro.py` next to model.onnx and inputs.npz "
+                   "runs optfuzz's own test in a child process (crashes and hangs included), "
+                   "exits 1 while the bug reproduces and 0 once it is fixed.")
+    parsed = _parsed(model) if model is not None else None
+    standalone = standalone_repro(meta, parsed, feeds) if parsed is not None else None
+    if standalone is None:
+        return (f"## Reproduce\n\n{bundle_test} {pass_list_line(meta)} The call it makes:\n\n"
+                f"{fenced(trigger_snippet(meta), 'python')}\n")
+    return (f"## Reproduce\n\n{standalone_intro(meta, standalone)}\n\n"
+            f"{fenced(standalone.text, 'python')}\n\n{bundle_test}\n")
+
+
 def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
                        folder: Path | None = None, picture: str | None = None,
                        attachment: str | None = None, observed: Observation | None = None,
                        model: Any = None, nodes: tuple[int, int] | None = None,
-                       optimized: Any = None, earlier: EarlierRun | None = None) -> str:
+                       optimized: Any = None, earlier: EarlierRun | None = None,
+                       feeds: dict[str, Any] | None = None) -> str:
     """The markdown issue draft of a bundle.
 
     Args:
         meta: the bundle's meta.
-        repro: text of the repro.py that ships with the draft; the draft shows the target
-            call it makes (:func:`fuzzer.report.repro.trigger_snippet`).
+        repro: text of the repro.py that ships with the draft (its test is optfuzz's; the
+            draft words its own standalone repro).
         folder: the bundle folder, for expected.npz / actual.npz where there is no
-            ``observed`` run, and for optimized.onnx where no optimized model is given.
+            ``observed`` run, for optimized.onnx where no optimized model is given, and for
+            inputs.npz where no ``feeds`` are.
         picture: file name of the before/after picture, relative to report.md.
         attachment: file name of the zip to attach, relative to report.md.
         observed: the run of the attached model that "Actual" is worded from.
-        model: model.onnx (a ModelProto or its bytes), shown inline as ONNX text.
+        model: model.onnx (a ModelProto or its bytes), shown inline as ONNX text and parsed
+            from it by the standalone repro; without it the draft shows the target's call
+            alone.
         nodes: node counts (original, minimized), subgraphs included; default meta.json's.
         optimized: the target's output for model.onnx (a ModelProto or its bytes), shown
             inline as ONNX text after the model; default the run's (``observed``), else the
             folder's optimized.onnx. Where there is none, the section says why in one line.
         earlier: parts of an earlier draft that a run worded, kept where there is no
             ``observed`` run (:func:`fuzzer.report.refresh.refresh_report`).
+        feeds: model.onnx's inputs (name -> array), written into the standalone repro;
+            default the folder's inputs.npz, else drawn with a fixed seed.
 
     Raises:
         KeyError: meta names an unknown target.
     """
     counts = nodes or (meta.nodes.original, meta.nodes.minimized)
-    attach = (f"`{attachment}` (model.onnx, inputs.npz, repro.py)" if attachment
-              else "`model.onnx`, `inputs.npz` and `repro.py`")
     kept = earlier if observed is None and earlier is not None else EarlierRun()
+    title = issue_title(meta)
     parts = [
-        f"# {issue_title(meta)}\n",
+        f"# {plain(title)}\n",
         *_intro(meta, counts[1], observed_note(meta, observed) or kept.note),
-        f"## Versions\n\n{_versions(meta)}\n",
-        f"## Reproduce\n\nAttach {attach}. `python repro.py` next to model.onnx and "
-        "inputs.npz runs the test in a child process (crashes and hangs included), exits 1 "
-        f"while the bug reproduces and 0 once it is fixed. {pass_list_line(meta)} "
-        "The call it makes:\n",
-        f"{fenced(trigger_snippet(meta), 'python')}\n",
+        reproduce_section(meta, model, _feeds(feeds, folder), attachment),
     ]
     if model is not None:
         parts.append(f"## The minimized model (model.onnx, {_nodes(counts[1])})\n\n"
@@ -434,6 +438,7 @@ def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
     actual = kept.actual.rstrip("\n") + "\n" if kept.actual else \
         expected_actual_section(meta, folder, observed)
     parts.append(f"## Expected and actual\n\n{actual}")
+    parts.append(f"## Environment\n\n{environment_section(meta)}")
     timing = meta.extra.get("timing")
     if isinstance(timing, dict) and timing.get("table"):
         parts.append("## Timing\n\nThe attached model at each size timed (scaling/ holds "
@@ -445,5 +450,6 @@ def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
             "Left: the minimized model; right: the target's output. Dashed red: nodes the "
             "target removed or rewrote; solid red: nodes it added; edges carry "
             "dtype[shape].\n")
+    parts.append(f"## Status\n\n{status_section(meta, title)}")
     parts.append(f"## Details\n\n{_details(meta, counts)}\n")
     return "\n".join(parts)

@@ -14,8 +14,8 @@ optional fields (:data:`LATER_OPTIONAL`: ``state``, the maintainer's state of th
 :mod:`fuzzer.store.bundle_state`) are written only when set.
 
 Written key order: the schema-1 fields (required ones, then ``localization``, ``aliases``,
-``replay``), then the schema-2 fields, then the later optional ones, then the unknown ones in
-the order they were read.
+``replay``), then the schema-2 fields, then the later optional ones (``state``, then the
+:data:`UPSTREAM_FIELDS`) where set, then the unknown ones in the order they were read.
 """
 
 from __future__ import annotations
@@ -42,7 +42,11 @@ SCHEMA2_FIELDS = ("breaking_pass", "enabling_passes", "root_cause", "variants", 
                   "verified", "symptoms", "exposed_by", "damage")
 #: optional fields added after schema 2, written (after the schema-2 fields) only when set.
 LATER_OPTIONAL = ("state",)
-KNOWN_FIELDS = frozenset(SCHEMA1_REQUIRED + SCHEMA1_OPTIONAL + SCHEMA2_FIELDS + LATER_OPTIONAL)
+#: optional fields of the checks against other builds of the target (:mod:`fuzzer.upstream`),
+#: written (after ``state``) only when present.
+UPSTREAM_FIELDS = ("upstream", "regression")
+KNOWN_FIELDS = frozenset(SCHEMA1_REQUIRED + SCHEMA1_OPTIONAL + SCHEMA2_FIELDS + LATER_OPTIONAL
+                         + UPSTREAM_FIELDS)
 #: meta.json key (kept in :attr:`BundleMeta.extra`) listing the preliminary root-cause keys,
 #: taken on found models before reduction, that led to the bundle: a later campaign on the
 #: folder (a resumed one) sends such a finding to the bundle as a hit without reducing it.
@@ -212,6 +216,12 @@ class BundleMeta:
             (schema 2).
         state: the maintainer's state of the bundle (reported, fixed, ...), None where
             nobody set one (:mod:`fuzzer.store.bundle_state`).
+        upstream: optional list of replays against other builds of the target, one
+            ``{"spec", "version", "status", "time", "message", "observed"}`` per spec
+            (``optfuzz replay --against``).
+        regression: optional result of ``optfuzz bisect`` over the target's releases:
+            ``{"last_good", "first_bad", "first_fixed", "newest_checked", "checked",
+            "skipped", "time"}``.
         extra: top-level keys this code does not know, kept verbatim.
     """
 
@@ -242,6 +252,8 @@ class BundleMeta:
     exposed_by: str | None = None
     damage: str | None = None
     state: BundleState | None = None
+    upstream: list[dict[str, Any]] | None = None
+    regression: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -289,12 +301,15 @@ class BundleMeta:
             exposed_by=_value(data, "exposed_by", str, required=False, nullable=True),
             damage=_value(data, "damage", str, required=False, nullable=True),
             state=_state(data),
+            upstream=_value(data, "upstream", list, required=False, nullable=True),
+            regression=_value(data, "regression", dict, required=False, nullable=True),
             extra=_extra(data, KNOWN_FIELDS),
         )
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object to write (a deep copy): schema-1 fields in their order (the
-        optional ones only when set), the schema-2 fields, then :attr:`extra`."""
+        optional ones only when set), the schema-2 fields, the upstream fields where set,
+        then :attr:`extra`."""
         out: dict[str, Any] = {}
         for key in SCHEMA1_REQUIRED:
             value = getattr(self, key)
@@ -306,6 +321,7 @@ class BundleMeta:
             out[key] = getattr(self, key)
         if self.state is not None:
             out["state"] = self.state.to_json()
+        out.update({k: getattr(self, k) for k in UPSTREAM_FIELDS if getattr(self, k) is not None})
         out.update(self.extra)
         return copy.deepcopy(out)
 

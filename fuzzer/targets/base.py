@@ -104,10 +104,15 @@ class Target:
 
     Attributes:
         name: registry name, also the first field of every signature.
+        package: see the class attribute's comment.
         saves_its_own_form: see the class attribute's comment.
     """
 
     name: str = ""
+    #: the distribution on the package index that installs the target (``onnxslim``), whose
+    #: other builds ``optfuzz replay --against`` and ``optfuzz bisect`` install; None where
+    #: there is none.
+    package: str | None = None
     #: whether the target's output differs from its input with no pass at all (onnxruntime
     #: saves Constant nodes as initializers): footprints are then taken against that output.
     saves_its_own_form: bool = False

@@ -75,7 +75,11 @@ to search; ``hog``, the ``slow-*`` passes, ``leak``, ``ladder`` and ``double-fre
 where ``--passes`` names them.
 
 Set ``OPTFUZZ_FAKE_FIXED=raise,drop-node`` to switch bugs off (they become ``clean``), which
-models a new release of the optimizer that fixed them.
+models a new release of the optimizer that fixed them. An installed distribution
+``optfuzz-fake`` (:data:`RELEASE_MODULE`, whose ``FIXED`` lists the bugs it does not have) models
+a release that can be installed into an environment of its own: its version is the target's,
+and its ``FIXED`` bugs are off as with the variable (``optfuzz replay --against`` and
+``optfuzz bisect`` install such wheels).
 """
 
 from __future__ import annotations
@@ -89,6 +93,8 @@ from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
 
+#: module of the installed ``optfuzz-fake`` release, if any; ``FIXED``: the bugs it lacks.
+RELEASE_MODULE = "optfuzz_fake"
 UNARY = ("Neg", "Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Abs", "Relu", "Softplus", "Sqrt",
          "Log", "Reciprocal", "Floor", "Ceil", "Erf", "Elu", "LeakyRelu", "Selu", "HardSigmoid")
 FAKE_DOMAIN = "optfuzz.fake"
@@ -422,11 +428,18 @@ class FakeTarget(Target):
     """
 
     name = "fake"
+    package = "optfuzz-fake"
     reports_edges = True
 
     def version(self) -> str:
+        from importlib import metadata
+
+        try:
+            release = metadata.version(self.package)
+        except metadata.PackageNotFoundError:
+            release = "1.0"
         fixed = os.environ.get("OPTFUZZ_FAKE_FIXED", "")
-        return "1.0" + (f"+fixed.{fixed.replace(',', '.')}" if fixed else "")
+        return release + (f"+fixed.{fixed.replace(',', '.')}" if fixed else "")
 
     def available_passes(self) -> list[str]:
         return list(PASSES)
@@ -449,8 +462,7 @@ class FakeTarget(Target):
     def optimize(self, model: Any, config: dict[str, Any]) -> Any:
         import onnx
 
-        fixed = set(filter(None, os.environ.get("OPTFUZZ_FAKE_FIXED", "").split(",")))
-        passes = [p for p in self.passes_of(config) if p not in fixed]
+        passes = [p for p in self.passes_of(config) if p not in fixed_bugs()]
         out = onnx.ModelProto()
         out.CopyFrom(model)
         if "pair-a" in passes and "pair-b" in passes:
@@ -469,6 +481,19 @@ class FakeTarget(Target):
             "from fuzzer.targets.fake import FakeTarget\n"
             f"optimized = FakeTarget().optimize(model, {config!r})\n"
         )
+
+
+def fixed_bugs() -> set[str]:
+    """The passes whose bug is switched off: those ``OPTFUZZ_FAKE_FIXED`` names and the
+    ``FIXED`` of an installed release (:data:`RELEASE_MODULE`)."""
+    import importlib
+
+    fixed = set(filter(None, os.environ.get("OPTFUZZ_FAKE_FIXED", "").split(",")))
+    try:
+        release = importlib.import_module(RELEASE_MODULE)
+    except ImportError:
+        return fixed
+    return fixed | set(getattr(release, "FIXED", ()))
 
 
 def _bypass_unary(graph: Any, middle: bool = False) -> None:

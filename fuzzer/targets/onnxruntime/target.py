@@ -130,6 +130,7 @@ class OnnxRuntimeTarget(Target):
 
     name = "onnxruntime"
     repository = "microsoft/onnxruntime"
+    package = "onnxruntime"
     saves_its_own_form = True
 
     def __init__(self) -> None:

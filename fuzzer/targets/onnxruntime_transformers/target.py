@@ -171,6 +171,7 @@ class OnnxRuntimeTransformersTarget(Target):
 
     name = "onnxruntime-transformers"
     repository = "microsoft/onnxruntime"
+    package = "onnxruntime"
     saves_its_own_form = True
 
     def __init__(self) -> None:

@@ -195,6 +195,7 @@ class OnnxScriptTarget(Target):
 
     name = "onnxscript"
     repository = "microsoft/onnxscript"
+    package = "onnxscript"
 
     def __init__(self) -> None:
         import onnx_ir

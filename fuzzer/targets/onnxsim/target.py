@@ -139,6 +139,7 @@ class OnnxSimTarget(EnabledRewrites):
 
     name = "onnxsim"
     repository = "daquexian/onnx-simplifier"
+    package = "onnxsim"
     saves_its_own_form = True  # it names unnamed nodes and drops partial value_info
     enabler = SHAPE_INFERENCE
     donors = DONORS

@@ -93,6 +93,7 @@ class OnnxSlimTarget(EnabledRewrites):
 
     name = "onnxslim"
     repository = "inisis/OnnxSlim"
+    package = "onnxslim"
     enabler = SHAPE_INFER
     donors = DONORS
 

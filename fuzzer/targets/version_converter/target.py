@@ -160,6 +160,7 @@ class VersionConverterTarget(Target):
 
     name = "version-converter"
     repository = "onnx/onnx"
+    package = "onnx"
 
     def __init__(self) -> None:
         import onnx

@@ -4,22 +4,48 @@
 (:mod:`fuzzer.pipdownload`), so the user's pip configuration applies (index, proxies,
 certificates) and pip checks the sha256 the index publishes; as for any sdist, pip prepares
 its metadata (in an isolated build environment, as ``pip install`` would). A local archive
-(``--sdist PATH``) skips the index.
+(``--sdist PATH``) skips the index. :func:`index_files` reads a project's file list (every
+version's wheels and sdists, with their tags, yanked marks and Python requirements) from the
+index's JSON simple API (PEP 691), which pip has no command to print.
 """
 
 from __future__ import annotations
 
+import json
 import tarfile
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
 from fuzzer.errors import InputError
 from fuzzer.pipdownload import pip_download
 
+#: the index whose file list :func:`index_files` reads (PEP 691 JSON simple API).
+DEFAULT_INDEX = "https://pypi.org/simple/"
+_ACCEPT = "application/vnd.pypi.simple.v1+json"
+TIMEOUT = 120.0  # seconds per request
+
 
 def sdist_name(project: str, version: str) -> str:
     """The sdist file name of ``project`` at ``version`` (PEP 625: normalized name)."""
     return f"{project.replace('-', '_')}-{version}.tar.gz"
+
+
+def index_files(project: str, index: str = DEFAULT_INDEX) -> list[dict]:
+    """The file entries the index lists for ``project`` (PEP 691: ``filename``, ``url``,
+    ``hashes``, ``yanked``, ``requires-python`` ...), every version's.
+
+    Raises:
+        InputError: the index cannot be reached or does not answer in that format.
+    """
+    url = index.rstrip("/") + f"/{project}/"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": _ACCEPT}),
+                                    timeout=TIMEOUT) as resp:
+            return list(json.load(resp)["files"])
+    except (OSError, urllib.error.URLError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"cannot list {project} on {index}: {exc}") from None
 
 
 def fetch_sdist(project: str, version: str, folder: Path,

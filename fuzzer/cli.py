@@ -23,8 +23,8 @@ from fuzzer.errors import InputError
 
 #: subcommand modules under fuzzer.commands, in the order --help lists them.
 COMMANDS: tuple[str, ...] = (
-    "fuzz", "check", "localize", "reduce", "triage", "mark", "export", "replay", "report",
-    "coverage", "corpus", "targets", "target",
+    "fuzz", "check", "localize", "reduce", "triage", "mark", "export", "replay", "bisect",
+    "report", "coverage", "corpus", "targets", "target",
 )
 
 app = typer.Typer(

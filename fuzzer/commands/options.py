@@ -18,6 +18,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -25,8 +26,8 @@ import typer
 from fuzzer.errors import InputError
 from fuzzer.targets.base import DEFAULT_TARGET
 
-TARGET, INPUTS, EXECUTION, REDUCER, SELECTION = (
-    "Target", "Inputs", "Execution", "Reducer", "Bundle selection")
+TARGET, INPUTS, EXECUTION, REDUCER, SELECTION, BUILDS = (
+    "Target", "Inputs", "Execution", "Reducer", "Bundle selection", "Other builds")
 
 
 def target_choices() -> list[str]:
@@ -97,6 +98,13 @@ Symptom = Annotated[str | None, typer.Option(
 PassName = Annotated[str | None, typer.Option(
     "--pass", metavar="PASS", help="Only bundles involving this pass.",
     rich_help_panel=SELECTION)]
+
+EnvCache = Annotated[Path | None, typer.Option(
+    "--env-cache", help="Folder of the environments other builds of a target are installed "
+    "into (default: the optfuzz cache's envs/).", rich_help_panel=BUILDS)]
+FindLinks = Annotated[Path | None, typer.Option(
+    "--find-links", help="Install (and list releases) from this folder of wheels and sdists "
+    "instead of the package index.", rich_help_panel=BUILDS)]
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_GIB = 4.0
@@ -205,8 +213,33 @@ class ExecutionArgs:
         return sandbox(self.timeout, self.memory_limit_gib, jobs)
 
 
+@dataclass
+class BuildArgs:
+    """The other-builds group: ``--env-cache``, ``--find-links``."""
+
+    env_cache: EnvCache = None
+    find_links: FindLinks = None
+
+    def checks(self, execution: ExecutionArgs,
+               notify: Callable[[str], None] | None = None) -> Any:
+        """The :class:`fuzzer.upstream.checks.UpstreamChecks` these options and
+        ``execution``'s limits (of each repro.py's child) describe.
+
+        Raises:
+            InputError: ``--find-links`` is not a folder.
+        """
+        from fuzzer.upstream.checks import UpstreamChecks
+        from fuzzer.upstream.environments import EnvironmentCache
+
+        if self.find_links is not None and not self.find_links.is_dir():
+            raise InputError(f"--find-links {self.find_links}: not a folder")
+        cache = EnvironmentCache(self.env_cache, self.find_links)
+        return UpstreamChecks(cache, execution.timeout,
+                              memory_bytes(execution.memory_limit_gib), notify)
+
+
 #: the option groups a command parameter may take as its annotation.
-GROUPS: tuple[type, ...] = (TargetArgs, InputArgs, ExecutionArgs)
+GROUPS: tuple[type, ...] = (TargetArgs, InputArgs, ExecutionArgs, BuildArgs)
 
 
 def grouped(function: Callable[..., Any]) -> Callable[..., Any]:

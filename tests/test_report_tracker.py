@@ -96,7 +96,7 @@ def run_script(script: str, folder: Path, fixed: str = "") -> subprocess.Complet
 def test_the_reports_repro_runs_alone_and_exits_1_while_the_bug_is_there(
         bundles: dict[str, Path], pass_name: str, tmp_path: Path) -> None:
     folder = bundles[pass_name]
-    created = (folder / "report.md").read_text()  # inputs drawn: the campaign passes none
+    created = (folder / "report.md").read_text()  # as the finding's handling wrote it
     refreshed = refreshed_report(folder)  # inputs written out from inputs.npz
     for when, text in (("created", created), ("refreshed", refreshed)):
         script = script_of(text)
@@ -106,7 +106,8 @@ def test_the_reports_repro_runs_alone_and_exits_1_while_the_bug_is_there(
         assert run.returncode == 1, (when, run.stdout, run.stderr)
         assert "reproduced: " in run.stderr and "not reproduced" not in run.stdout
     if KINDS[pass_name] in ("load-failure", "runtime-failure", "output-mismatch"):
-        assert "np.random" not in script_of(refreshed) and "FEEDS = {" in script_of(refreshed)
+        for text in (created, refreshed):  # the bundle's own inputs, inline, from the start
+            assert "np.random" not in script_of(text) and "FEEDS = {" in script_of(text)
     fixed = run_script(script_of(refreshed), tmp_path / "fixed", fixed=pass_name)
     assert fixed.returncode == 0, (fixed.stdout, fixed.stderr)
     assert fixed.stdout.startswith("not reproduced")

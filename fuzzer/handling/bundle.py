@@ -69,7 +69,7 @@ def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | N
         "inputs.npz": npz_bytes(use.feeds),
         "repro.py": repro.encode(),
         "report.md": render_issue_draft(meta, repro, observed=observed, model=use.model,
-                                        optimized=use.optimized).encode(),
+                                        optimized=use.optimized, feeds=use.feeds).encode(),
     }
     if use.optimized is not None:
         files["optimized.onnx"] = use.optimized

@@ -102,3 +102,20 @@ def test_region_hash_is_memoized_on_the_region_up_to_tensor_names():
     assert (info.hits, info.misses) == (1, 1)  # the renamed region was not hashed again
     assert graph_hash.region_hash(rewired) != expected  # another graph: Add reads no Identity
     assert graph_hash.region_hash([]) is None
+
+
+def test_a_siteless_crash_is_matched_by_any_siteless_crash_of_any_crash_symptom():
+    """An out-of-bounds read shows as std::bad_alloc in one run and a killed worker in the
+    next: localization and reduction keep that finding, not one message of it."""
+    from fuzzer.findings.signature import FindingCore
+    from oracles.base import Finding
+
+    core = FindingCore.of(Finding("optimizer-error", "optimize", "MemoryError: std::bad_alloc"))
+    assert core.matches(Finding("optimizer-abort", "optimize", "worker killed by SIGSEGV"))
+    assert core.matches(Finding("optimizer-error", "optimize",
+                                "ValueError: basic_string::_M_create"))
+    assert not core.matches(Finding("optimizer-error", "optimize",
+                                    "RuntimeError: pass.h:250: Assertion failed"))
+    assert not core.matches(Finding("invalid-model", "check", "std::bad_alloc"))
+    plain = FindingCore.of(Finding("optimizer-error", "optimize", "RuntimeError: pass.h:250"))
+    assert not plain.matches(Finding("optimizer-error", "optimize", "std::bad_alloc"))

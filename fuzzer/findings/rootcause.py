@@ -52,7 +52,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from fuzzer.findings.signature import normalize_message
+from fuzzer.findings.signature import SITELESS, SITELESS_CORE, normalize_message
 from fuzzer.targets.base import ANY
 from oracles import symptom as symptom_record
 from oracles.base import Finding
@@ -246,13 +246,6 @@ def needs_name_clash(trigger: str | None) -> bool:
     return bool(trigger) and trigger.startswith("needs ") and NAME_CLASH in trigger
 
 
-#: crashes that name no site of their own: a signal, or an allocation of a size read from
-#: memory the pass should not read. A pass that reads out of bounds shows each of them from
-#: one run to the next (onnxoptimizer 0.4.2's eliminate_slice_after_shape on a Shape with
-#: start or end: SIGSEGV, std::bad_alloc), so they are one crash site of that pass.
-SITELESS = re.compile(r"killed by SIG(?:SEGV|BUS)|std::bad_alloc|larger than max_size\(\)|"
-                      r"std::length_error|basic_string::_M_create")
-SITELESS_CORE = "memory error (no site: a signal or an impossible allocation)"
 #: the kinds of a wrong rewrite's and a crash's key (:attr:`oracles.base.Symptom.fault`).
 REWRITE, CRASH = "rewrite", "crash"
 

@@ -114,6 +114,26 @@ def same_finding(finding: Finding, symptom: str, normalized: str) -> bool:
     return finding.symptom == symptom and normalize_message(finding.message) == normalized
 
 
+#: crashes that name no site of their own: a signal, or an allocation of a size read from
+#: memory the pass should not read. A pass that reads out of bounds shows each of them from
+#: one run to the next (onnxoptimizer 0.4.2's eliminate_slice_after_shape on a Shape with
+#: start or end: SIGSEGV, std::bad_alloc, basic_string::_M_create), so they are one crash
+#: site of that pass, whichever crash symptom (an exception, a killed worker) each run shows.
+SITELESS = re.compile(r"killed by SIG(?:SEGV|BUS)|std::bad_alloc|larger than max_size\(\)|"
+                      r"std::length_error|basic_string::_M_create")
+SITELESS_CORE = "memory error (no site: a signal or an impossible allocation)"
+#: the symptom field of a siteless crash's :class:`FindingCore` (any crash symptom matches).
+ANY_CRASH = "(any crash)"
+
+
+def siteless(finding: Finding) -> bool:
+    """Whether ``finding`` is a crash (its symptom's ``fault`` is ``crash``) whose message
+    names no site of its own (:data:`SITELESS`)."""
+    from oracles import symptom
+
+    return symptom(finding.symptom).fault == "crash" and bool(SITELESS.search(finding.message))
+
+
 @dataclass(frozen=True)
 class FindingCore:
     """What localization and reduction keep fixed while they change the pass list or the
@@ -123,7 +143,9 @@ class FindingCore:
     the root-cause key that a run can show, so a reduction stays inside its bucket
     (Igor, CCS'21: a reducer must keep the bucket key, or it drifts to another bug) while
     free to change what the message merely names (the node that shape inference tripped
-    over).
+    over). A siteless crash (:func:`siteless`) keeps only that: any crash symptom whose message
+    names no site matches it, as one out-of-bounds read shows as a SIGSEGV in one run and a
+    ``std::bad_alloc`` in the next.
 
     Attributes:
         symptom: the symptom name.
@@ -138,6 +160,8 @@ class FindingCore:
     @classmethod
     def of(cls, finding: Finding) -> FindingCore:
         """The core of ``finding``."""
+        if siteless(finding):
+            return cls(ANY_CRASH, SITELESS_CORE)
         return cls.of_parts(finding.symptom, finding.message, finding.detail)
 
     @classmethod
@@ -153,6 +177,8 @@ class FindingCore:
 
     def matches(self, finding: Finding) -> bool:
         """Whether ``finding`` has this symptom and core."""
+        if self.symptom == ANY_CRASH:
+            return siteless(finding)
         if finding.symptom != self.symptom:
             return False
         if self.detail is not None:

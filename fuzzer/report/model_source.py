@@ -17,9 +17,10 @@ model.onnx.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from fuzzer.modelio.graphs import iter_graphs, iter_tensors
 
 #: most characters of model text (or base64) a repro carries.
 MAX_EMBEDDED = 24_000
@@ -45,27 +46,6 @@ class ModelSource:
     note: str | None = None
 
 
-def _graphs(graph: Any) -> Iterator[Any]:
-    """``graph`` and every subgraph of its nodes' attributes, depth first."""
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                yield from _graphs(attr.g)
-            for sub in attr.graphs:
-                yield from _graphs(sub)
-
-
-def _tensors(graph: Any) -> Iterator[Any]:
-    """The initializers and the attribute tensors of ``graph``'s own nodes."""
-    yield from graph.initializer
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("t"):
-                yield attr.t
-            yield from attr.tensors
-
-
 def _drop_doc_strings(message: Any) -> None:
     """Clear every ``doc_string`` of the protobuf ``message`` and of the messages it holds
     (the ONNX text carries none; they are comments)."""
@@ -89,16 +69,16 @@ def canonical(model: Any) -> bytes:
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     _drop_doc_strings(copy)
-    for graph in _graphs(copy.graph):
+    for graph in iter_graphs(copy.graph):
         for node in graph.node:
             if not node.domain:
                 node.ClearField("domain")
-        for tensor in _tensors(graph):
-            try:
-                tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor),
-                                                        tensor.name))
-            except Exception:  # a type numpy cannot hold: compared as written
-                continue
+    for tensor in iter_tensors(copy.graph):
+        try:
+            tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor),
+                                                    tensor.name))
+        except Exception:  # a type numpy cannot hold: compared as written
+            continue
     return copy.SerializeToString()
 
 
@@ -109,7 +89,7 @@ def without_constant_names(model: Any) -> Any:
 
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    for graph in _graphs(copy.graph):
+    for graph in iter_graphs(copy.graph):
         for node in graph.node:
             for attr in node.attribute:
                 if attr.HasField("t"):

@@ -132,6 +132,12 @@ def test_documented_behaviour(target):
     other = Finding("bloat", "compare", "grew", {"ops_added": {"Tile": 1}, "ops_removed": {},
                                                  "survives_cleanup": True})
     assert target.documented(other, named) is None
+    folded = Finding("bloat", "compare", "node count grew from 2 to 3",
+                     {"ops_added": {"Constant": 2}, "ops_removed": {"Split": 1},
+                      "survives_cleanup": True})  # a Split folded into one Constant per output
+    folding = target.with_passes({}, ["constant_folding"])
+    assert target.documented(folded, folding).name == "documented-expansion"
+    assert target.documented(other, folding) is None
     left = Finding("bloat", "compare", "grew", {"ops_added": {"Mul": 1},
                                                 "survives_cleanup": False})
     assert target.documented(left, named).name == "work-left-for-its-own-stages"

@@ -70,6 +70,10 @@ EXPANSIONS: dict[str, Expansion] = {
     # onnxsim.cpp: the batched MatMul+bias -> Gemm rewrite introduces "reshape scaffolding"
     # that eliminate_reshape_around_elementwise cancels between consecutive linears.
     "fuse_matmul_add_bias_into_gemm_batched": Expansion("MatMul", frozenset({"Reshape", "Gemm"})),
+    # README: onnxsim "infers the whole computation graph and then replaces the redundant
+    # operators with their constant outputs": a folded node of several outputs (a Split)
+    # becomes one Constant per output.
+    CONSTANT_FOLDING: Expansion("", frozenset({"Constant"})),
 }
 
 
@@ -111,7 +115,8 @@ DOCUMENTED = (
         "of select_last_index=1), eliminate_nop_softmax.h (ConstantOfShape(Shape(X))), "
         "eliminate_loop_with_const_trip_count.h ('Unrolls a Loop node into its constituent "
         "iterations'), onnxsim.cpp on fuse_matmul_add_bias_into_gemm_batched's reshape "
-        "scaffolding",
+        "scaffolding, README on constant folding ('replaces the redundant operators with "
+        "their constant outputs': one Constant per output of a folded node)",
         _documented_expansion),
     DocumentedBehaviour(
         "work-left-for-its-own-stages",

@@ -174,6 +174,23 @@ def test_worker_rejects_an_output_of_another_shape(sandbox: Sandbox) -> None:
     assert verdict.kind == INVALID and "shape [2, 3]" in verdict.reason
 
 
+def test_worker_rejects_an_output_whose_rank_its_graph_declares_otherwise(
+        sandbox: Sandbox) -> None:
+    """A ReduceMax whose ``keepdims=0`` a reduction dropped computes [1, 1] where the graph
+    still declares a scalar: onnxruntime and the evaluator agree, the declaration does not."""
+    def reduce_max(declared: list[int] | None) -> onnx.ModelProto:
+        return _model([helper.make_node("ReduceMax", ["x"], ["y"])],
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, declared)])
+
+    for declared, kind in (([], INVALID), ([1, 1], VALID), ([None, 1], VALID), (None, VALID)):
+        model = reduce_max(declared)
+        feeds = random_feeds(model)
+        verdict = _verdict(sandbox, model, feeds, output_shapes(onnxruntime_outputs(model, feeds)))
+        assert verdict.kind == kind, (declared, verdict)
+    assert "the graph declares []" in _verdict(sandbox, reduce_max([]), feeds, {}).reason
+
+
 def test_worker_cannot_tell_an_op_the_evaluator_does_not_implement(sandbox: Sandbox) -> None:
     model = _model([helper.make_node("Gelu", ["x"], ["y"], domain="com.microsoft")],
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],

@@ -7,9 +7,11 @@ are lenient where the spec is not (a ``Compress`` condition longer than its axis
 the dims of an input most of all, can turn a valid model into such a model, and a repro
 built on it would still "fail" after the optimizer's real fix. The gate runs the candidate in
 the reference evaluator and compares the shape of each graph output with onnxruntime's
-reference run of the same candidate (the ``expected`` outputs its sandbox run computed); a
-candidate the evaluator refuses, or that it computes with another shape, is rejected like a
-candidate that does not reproduce.
+reference run of the same candidate (the ``expected`` outputs its sandbox run computed) and
+with the shape the graph declares for it; a candidate the evaluator refuses, or that it
+computes with another shape, is rejected like a candidate that does not reproduce (dropping
+a ReduceMax's ``keepdims=0`` made a rank-2 output of one declared a scalar, and the
+optimizer's correct rewrite of it an "invalid model").
 
 Einsum gets one rule more: the evaluator's numpy einsum broadcasts a dimension of 1 against
 another where the spec asks the dimensions of one subscript label to agree
@@ -134,14 +136,39 @@ def reference_verdict(data: bytes, feeds: Mapping[str, np.ndarray],
             if problem:
                 return Verdict(INVALID, problem)
     values = [every.get(name) for name in evaluator.output_names]
+    declared = declared_shapes(graph)
     for name, value in zip(evaluator.output_names, values, strict=False):
-        if name not in shapes or value is None or isinstance(value, (list, dict)):
+        if value is None or isinstance(value, (list, dict)):
             continue
-        got, want = tuple(np.shape(value)), tuple(int(d) for d in shapes[name])
-        if got != want:
+        got = tuple(np.shape(value))
+        if name in shapes and got != (want := tuple(int(d) for d in shapes[name])):
             return Verdict(INVALID, f"output {name!r} has shape {list(got)} in the reference "
                                     f"evaluator, {list(want)} in onnxruntime")
+        if name in declared and not fits(got, declared[name]):
+            dims = ["?" if d is None else d for d in declared[name]]
+            return Verdict(INVALID, f"output {name!r} has shape {list(got)}, the graph "
+                                    f"declares {dims}")
     return Verdict(VALID)
+
+
+def declared_shapes(graph: Any) -> dict[str, tuple[int | None, ...]]:
+    """``{graph output name: declared shape}`` of the tensor outputs of ``graph`` (a
+    GraphProto) that declare one: each dimension its value, None where symbolic or unknown;
+    outputs that declare no shape are left out."""
+    out: dict[str, tuple[int | None, ...]] = {}
+    for value in graph.output:
+        tensor = value.type.tensor_type
+        if value.type.HasField("tensor_type") and tensor.HasField("shape"):
+            out[value.name] = tuple(d.dim_value if d.HasField("dim_value") else None
+                                    for d in tensor.shape.dim)
+    return out
+
+
+def fits(shape: tuple[int, ...], declared: tuple[int | None, ...]) -> bool:
+    """Whether a computed ``shape`` agrees with a ``declared`` one: the same rank, and the
+    same value for every declared dimension (None: any)."""
+    return len(shape) == len(declared) and \
+        all(want is None or got == want for got, want in zip(shape, declared, strict=True))
 
 
 def _label_dims(term: str, shape: tuple[int, ...]) -> list[tuple[str, int]] | None:

@@ -7,7 +7,9 @@ With ``--against SPEC`` (repeatable: ``onnxslim==0.1.80``, a wheel or sdist file
 checkout), each SPEC is installed once into a cached environment of its own and each bundle
 of its package runs its repro.py there instead (:mod:`fuzzer.upstream`; ``--timeout`` and
 ``--memory-limit-gib`` are its child's limits); the verdicts go into meta.json's
-``upstream``. ``--junitxml FILE`` writes the results as JUnit XML."""
+``upstream``. ``--junitxml FILE`` writes the results as JUnit XML. ``--target T`` runs each
+bundle's model through another target instead (:mod:`fuzzer.triage.cross_target`) and
+records in meta.json's ``cross_targets`` whether it breaks that one too."""
 
 from __future__ import annotations
 
@@ -36,6 +38,10 @@ def register(app: typer.Typer) -> None:
             "(repeatable)."),
         junitxml: Path | None = typer.Option(
             None, "--junitxml", help="Also write the results to this file as JUnit XML."),
+        other: str | None = typer.Option(
+            None, "--target", metavar="TARGET", help="Run each bundle's model through this "
+            "other target instead (its default configuration) and record whether it breaks "
+            "it too."),
         jobs: options.Jobs = 1,
         timeout: options.Timeout = options.DEFAULT_TIMEOUT,
         memory_limit_gib: options.MemoryLimit = options.DEFAULT_MEMORY_GIB,
@@ -55,6 +61,15 @@ def register(app: typer.Typer) -> None:
         from fuzzer.upstream.spec import parse_spec
 
         selection = select_bundles(folder, symptom, pass_name)
+        if other is not None:
+            if against or junitxml is not None:
+                raise InputError("--target runs the bundles on another target: no --against "
+                                 "or --junitxml")
+            from fuzzer.targets import cli_target
+
+            cli_target(other)  # an unknown or uninstalled target is one line
+            raise typer.Exit(_cross(selection, other, jobs,
+                                    options.ExecutionArgs(timeout, memory_limit_gib)))
         specs = [parse_spec(text) for text in against or []]
         if junitxml is not None and not junitxml.resolve().parent.is_dir():
             raise InputError(f"--junitxml {junitxml}: no folder {junitxml.parent}")
@@ -78,6 +93,34 @@ def register(app: typer.Typer) -> None:
             console.print(damage_note(selection.damaged), style="yellow", markup=False)
         failed = any(counts.get(s) for s in (*FAILING, INSTALL_ERROR))
         raise typer.Exit(1 if selection.damaged or failed else 0)
+
+
+def _cross(selection: Any, target_name: str, jobs: int,
+           limits: options.ExecutionArgs) -> int:
+    """Run every selected bundle on ``target_name``, print one line each and a summary;
+    returns the exit code: 1 where a bundle could not be checked (damaged or unusable), 0
+    otherwise (breaking another target is a finding, not a failure of the command)."""
+    from rich.console import Console
+
+    from fuzzer.store.folder import damage_note
+    from fuzzer.triage.cross_target import UNUSABLE, cross_replay_all
+
+    console = Console(highlight=False, soft_wrap=True)
+    counts: dict[str, int] = {}
+    with limits.sandbox(jobs) as sandbox:
+        for verdict in cross_replay_all(selection.store, selection.metas, sandbox,
+                                        target_name):
+            detail = f": {verdict.observed} ({verdict.message})" if verdict.observed else \
+                (f": {verdict.message}" if verdict.message else "")
+            console.print(f"{verdict.bundle_id:<34} {target_name} {verdict.status}"
+                          f"{_escape(detail[:200])}")
+            counts[verdict.status] = counts.get(verdict.status, 0) + 1
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    console.print(f"ran {sum(counts.values())} bundle(s) on {target_name}: "
+                  f"{summary or 'nothing to do (every bundle is of that target)'}")
+    if selection.damaged:
+        console.print(damage_note(selection.damaged), style="yellow", markup=False)
+    return 1 if selection.damaged or counts.get(UNUSABLE) else 0
 
 
 def _installed(selection: Any, jobs: int,

@@ -121,6 +121,23 @@ def versions_checked(meta: BundleMeta) -> str:
     return f"Versions checked:\n\n{table}"
 
 
+def other_targets_line(meta: BundleMeta) -> str | None:
+    """``Also breaks: onnxsim v0.8.1 (invalid-model)`` from meta.json's ``cross_targets``
+    (``optfuzz replay --target``), with the targets it was run on that it does not break;
+    None where it was run on no other target."""
+    verdicts = optional_field(meta, "cross_targets")
+    if not isinstance(verdicts, Mapping) or not verdicts:
+        return None
+    breaks = [f"{name} {code_span(str(v.get('version', '')))} ({v.get('observed')})"
+              for name, v in sorted(verdicts.items())
+              if isinstance(v, Mapping) and v.get("status") == "breaks"]
+    rest = [name for name, v in sorted(verdicts.items())
+            if not (isinstance(v, Mapping) and v.get("status") == "breaks")]
+    line = f"Also breaks: {', '.join(breaks)}" if breaks else "Breaks no other target run"
+    return line + (f"; not: {', '.join(rest)}" if rest else "") + \
+        " (its model, each target's default configuration)"
+
+
 def repository(meta: BundleMeta) -> str:
     """The GitHub repository of the bundle's target, "" where it names none or cannot be
     imported here."""
@@ -152,6 +169,8 @@ def status_section(meta: BundleMeta, title: str) -> str:
     one, and the ``gh`` line."""
     items = [f"Bundle: {code_span(meta.id)} (optfuzz's stable id of this fault: the name of "
              "its folder)", state_line(meta), range_line(meta)]
+    if (others := other_targets_line(meta)) is not None:
+        items.append(others)
     checked = versions_checked(meta)
     table = "\n" in checked
     parts = ["\n".join(f"- {item}" for item in items + ([] if table else [checked]))]

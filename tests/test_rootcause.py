@@ -353,3 +353,15 @@ def test_a_pure_elimination_is_named_by_the_nodes_it_removed_first():
         {"-Dropout"}
     assert op_footprint(_model(["Neg", "Exp", "Neg"]), _model(["Identity", "Exp"])) == \
         "-Neg"  # a rewrite that adds is named by the nodes it rewrote
+
+
+def test_the_node_name_shape_inference_prints_is_no_part_of_the_site():
+    """onnx's shape inference names the node only where it has a name: one site either way
+    (onnxslim's constant folding on TopK made two bundles of one message)."""
+    from fuzzer.findings.rootcause import message_core
+
+    named = "InferenceError: [ShapeInferenceError] (op_type:TopK, node name: " \
+            "model/topk_47/TopK): Output 1 is out of bounds."
+    unnamed = "InferenceError: [ShapeInferenceError] (op_type:TopK): Output 1 is out of bounds."
+    assert message_core(named, ["TopK"]) == message_core(unnamed, ["TopK"])
+    assert "Output <n> is out of bounds" in message_core(unnamed, ["TopK"])

@@ -76,17 +76,22 @@ def _op_types() -> frozenset[str]:
 #: : ("t9": tensor(bool),) -> ("t13": tensor(float),) , Error ...``): the node is the model's,
 #: the error after it is the site.
 _NODE_CONTEXT = re.compile(r"In Node, \(.*?\) : \(.*?\) -> \(.*?\) ,\s*")
+#: the node name onnx's shape inference adds where the node has one (``(op_type:TopK, node
+#: name: model/topk_47/TopK): Output 1 is out of bounds``; ``(op_type:TopK): ...`` where it
+#: has none): the model's, not the site.
+_NODE_NAME = re.compile(r", node name: [^)]*\)")
 
 
 def message_core(message: str, keep_ops: Iterable[str] = (),
                  names: Iterable[str] = ()) -> str:
-    """The crash site of ``message``: the node context onnxruntime prints removed
-    (:data:`_NODE_CONTEXT`), every whole-word occurrence of one of ``names`` (the model's
-    tensor, node, graph and function names: :func:`model_names`) replaced by ``<name>``,
+    """The crash site of ``message``: the node context onnxruntime prints and the node name
+    onnx's shape inference prints removed (:data:`_NODE_CONTEXT`, :data:`_NODE_NAME`),
+    every whole-word occurrence of one of ``names`` (the model's tensor, node, graph and
+    function names: :func:`model_names`) replaced by ``<name>``,
     :func:`normalize_message`, then every op type name other than ``keep_ops`` (the
     culprit's anchors) replaced by ``<op>``."""
     keep = set(keep_ops)
-    text = _NODE_CONTEXT.sub("In Node <node>: ", message)
+    text = _NODE_NAME.sub(")", _NODE_CONTEXT.sub("In Node <node>: ", message))
     text = _replace_names(text, names)
     text = normalize_message(text)
 

@@ -48,9 +48,9 @@ def fuzz_args(address: str, out: Path, *more: str, planted: str = PLANTED) -> li
             "--reduce-seconds", "0", *more]
 
 
-def start(args: list[str]) -> subprocess.Popen:
+def start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "fuzzer", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
 
 
 def campaign(out: Path) -> dict:
@@ -136,9 +136,12 @@ def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
 def test_killing_the_driver_and_resuming_completes_the_same_ranges(cluster, tmp_path):
     nodes, _ = cluster
     out = tmp_path / "crashes"
-    total = 64 * RANGE_SIZE  # more than the actors run before campaign.json is first saved
-    # (10 s)
-    proc = start(fuzz_args(nodes.address, out, "--max-cases", str(total), planted=QUICK))
+    # ranges become done one by one as their findings settle; with campaign.json written
+    # every 10 s the whole campaign could end between two writes (it did, on a quick run),
+    # so the driver checkpoints every 0.5 s here and the kill comes soon after 2 are done
+    total = 64 * RANGE_SIZE
+    proc = start(fuzz_args(nodes.address, out, "--max-cases", str(total), planted=QUICK),
+                 env={"OPTFUZZ_SAVE_EVERY": "0.5"})
     wait_for(lambda: len(expand(campaign(out).get("cluster", {}).get("done", []))) >= 2
              or proc.poll() is not None)
     os.kill(proc.pid, signal.SIGKILL)

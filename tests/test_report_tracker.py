@@ -254,20 +254,23 @@ def test_a_bundle_without_state_regression_or_upstream_still_renders(tmp_path: P
     edit_meta(folder, state={"state": "reported", "url": "https://example.org/issues/7",
                              "time": "2026-01-02T00:00:00Z", "by": "optfuzz mark",
                              "history": []},
-              regression={"last_good": "0.9", "first_bad": "1.0", "first_fixed": None},
-              upstream={"0.9": "fixed", "1.0": {"verdict": "reproduces", "seconds": 1.5}})
+              regression={"last_good": "0.9", "first_bad": "1.0", "first_fixed": None,
+                          "newest_checked": "1.0", "checked": ["0.9", "1.0"], "skipped": {},
+                          "time": "2026-01-03T00:00:00Z"},
+              upstream=[{"spec": "fake==0.9", "version": "0.9", "status": "fixed",
+                         "time": "2026-01-03T00:00:00Z", "message": None, "observed": None},
+                        {"spec": "fake==1.0", "version": "1.0", "status": "fails",
+                         "time": "2026-01-03T00:00:00Z", "message": "x", "observed": None}])
     assert refresh_report(folder)
     body = status(folder)
     assert "- State: reported at `https://example.org/issues/7` (set 2026-01-02T00:00:00Z " \
            "by optfuzz mark)" in body
     assert "- Regression range: last good `0.9`, first bad `1.0`" in body
-    assert "| `0.9` | `fixed` |" in body and "| `1.0` | `reproduces` |" in body
-    for odd in ({"state": 3, "regression": "x", "upstream": 5},
-                {"state": {"state": "moved"}, "regression": [], "upstream": [{"v": 1}]}):
-        edit_meta(folder, **odd)
-        assert refresh_report(folder), odd
-        assert "- Regression range: not bisected" in status(folder)
-        assert "Versions checked: fake `1.0`" in status(folder)
+    assert "| `0.9` | `fixed` |" in body and "| `1.0` | `fails` |" in body
+    edit_meta(folder, regression=None, upstream=None, state=None)  # as a bundle never checked
+    assert refresh_report(folder)
+    assert "- Regression range: not bisected" in status(folder)
+    assert "Versions checked: fake `1.0`" in status(folder)
 
 
 def test_the_gh_line_files_the_report_in_the_targets_repository() -> None:

@@ -15,6 +15,7 @@ worker pool died, the disk is full) stops within seconds, saves what it can and 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import shutil
 import threading
@@ -71,7 +72,21 @@ BATCH = 32
 GUIDED_BATCH = 8
 #: cases in flight per worker: three batches, so that no worker waits for the next one.
 IN_FLIGHT_BATCHES = 3
-SAVE_EVERY = 10.0  # seconds between campaign.json writes
+#: seconds between campaign.json writes (the checkpoint a killed campaign resumes from);
+#: ``OPTFUZZ_SAVE_EVERY`` sets another (a cluster campaign whose driver may be killed).
+SAVE_EVERY = 10.0
+
+
+def save_every() -> float:
+    """Seconds between campaign.json writes: ``OPTFUZZ_SAVE_EVERY`` where set to a positive
+    number, else :data:`SAVE_EVERY`."""
+    try:
+        seconds = float(os.environ.get("OPTFUZZ_SAVE_EVERY", ""))
+    except ValueError:
+        return SAVE_EVERY
+    return seconds if seconds > 0 else SAVE_EVERY
+
+
 FINISH_GRACE = 60.0  # seconds to finish queued findings (with reduction) at the end
 _NOT_CONTENT = frozenset({LOCK_FILE, ".lock"})  # files a folder may hold and still be empty
 
@@ -342,12 +357,12 @@ class Campaign:
             self._save_now_and_then(sandbox)
 
     def _save_now_and_then(self, sandbox: Any) -> None:
-        """Every :data:`SAVE_EVERY` seconds: campaign.json, the log's progress line.
+        """Every :func:`save_every` seconds: campaign.json, the log's progress line.
 
         Raises:
             OSError: campaign.json could not be written.
         """
-        if time.monotonic() - self.last_save > SAVE_EVERY:
+        if time.monotonic() - self.last_save > save_every():
             self._checkpoint()
             self.stats.tick()
             self.stats.save(self.store.root)

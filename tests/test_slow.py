@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.modelio.repeat import MIN_BLOCKS, find_run, rescale
+from oracles.base import Finding
 from oracles.slow import EXPONENT, MIN_TIMED, judge_growth
 from tests.test_cli_check import optfuzz
 
@@ -187,8 +188,11 @@ def test_the_scale_down_at_hand_stops_at_the_campaigns_cutoff(box):
     case = TestCase("fake", {"passes": ["slow-quadratic"], "fixed_point": False},
                     {"kind": "bytes"}, model_bytes=relu_chain(1100).SerializeToString(),
                     growth=True, keep=True)
-    result = box.run(case)
-    (slow,) = [f for f in result.findings if f.symptom == "slow"]
+    result = box.run(case)  # keep=True: its artifacts hold the found model
+    # the finding at hand is built, not measured: this test is about the cutoff, and a
+    # timing on a loaded machine need not show the growth (the planted-pass test does)
+    slow = Finding("slow", "optimize", "optimize time grows as nodes^2.0",
+                   {"growth": "passes", "exponent": 2.0})
     runs: list[TestCase] = []
 
     class Counting:  # the sandbox, counting the runs of the scale-down

@@ -2,7 +2,9 @@
 
 In: a target name and a build kind. Out: a :class:`~fuzzer.builds.record.Build` in the
 user's cache that a process activates before importing the target. ``BUILDERS`` maps a target
-to the function that builds it; a new buildable target is one new module and one entry.
+to the module that builds it (``build(kind, ...)`` for an instrumented build of the installed
+version, ``build_checkout(checkout, site, ...)`` for a source checkout, as ``replay --against``
+takes one); a new buildable target is one new module and one entry.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from fuzzer.builds.kinds import KINDS, BuildKind
 from fuzzer.builds.record import Build, build_folder, load_build
 from fuzzer.errors import InputError
 
-#: target name -> "module:function" that builds it (see fuzzer.builds.onnxoptimizer.build).
+#: target name (its distribution's canonical name) -> the module that builds it (see
+#: fuzzer.builds.onnxoptimizer).
 BUILDERS: dict[str, str] = {
-    "onnxoptimizer": "fuzzer.builds.onnxoptimizer:build",
+    "onnxoptimizer": "fuzzer.builds.onnxoptimizer",
 }
 
 
@@ -30,8 +33,16 @@ def builder(target: str) -> Callable[..., Any]:
     if target not in BUILDERS:
         raise InputError(f"no instrumented build of {target}; buildable: "
                          f"{', '.join(sorted(BUILDERS))}")
-    module, attr = BUILDERS[target].split(":")
-    return getattr(importlib.import_module(module), attr)
+    return importlib.import_module(BUILDERS[target]).build
+
+
+def checkout_builder(project: str) -> Callable[..., Any] | None:
+    """The function that builds a source checkout of distribution ``project`` (canonical
+    name) offline, as :func:`fuzzer.builds.onnxoptimizer.build_checkout` does; None for a
+    project whose own build needs nothing of optfuzz (a pure-Python one, which pip builds)."""
+    if project not in BUILDERS:
+        return None
+    return getattr(importlib.import_module(BUILDERS[project]), "build_checkout", None)
 
 
 def coverage_build(target: Any) -> Any:
@@ -65,5 +76,5 @@ def _installed_build(target: Any, kind: str) -> Any:
     return load_build(target.name, kind, target.version())
 
 
-__all__ = ["BUILDERS", "KINDS", "Build", "BuildKind", "build_folder", "builder",
+__all__ = ["BUILDERS", "KINDS", "Build", "BuildKind", "build_folder", "builder", "checkout_builder",
            "coverage_build", "load_build", "sanitizer_build"]

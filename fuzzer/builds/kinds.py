@@ -4,7 +4,9 @@ such a build needs at run time.
 ``coverage`` follows gcov's own recipe (GCC's ``--coverage``, no optimization, so that lines
 and branches map back to the source); ``-fprofile-update=atomic`` keeps counters exact in the
 optimizer's threads, and ``-fprofile-filter-files`` instruments only the optimizer's own
-sources, not the onnx and protobuf code it links. ``sanitize`` is AddressSanitizer plus
+sources, not the onnx and protobuf code it links. ``release`` is what the package's own
+``setup.py`` builds (a source checkout a maintainer patched, to replay bundles against).
+``sanitize`` is AddressSanitizer plus
 UndefinedBehaviorSanitizer (``-fsanitize=address,undefined``) as their documentation
 recommends for Python extensions: the ASan runtime preloaded into the interpreter, leak
 detection off (the interpreter's own allocations are not the target's), a report to a log
@@ -25,7 +27,8 @@ class BuildKind:
     """One kind of instrumented build.
 
     Attributes:
-        name: ``"coverage"`` or ``"sanitize"`` (the value of ``--build``).
+        name: ``"coverage"``, ``"sanitize"`` (the values of ``--build``) or ``"release"``
+            (an uninstrumented build of a source checkout, for ``replay --against``).
         cxx_flags: extra C++ compiler flags; ``{source}`` is replaced by a regex of the
             target's own source folder.
         link_flags: extra linker flags of the Python extension module.
@@ -75,6 +78,8 @@ KINDS: dict[str, BuildKind] = {
         },
         memory_limit_ok=False,
     ),
+    # as the package's own setup.py builds it: CMake's Release type, no instrumentation
+    "release": BuildKind(name="release", cxx_flags="", link_flags="", build_type="Release"),
 }
 
 

@@ -11,6 +11,7 @@ beside it into the build's ``site`` folder.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
+from fuzzer.builds.install import record_distribution
 from fuzzer.builds.kinds import KINDS
 from fuzzer.builds.record import Build, build_folder
 from fuzzer.builds.sdist import fetch_sdist, unpack
@@ -116,12 +118,7 @@ def build(kind: str, jobs: int = 2, sdist: Path | None = None,
         InputError: unknown kind, missing system packages or pybind11, no sdist, or a failed
             step (the message names the log).
     """
-    if kind not in KINDS:
-        raise InputError(f"unknown build {kind!r}; known: {', '.join(KINDS)}")
-    missing = _missing_system()
-    if missing:
-        raise InputError("building onnxoptimizer needs the system packages "
-                         f"{' '.join(missing)} (apt-get install {' '.join(missing)})")
+    _check(kind)
     version = metadata.version(PROJECT)
     folder = build_folder(PROJECT, version, kind)
     folder.mkdir(parents=True, exist_ok=True)
@@ -134,14 +131,75 @@ def build(kind: str, jobs: int = 2, sdist: Path | None = None,
     source = unpack(archive, folder / "src")
     objects = folder / "obj"
     shutil.rmtree(objects, ignore_errors=True)
-    say(f"configuring ({kind}); log: {log}")
-    _run(configure_args(source, objects, kind), log, "configure")
-    say(f"compiling with {jobs} jobs (several minutes)")
-    _run(["cmake", "--build", str(objects), "--target", EXTENSION, "-j", str(jobs)], log,
-         "compile")
+    _compile(source, objects, kind, log, jobs, say)
     _assemble(source, objects, folder / "site", version)
     record = Build(target=PROJECT, version=version, kind=kind, folder=str(folder),
                    source=str(source), objects=str(objects), site=str(folder / "site"),
                    passes_dir=PASSES_DIR, seconds=round(time.monotonic() - start, 1))
     record.save()
     return record
+
+
+def build_checkout(checkout: Path, site: Path, jobs: int = 2,
+                   say: Callable[[str], None] = print) -> Build:
+    """Build a source checkout of onnxoptimizer (a clone or an unpacked sdist, patched or
+    not) as the package's own ``setup.py`` would, offline, and put the package into
+    ``site`` as an installed distribution
+    (:func:`fuzzer.builds.install.record_distribution`).
+
+    The objects stay in the cache (one folder per checkout path, beside the instrumented
+    builds), so building the same checkout again after a patch recompiles only what the
+    patch touched.
+
+    Args:
+        checkout: the checkout's top folder (with ``CMakeLists.txt`` and
+            ``onnxoptimizer/``).
+        site: an import folder (an environment's site-packages) to put the package in.
+        jobs: parallel compile jobs.
+        say: where progress lines go.
+
+    Returns:
+        The record of the build (kind ``release``; ``version`` from ``VERSION_NUMBER``).
+
+    Raises:
+        InputError: not an onnxoptimizer checkout, missing system packages or pybind11, or
+            a failed step (the message names the log).
+    """
+    _check("release")
+    checkout = checkout.resolve()
+    if not (checkout / "CMakeLists.txt").is_file() or not (checkout / PROJECT).is_dir():
+        raise InputError(f"{checkout}: no CMakeLists.txt and {PROJECT}/ folder; not an "
+                         f"{PROJECT} checkout")
+    version_file = checkout / "VERSION_NUMBER"
+    version = version_file.read_text().strip() if version_file.is_file() else "0+unknown"
+    digest = hashlib.sha256(str(checkout).encode()).hexdigest()[:12]
+    folder = build_folder(PROJECT, f"checkout-{digest}", "release")
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "build.log"
+    log.write_text(f"checkout: {checkout}\n")
+    start = time.monotonic()
+    objects = folder / "obj"
+    _compile(checkout, objects, "release", log, jobs, say)
+    _assemble(checkout, objects, site, version)
+    record_distribution(site, PROJECT, version, [PROJECT], checkout)
+    return Build(target=PROJECT, version=version, kind="release", folder=str(folder),
+                 source=str(checkout), objects=str(objects), site=str(site),
+                 passes_dir=PASSES_DIR, seconds=round(time.monotonic() - start, 1))
+
+
+def _check(kind: str) -> None:
+    if kind not in KINDS:
+        raise InputError(f"unknown build {kind!r}; known: {', '.join(KINDS)}")
+    missing = _missing_system()
+    if missing:
+        raise InputError("building onnxoptimizer needs the system packages "
+                         f"{' '.join(missing)} (apt-get install {' '.join(missing)})")
+
+
+def _compile(source: Path, objects: Path, kind: str, log: Path, jobs: int,
+             say: Callable[[str], None]) -> None:
+    say(f"configuring ({kind}); log: {log}")
+    _run(configure_args(source, objects, kind), log, "configure")
+    say(f"compiling with {jobs} jobs (several minutes the first time)")
+    _run(["cmake", "--build", str(objects), "--target", EXTENSION, "-j", str(jobs)], log,
+         "compile")

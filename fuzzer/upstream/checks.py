@@ -76,7 +76,7 @@ class UpstreamChecks:
             if self.cache.cached(spec) is None:
                 self.notify(f"installing {spec.text}")
             try:
-                self._envs[spec.text] = self.cache.ensure(spec)
+                self._envs[spec.text] = self.cache.ensure(spec, self.notify)
             except InstallError as exc:
                 self._envs[spec.text] = exc
         found = self._envs[spec.text]

@@ -5,7 +5,9 @@ venv`` and pip where uv is missing), in ``<cache>/envs/<key>/`` (``$XDG_CACHE_HO
 ``$OPTFUZZ_CACHE_DIR`` or ``--env-cache DIR``). It installs the SPEC alone (``--no-deps``)
 and sees this process's import path behind its own packages (a ``.pth`` file that adds those
 folders, last): so onnx, onnxruntime, numpy, optfuzz and the target's other dependencies are
-the very installs this process uses, and only the target differs. Where the target needs a
+the very installs this process uses, and only the target differs. A source checkout of a
+project :mod:`fuzzer.builds` knows how to build (onnxoptimizer) is built by that offline
+build, not by the installer. Where the target needs a
 dependency that is missing here or too old, that one is installed into the environment too,
 with onnx, onnxruntime and numpy pinned to this process's versions (an old release that
 needs another onnx cannot be installed: it would not be the same test).
@@ -26,10 +28,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from fuzzer.builds import checkout_builder
+from fuzzer.errors import InputError
 from fuzzer.store.versions import environment_versions, utc_now
 from fuzzer.upstream.spec import Spec
 
@@ -184,8 +189,12 @@ class EnvironmentCache:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def ensure(self, spec: Spec) -> Environment:
+    def ensure(self, spec: Spec, say: Callable[[str], None] | None = None) -> Environment:
         """``spec``'s environment, made first where it is not cached.
+
+        Args:
+            spec: the build to install.
+            say: where the progress lines of a long step (a C++ source build) go.
 
         Raises:
             InstallError: the environment cannot be made or the SPEC not installed there
@@ -200,7 +209,7 @@ class EnvironmentCache:
             self.root.mkdir(parents=True, exist_ok=True)
             building = Path(tempfile.mkdtemp(prefix=f".building-{folder.name}-",
                                              dir=self.root))
-            made = self._build(spec, building)
+            made = self._build(spec, building, say or (lambda text: None))
             try:
                 os.rename(building, folder)
             except OSError:
@@ -217,14 +226,26 @@ class EnvironmentCache:
             if building is not None:
                 shutil.rmtree(building, ignore_errors=True)
 
-    def _build(self, spec: Spec, folder: Path) -> Environment:
+    def _build(self, spec: Spec, folder: Path, say: Callable[[str], None]) -> Environment:
         self._command(spec, self._venv(folder), "cannot create the environment")
         env = Environment(folder, spec.text, "", "", "", {})
         site = _write_overlay(env)
-        self._install(spec, env, ["--no-deps", *self._binary_only(spec), spec.text])
-        names = env.probe("installed", site)
-        project = _installed_project(spec, names)
-        unmet = env.probe("unmet", project[0])
+        own_build = checkout_builder(spec.project) \
+            if spec.kind == "source" and spec.project else None
+        if own_build is not None:
+            # a C++ optimizer's own setup.py would fetch its build tools and dependencies
+            # and compile more than the extension; optfuzz's offline build does neither
+            try:
+                made = own_build(spec.path, Path(site), jobs=os.cpu_count() or 1, say=say)
+            except InputError as exc:
+                raise InstallError(f"cannot build {spec.text}: {exc}") from None
+            project = (made.target, made.version)
+            unmet: list[str] = []
+        else:
+            self._install(spec, env, ["--no-deps", *self._binary_only(spec), spec.text])
+            names = env.probe("installed", site)
+            project = _installed_project(spec, names)
+            unmet = env.probe("unmet", project[0])
         pins = self.pins(project[0])
         if unmet:
             constraints = folder / "pins.txt"

@@ -1,15 +1,19 @@
 """A SPEC: one build of a target's package to install into an environment of its own.
 
 Four kinds: a released version (``onnxslim==0.1.80``, from the package index), a wheel file,
-an sdist file, or a source checkout folder (built by the installer). A released version's
+an sdist file, or a source checkout folder (built by the installer, or by optfuzz's own
+offline build where :mod:`fuzzer.builds` has one for the project). A released version's
 project and version are known before it is installed; a file's come from its name (the
-wheel and sdist naming rules); a checkout's only from what its build installs.
+wheel and sdist naming rules); a checkout's project from its ``pyproject.toml`` where it
+declares one, its version only from what its build installs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +27,11 @@ from packaging.utils import (
 )
 
 from fuzzer.errors import InputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 KINDS = ("release", "wheel", "sdist", "source")
 #: endings of an sdist file name.
@@ -51,19 +60,50 @@ class Spec:
         return None if self.kind == "release" else Path(self.text)
 
     def fingerprint(self) -> str:
-        """What, beside :attr:`text`, decides the build: a file's sha256, a git checkout's
-        HEAD commit ("" for a release, or a checkout outside git)."""
+        """What, beside :attr:`text`, decides the build: a file's sha256; for a checkout,
+        its git HEAD commit with a digest of its uncommitted changes (a patch applied but
+        not committed is another build), or outside git a digest of every file's path, size
+        and modification time; "" for a release."""
         path = self.path
         if path is None:
             return ""
         if path.is_file():
             return hashlib.sha256(path.read_bytes()).hexdigest()
-        try:
-            head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"],
-                                  capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        return head.stdout.strip() if head.returncode == 0 else ""
+        head = _git(path, "rev-parse", "HEAD")
+        if head is None:
+            return _tree_digest(path)
+        changes = _git(path, "diff", "HEAD", "--binary") or ""
+        untracked = _git(path, "ls-files", "--others", "--exclude-standard") or ""
+        if not changes and not untracked:
+            return head.strip()
+        digest = hashlib.sha256(changes.encode())
+        for name in sorted(untracked.split()):
+            file = path / name
+            digest.update(name.encode() + (file.read_bytes() if file.is_file() else b""))
+        return f"{head.strip()}+{digest.hexdigest()[:16]}"
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """``git -C folder ARGS``'s output, or None where git fails (no git, not a checkout)."""
+    try:
+        proc = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
+                              text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _tree_digest(folder: Path) -> str:
+    """A digest of the path, size and modification time (ns) of every file under
+    ``folder`` but hidden folders and build output (``build*``)."""
+    digest = hashlib.sha256()
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "build")))
+        for name in sorted(files):
+            stat = (Path(top) / name).stat()
+            rel = os.path.relpath(Path(top) / name, folder)
+            digest.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def release(project: str, version: str) -> Spec:
@@ -96,6 +136,17 @@ def parse_spec(text: str) -> Spec:
     return release(requirement.name, pins[0].version)
 
 
+def _checkout_project(folder: Path) -> str | None:
+    """The canonical distribution name a checkout's ``pyproject.toml`` declares, or None
+    (no such file, or a name only ``setup.py`` knows)."""
+    try:
+        data = tomllib.loads((folder / "pyproject.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    name = data.get("project", {}).get("name")
+    return canonicalize_name(name) if isinstance(name, str) else None
+
+
 def _path_spec(text: str, path: Path) -> Spec:
     if not path.exists():
         raise InputError(f"{text}: no such file or folder")
@@ -104,7 +155,7 @@ def _path_spec(text: str, path: Path) -> Spec:
         if not any((path / name).is_file() for name in ("pyproject.toml", "setup.py")):
             raise InputError(f"{text}: a folder without pyproject.toml or setup.py is no "
                              "source checkout")
-        return Spec(str(path), "source")
+        return Spec(str(path), "source", _checkout_project(path))
     try:
         if path.name.endswith(".whl"):
             name, version, _, _ = parse_wheel_filename(path.name)

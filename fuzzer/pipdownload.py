@@ -26,7 +26,7 @@ def pip_download(requirement: str, dest: Path, options: Sequence[str] = (),
     Args:
         requirement: what to download, e.g. ``"onnxoptimizer==0.3.13"``.
         dest: the folder the archive lands in.
-        options: more pip options, e.g. ``["--no-binary", ":all:"]`` for an sdist or
+        options: more pip options, e.g. ``["--no-binary", NAME]`` for an sdist or
             ``["--no-index", "--find-links", DIR]`` for a local folder.
         timeout: seconds pip may take.
 

@@ -1,9 +1,11 @@
 """Source distributions from the package index, fetched by pip and unpacked safely.
 
-``pip download --no-deps --no-binary :all: NAME==VERSION`` runs in a child process
+``pip download --no-deps --no-binary NAME NAME==VERSION`` runs in a child process
 (:mod:`fuzzer.pipdownload`), so the user's pip configuration applies (index, proxies,
 certificates) and pip checks the sha256 the index publishes; as for any sdist, pip prepares
-its metadata (in an isolated build environment, as ``pip install`` would). A local archive
+its metadata (in an isolated build environment, as ``pip install`` would), with the build's
+own requirements as wheels: ``--no-binary :all:`` would compile those too (onnxoptimizer's
+``cmake`` from source, for a quarter of an hour on two cores). A local archive
 (``--sdist PATH``) skips the index. :func:`index_files` reads a project's file list (every
 version's wheels and sdists, with their tags, yanked marks and Python requirements) from the
 index's JSON simple API (PEP 691), which pip has no command to print.
@@ -62,7 +64,7 @@ def fetch_sdist(project: str, version: str, folder: Path,
     """
     requirement = f"{project}=={version}"
     try:
-        pip_download(requirement, folder, ["--no-binary", ":all:", *pip_options])
+        pip_download(requirement, folder, ["--no-binary", project, *pip_options])
     except InputError as exc:
         raise InputError(f"{exc}; pass --sdist PATH to build from an archive you have") \
             from None

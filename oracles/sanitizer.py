@@ -21,6 +21,8 @@ _ASAN = re.compile(r"==\d+==ERROR: (?P<tool>\w+Sanitizer): (?P<kind>.+?)(?: on |
 _UBSAN = re.compile(r"(?P<loc>\S+:\d+(?::\d+)?): runtime error: (?P<kind>[^:\n]+)")
 _FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in (?P<func>.+?) (?P<loc>\S+)$", re.M)
 _RUNTIME = ("libsanitizer", "/asan/", "/ubsan/", "sanitizer_common")
+#: frames of a crash state (:func:`parse_report`).
+STATE_FRAMES = 3
 #: location markers of the target's own code, most telling first.
 _OWN = ("/passes/", "onnxoptimizer/")
 
@@ -60,8 +62,11 @@ def parse_report(text: str) -> dict[str, Any]:
     """The facts of one sanitizer report: ``tool`` (``AddressSanitizer`` or
     ``UndefinedBehaviorSanitizer``), ``kind`` (``heap-use-after-free``, ``signed integer
     overflow``), ``function``, ``file`` (base name), ``line`` (or None), and ``frames`` (the
-    stack's ``function file:line`` lines, at most 12). Unknown formats give kind
-    ``"report"`` and the first line as ``headline``."""
+    stack's ``function file:line`` lines, at most 12), and ``state``: the crash state, the
+    names of the top :data:`STATE_FRAMES` frames in the target's own sources (else outside
+    the sanitizer runtime), without arguments or template arguments, as ClusterFuzz's crash
+    state takes the top three frames of a stack. Unknown formats give kind ``"report"`` and
+    the first line as ``headline``."""
     frames = [(m.group("func"), m.group("loc")) for m in _FRAME.finditer(text)]
     asan, ubsan = _ASAN.search(text), _UBSAN.search(text)
     facts: dict[str, Any] = {"tool": "Sanitizer", "kind": "report", "function": "",
@@ -78,6 +83,7 @@ def parse_report(text: str) -> dict[str, Any]:
     outside = [f for f in frames
                if not any(mark in f[1] for mark in _RUNTIME)
                and not f[0].startswith(("__interceptor_", "__asan", "__ubsan"))]
+    facts["state"] = [_untemplated(_short(f)) for f, _ in (ours or outside)[:STATE_FRAMES]]
     chosen = (ours or outside or [None])[0]
     if chosen is not None:
         file, line = _where(chosen[1])

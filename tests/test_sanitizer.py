@@ -168,3 +168,54 @@ def test_a_template_function_is_one_root_cause_whatever_its_type():
     assert longs.detail["site"] == floats.detail["site"] == (
         "null pointer passed as argument N, which is declared to never be null "
         "onnx::optimization::ParseTensorData")
+
+
+
+@needs_asan
+def test_a_plain_campaign_gives_a_native_crash_its_crash_state(tmp_path):
+    proc = fuzz(tmp_path / "out", "--crash-states")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (meta,) = bundles(tmp_path / "out")
+    assert meta["symptom"] == "optimizer-abort"  # as the plain run showed it
+    state = meta["crash_state"]
+    assert (state["tool"], state["kind"]) == ("AddressSanitizer", "attempting double-free")
+    assert state["frames"] and meta["root_cause"] == \
+        f"fake|(crash state)|crash|attempting double-free in {' < '.join(state['frames'])}"
+    assert meta["breaking_pass"] == "double-free"  # the culprit is still named
+    report = (tmp_path / "out" / meta["id"] / "report.md").read_text()
+    assert "## Crash state" in report and state["frames"][0] in report
+    assert report.startswith("# fake: double-free fails: attempting double-free in ")
+
+
+@needs_asan
+def test_one_memory_fault_reached_from_two_passes_is_one_bundle_by_its_crash_state(tmp_path):
+    from fuzzer.execution.sandbox import Sandbox
+    from fuzzer.handling.crash_state import CrashWitness
+    from fuzzer.handling.outcome import FindingPolicy
+    from fuzzer.handling.record import handle_finding
+    from fuzzer.store.folder import BundleStore
+    from fuzzer.targets import get_target
+    from tests.localize_models import chain, fake_case, fillers
+
+    model = chain(["Neg", "Exp"])
+    cases = [fake_case(model, fillers({4: bug})) for bug in ("double-free", "double-free-b")]
+    witness = CrashWitness.for_target(get_target("fake"), 60.0)
+    try:
+        with Sandbox(jobs=1, timeout=30.0) as box:
+            def ids(policy, folder):
+                store = BundleStore(folder)
+                for case in cases:
+                    handle_finding(store, box, case, box.run(case), "1.0", policy)
+                return {i: store.meta(i) for i in store.ids()}
+
+            plain = ids(FindingPolicy(reduce_seconds=0, verify=False), tmp_path / "plain")
+            states = ids(FindingPolicy(reduce_seconds=0, verify=False, witness=witness),
+                         tmp_path / "states")
+    finally:
+        witness.close()
+    assert sorted(m.breaking_pass for m in plain.values()) == ["double-free", "double-free-b"]
+    (meta,) = states.values()
+    assert meta.hits == 2, meta  # the second pass's crash joined the first's bundle
+    assert {k.split("|")[1] for k in meta.extra["preliminary_keys"]} == \
+        {"double-free", "double-free-b"}
+    assert meta.extra["crash_state"]["kind"] == "attempting double-free"

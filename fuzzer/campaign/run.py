@@ -14,6 +14,7 @@ worker pool died, the disk is full) stops within seconds, saves what it can and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
@@ -203,6 +204,9 @@ class Campaign:
         self.guide = _guide(settings, self.store.root, self.target)
         self.batch = GUIDED_BATCH if self.guide is not None else BATCH
         self.sanitizer = _sanitizer(settings, self.target)
+        self.witness = _witness(settings, self.target)
+        if self.witness is not None:
+            settings.policy = dataclasses.replace(settings.policy, witness=self.witness)
         self.findings = self._finding_worker()
         self.ctrl_c = StopRequest()
         self.documented_logged: set[str] = set()
@@ -312,6 +316,9 @@ class Campaign:
                 findings.finish(0.0, abandon=True)
             if self.sanitizer is not None:
                 shutil.rmtree(self.sanitizer.folder, ignore_errors=True)
+            if self.witness is not None:
+                self.witness.close()
+                shutil.rmtree(self.witness.runtime.folder, ignore_errors=True)
         if failure is None and findings.failure is not None:
             failure = as_campaign_error(findings.failure, "the finding thread", self.store.root)
         save_error = self._save()
@@ -510,6 +517,23 @@ def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:
     setup = EdgeSetup(folder=str(folder / "edges"), build=coverage_build(target))
     return Guide(setup, max(1, settings.jobs // 2), settings.timeout, settings.memory_limit,
                  folder, settings.seed, settings.resume)
+
+
+#: how many times a plain run's timeout a case may take on the sanitize build (ASan and UBSan
+#: slow a C++ optimizer several times over).
+SANITIZED_SLOWDOWN = 5.0
+
+
+def _witness(settings: CampaignSettings, target: Any) -> Any:
+    """The campaign's :class:`fuzzer.handling.crash_state.CrashWitness`, or None: none asked
+    for (``crash_states`` False, or None for a target without native code of its own), the
+    cases run on the sanitize build already, or there is no sanitize build here."""
+    if settings.build == "sanitize" or settings.crash_states is False or \
+            (settings.crash_states is None and target.reports_edges):
+        return None
+    from fuzzer.handling.crash_state import CrashWitness
+
+    return CrashWitness.for_target(target, settings.timeout * SANITIZED_SLOWDOWN)
 
 
 def _sanitizer(settings: CampaignSettings, target: Any) -> Any:

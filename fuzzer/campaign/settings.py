@@ -64,6 +64,9 @@ class CampaignSettings:
         build: ``"sanitize"`` runs every case, localization and reduction on the target's
             sanitize build under the sanitizer runtime (:mod:`fuzzer.builds.sanitizer`);
             None runs the target as installed.
+        crash_states: run each new native crash once more on the target's sanitize build
+            for its crash state (:mod:`fuzzer.handling.crash_state`); None: where a sanitize
+            build of a native target is there, unless ``build`` is already ``sanitize``.
     """
 
     out: Path
@@ -90,6 +93,7 @@ class CampaignSettings:
     guided: bool = False
     ray: str | None = None
     build: str | None = None
+    crash_states: bool | None = None
 
     def record(self) -> dict[str, Any]:
         """The identity and operational settings as campaign.json keeps them (JSON types)."""

@@ -65,6 +65,11 @@ def register(app: typer.Typer) -> None:
             "instrumented build: 'sanitize' runs every case under AddressSanitizer and "
             "UndefinedBehaviorSanitizer (`optfuzz target build TARGET --sanitize`; reports "
             "are memory-error findings); 'coverage' is --guided."),
+        crash_states: bool = typer.Option(
+            None, "--crash-states/--no-crash-states", help="Run each new native crash (a "
+            "signal, an impossible allocation) once more on the target's sanitize build and "
+            "key it by the sanitizer's crash type and top frames [default: on where `optfuzz "
+            "target build TARGET --sanitize` made one]."),
         ray: str = typer.Option(
             None, "--ray", metavar="[ADDRESS]", help="Run on Ray: alone, a local Ray "
             "instance; 'auto' or ray://host:port joins a running cluster (needs the "
@@ -107,7 +112,7 @@ def register(app: typer.Typer) -> None:
             policy=FindingPolicy(localize=not no_localize, reduce_seconds=reduce_seconds),
             resume=resume, live=not quiet, allow_change=allowed, guided=guided,
             ray=None if ray is None else "" if ray == "local" else ray,
-            build="sanitize" if build == "sanitize" else None)
+            build="sanitize" if build == "sanitize" else None, crash_states=crash_states)
         if not settings.generated and not settings.mutated and not models:
             raise InputError("no test cases: no generated or mutated source and an empty "
                              "corpus")

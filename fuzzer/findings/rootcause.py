@@ -316,6 +316,20 @@ def shared_cause_key(target: str, cause: str, finding: Finding) -> str:
     return "|".join([target, f"({cause})", fault_kind(finding), cause])
 
 
+#: the culprit field of a key taken from a crash state (no pass: one memory fault is one
+#: bucket whichever pass reached it).
+CRASH_STATE = "(crash state)"
+
+
+def crash_state_key(target: str, kind: str, frames: Iterable[str], location: str = "") -> str:
+    """The bucket key of a crash whose sanitizer report (on the target's sanitize build)
+    names crash type ``kind`` and top ``frames`` (function names, innermost first; else
+    ``location``): one bucket per crash state, whatever pass or symptom showed it
+    (ClusterFuzz's crash state: type plus top three frames)."""
+    where = " < ".join(frames) or location or "(no frame)"
+    return "|".join([target, CRASH_STATE, CRASH, f"{kind} in {where}"])
+
+
 def root_cause_id(symptom: str, key: str) -> str:
     """The bundle folder name of a root cause first seen as ``symptom``:
     ``<symptom>-<8 hex digits of sha256 of the key>``."""

@@ -41,6 +41,9 @@ class FindingPolicy:
         cutoff: a moment past which the reduction and trigger probes at hand stop with what
             they have (:class:`fuzzer.reduce.predicate.Cutoff`; a campaign whose grace
             period is over sets it). Copies of the policy share it.
+        witness: where native crashes get their crash state
+            (:class:`fuzzer.handling.crash_state.CrashWitness`, on the target's sanitize
+            build); None: keyed by their culprit and site alone.
     """
 
     localize: bool = True
@@ -50,6 +53,7 @@ class FindingPolicy:
     probe_seconds: float = 30.0
     localize_seconds: float | None = None
     cutoff: Cutoff = field(default_factory=Cutoff, compare=False, repr=False)
+    witness: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

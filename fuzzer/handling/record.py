@@ -14,6 +14,7 @@ from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
 from fuzzer.findings.rootcause import root_cause_id
 from fuzzer.handling.bundle import build_meta, bundle_files, hit, is_plainer
+from fuzzer.handling.crash_state import CrashState, native_crash
 from fuzzer.handling.determinism import deterministic
 from fuzzer.handling.exactness import float64_explains
 from fuzzer.handling.growth import HANDLING
@@ -50,9 +51,10 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     the original must run deterministically, then reduce <-> localize to a fixed point
     (:func:`fuzzer.handling.minimize.minimize`), documented behaviour checked again on the
     minimized model, the final key on the minimized model (a known root cause becomes a
-    variant of its bundle), and verification of the bundle's own
-    repro.py in a fresh process before the bundle is written. Returns None when ``result``
-    has no finding with artifacts.
+    variant of its bundle; a native crash's key is its crash state on the sanitize build
+    where the policy has one: :mod:`fuzzer.handling.crash_state`), and verification of the
+    bundle's own repro.py in a fresh process before the bundle is written. Returns None
+    when ``result`` has no finding with artifacts.
     """
     roots = roots if roots is not None else RootCauseMemo()
     screened = screen(store, sandbox, case, result, policy, memo, roots)
@@ -126,8 +128,11 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
         trigger, minimal = probe(sandbox, minimal, policy.probe_seconds, policy.cutoff)
         if (late := _too_late(policy, screened)) is not None:  # its probes were cut short
             return late
+    state = _crash_state(policy, minimal)
     key, culprit = key_and_culprit(sandbox, case, minimal.finding, minimal.passes, minimal.run,
                                    trigger)
+    if state is not None:  # one memory fault, whichever pass reached it
+        key = state.key(case.target)
     known = find_root_cause(store, finding.symptom, key)
     plainer = known is not None and is_plainer(store, known, minimal.finding)
     if known is not None and not plainer:
@@ -142,6 +147,8 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
     extra: dict[str, Any] = {"root_cause": key, "breaking_pass": culprit.culprit,
                              "enabling_passes": culprit.enabling, "trigger": trigger,
                              **culprit.to_json()}
+    if state is not None:
+        extra["crash_state"] = state.to_json()
     if prelim != key:
         extra[PRELIMINARY_KEYS] = [prelim]
     if where is not None:
@@ -169,6 +176,20 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
     created = store.create(bid, files, on_exists=hit)
     roots.remember(prelim, bid)
     return Handled("new" if created else "hit", bid, signature=first_wave)
+
+
+def _crash_state(policy: FindingPolicy, minimal: Minimal) -> CrashState | None:
+    """The crash state of a native crash (:func:`fuzzer.handling.crash_state.native_crash`)
+    on the policy's sanitize build, run with the minimal passes; None for another finding,
+    or where the campaign has no such build."""
+    if policy.witness is None or not native_crash(minimal.finding):
+        return None
+    case = minimal.case
+    if minimal.passes is not None:
+        target = get_target(case.target)
+        case = dataclasses.replace(case, config=target.with_passes(case.config,
+                                                                   minimal.passes))
+    return policy.witness.state(case)
 
 
 def _minimized(minimal: Minimal) -> Minimized | None:

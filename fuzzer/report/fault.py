@@ -17,7 +17,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fuzzer.findings.rootcause import CRASH, DTYPE, FRAMEWORK, REWRITE, SITELESS_CORE, UNLOCALIZED
+from fuzzer.findings.rootcause import (
+    CRASH,
+    CRASH_STATE,
+    DTYPE,
+    FRAMEWORK,
+    REWRITE,
+    SITELESS_CORE,
+    UNLOCALIZED,
+)
 
 #: the signature of a wrong rewrite that needs a tensor named like the optimizer's own
 #: temporaries (:func:`fuzzer.findings.rootcause.root_cause_key`).
@@ -36,7 +44,8 @@ class RootCause:
     Attributes:
         target: the target's name.
         culprit: the pass at fault, or :data:`fuzzer.findings.rootcause.FRAMEWORK`,
-            :data:`fuzzer.findings.rootcause.UNLOCALIZED` or ``(<shared cause>)``.
+            :data:`fuzzer.findings.rootcause.UNLOCALIZED`,
+            :data:`fuzzer.findings.rootcause.CRASH_STATE` or ``(<shared cause>)``.
         kind: ``rewrite``, ``crash`` or a symptom's name.
         signature: the footprint, ``name clash``, the crash site or the symptom's detail.
     """
@@ -59,7 +68,8 @@ class RootCause:
     def shared_cause(self) -> str | None:
         """The cause outside any one pass that the key names (``(cause)`` as its culprit,
         :func:`fuzzer.findings.rootcause.shared_cause_key`), else None."""
-        if self.culprit in (FRAMEWORK, UNLOCALIZED) or not self.culprit.startswith("("):
+        if self.culprit in (FRAMEWORK, UNLOCALIZED, CRASH_STATE) or \
+                not self.culprit.startswith("("):
             return None
         return self.culprit.strip("()")
 

@@ -356,6 +356,21 @@ def standalone_intro(meta: BundleMeta, standalone: StandaloneRepro) -> str:
         pass_list_line(meta), *standalone.notes])
 
 
+def crash_state_section(meta: BundleMeta, state: dict) -> str:
+    """What the sanitize build said of a native crash (meta.json's ``crash_state``,
+    :mod:`fuzzer.handling.crash_state`): the tool, the crash type, the top frames and the
+    first line of the report, in a fenced block."""
+    lines = [f"#{i} {frame}" for i, frame in enumerate(state.get("frames") or [])]
+    lines += ["", str(state.get("headline", ""))]
+    newline = "\n"
+    where = f" at {code_span(state['location'])}" if state.get("location") else ""
+    return (f"On {meta.target.name}'s sanitize build (AddressSanitizer and "
+            f"UndefinedBehaviorSanitizer; `optfuzz target build {meta.target.name} "
+            f"--sanitize`) the same model and passes give {state.get('tool', 'a sanitizer')}"
+            f"'s {code_span(str(state.get('kind', '')))}{where}. Top frames:\n\n"
+            f"{fenced(newline.join(lines))}\n")
+
+
 def reproduce_section(meta: BundleMeta, model: Any = None, feeds: dict[str, Any] | None = None,
                       attachment: str | None = None) -> str:
     """The "Reproduce" section: the standalone repro (:mod:`fuzzer.report.snippet`) where
@@ -438,6 +453,9 @@ def render_issue_draft(meta: BundleMeta, repro: str | None = None, *,
     actual = kept.actual.rstrip("\n") + "\n" if kept.actual else \
         expected_actual_section(meta, folder, observed)
     parts.append(f"## Expected and actual\n\n{actual}")
+    state = meta.extra.get("crash_state")
+    if isinstance(state, dict):
+        parts.append(f"## Crash state\n\n{crash_state_section(meta, state)}")
     parts.append(f"## Environment\n\n{environment_section(meta)}")
     timing = meta.extra.get("timing")
     if isinstance(timing, dict) and timing.get("table"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from fuzzer.findings.rootcause import FRAMEWORK, NAME_CLASH, UNLOCALIZED
+from fuzzer.findings.rootcause import CRASH_STATE, FRAMEWORK, NAME_CLASH, UNLOCALIZED
 from fuzzer.report.fault import RootCause, fault_words
 from fuzzer.store.meta import BundleMeta
 from oracles import symptom as symptom_record
@@ -117,6 +117,8 @@ def _subject(meta: BundleMeta, cause: RootCause) -> str:
         return "[with no pass: its own load and save]"
     if cause.culprit == UNLOCALIZED:
         return pass_phrase(meta)
+    if cause.culprit == CRASH_STATE:  # keyed by its frames: the pass it was first seen in
+        return breaking_pass(meta) or pass_phrase(meta)
     return cause.culprit
 
 

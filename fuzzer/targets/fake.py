@@ -68,11 +68,13 @@ pass               effect on the model
 ``double-free``    frees one heap block twice (through libc, with ctypes) on a graph with an
                    Exp node: ``memory-error`` under the sanitizer runtime (``--build
                    sanitize``), else glibc's own check aborts (``optimizer-abort``)
+``double-free-b``  the same double free, reached from another pass: one memory fault, one
+                   crash state (``fuzz --crash-states``), the ground truth of crash states
 =================  ==========================================================================
 
 Campaigns draw one to three passes of the pool in random order, so localization has lists
-to search; ``hog``, the ``slow-*`` passes, ``leak``, ``ladder`` and ``double-free`` only run
-where ``--passes`` names them.
+to search; ``hog``, the ``slow-*`` passes, ``leak``, ``ladder`` and the ``double-free``
+passes only run where ``--passes`` names them.
 
 Set ``OPTFUZZ_FAKE_FIXED=raise,drop-node`` to switch bugs off (they become ``clean``), which
 models a new release of the optimizer that fixed them. An installed distribution
@@ -364,7 +366,8 @@ def _double_free(graph: Any) -> None:
 #: are the ground truth of the culprit search, of one bundle per fault across symptoms and
 #: of names kept out of keys, which their tests run on models of their own)
 ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder",
-                        "double-free", "exit", "rank0-shape", "trust-shape", "drop-transpose",
+                        "double-free", "double-free-b", "exit", "rank0-shape", "trust-shape",
+                        "drop-transpose",
                         "bad-unary", "name-leak"})
 
 
@@ -398,6 +401,7 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "leak": _leak,
     "ladder": _ladder,
     "double-free": _double_free,
+    "double-free-b": _double_free,
     "exit": lambda graph: os._exit(0),
     "rank0-shape": _rank0_shape,
     "trust-shape": _trust_shape,

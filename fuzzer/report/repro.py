@@ -306,11 +306,12 @@ def _dependencies(module_name: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _pipeline_sources() -> str:
-    """The source of the pipeline's own checks that repro.py runs as they are."""
-    from fuzzer.execution import pipeline
+    """The source of the stage driver's checks that repro.py runs as they are."""
+    from fuzzer.execution import stage_driver
 
-    return "\n\n".join(inspect.getsource(f) for f in (pipeline.error_text, pipeline.validate,
-                                                      pipeline.interface_feeds))
+    return "\n\n".join(inspect.getsource(f) for f in (stage_driver.error_text,
+                                                      stage_driver.validate,
+                                                      stage_driver.interface_feeds))
 
 
 @lru_cache(maxsize=32)

@@ -256,9 +256,8 @@ class StageDriver:
 
     def checked_optimize(self, optimize: Callable[[Any], Any]) -> Any | None:
         """Stage ``optimize``: ``optimize(model)``, the target's call, which returns an
-        ``onnx.ModelProto`` (it may change ``model``: the caller hands in a copy where it
-        needs one). Sets ``optimized``, ``optimized_bytes``, ``changed`` and ``optimize_s``;
-        the error outcome, with the traceback, where it raises."""
+        ``onnx.ModelProto``. Sets ``optimized``, ``optimized_bytes``, ``changed`` and
+        ``optimize_s``; the error outcome, with the traceback, where it raises."""
         self.enter("optimize")
         start = time.perf_counter()
         try:

@@ -24,7 +24,7 @@ _STATUS = re.compile(r"\[ONNXRuntimeError\] : \d+ : (\w+)")
 
 def run_error_class(message: str) -> str:
     """``"<exception>: <status code>"`` of an onnxruntime error ``message`` (as the
-    pipeline's ``error_text`` writes it: ``"Fail: [ONNXRuntimeError] : 1 : FAIL : ..."``);
+    stage driver's ``error_text`` writes it: ``"Fail: [ONNXRuntimeError] : 1 : FAIL : ..."``);
     the exception alone where no status code is printed."""
     kind = message.partition(": ")[0]
     status = _STATUS.search(message)

@@ -26,7 +26,7 @@ _NAME_FIRST = re.compile(r"^\S+ (?=in initializer but not in graph input|initial
 
 
 def error_class(message: str) -> str:
-    """The kind of rule ``message`` (``"<Exception>: <text>"``, as the pipeline's
+    """The kind of rule ``message`` (``"<Exception>: <text>"``, as the stage driver's
     ``error_text`` writes it) says the model breaks (see the module docstring)."""
     kind, _, text = message.partition(": ")
     categories = _CATEGORY.findall(text)

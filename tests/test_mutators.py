@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from fuzzer.execution.case import materializer
 from fuzzer.execution.mutated import fitting_shapes
-from fuzzer.execution.pipeline import validate
 from fuzzer.execution.reference import make_session, run_session
+from fuzzer.execution.stage_driver import validate
 from generators import generate_model
 from generators.inputs import synthesize_inputs
 from generators.mutate import MUTATORS, Mutator, mutate, mutated_models

@@ -15,7 +15,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from fuzzer.execution.case import TestCase
-from fuzzer.execution.pipeline import interface_feeds, run_case
+from fuzzer.execution.pipeline import run_case
+from fuzzer.execution.stage_driver import interface_feeds
 from fuzzer.report.repro import render_repro
 from fuzzer.store.npz import npz_bytes
 from fuzzer.targets import get_target

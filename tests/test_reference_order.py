@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import signal
 
-from fuzzer.execution import pipeline
+from fuzzer.execution import stage_driver
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.pipeline import run_case
 from fuzzer.execution.sandbox import Sandbox
@@ -26,13 +26,13 @@ def _case(passes: list[str], **fields) -> TestCase:
 
 def _count_sessions(monkeypatch) -> list[bytes]:
     made: list[bytes] = []
-    real = pipeline.make_session
+    real = stage_driver.make_session
 
     def counted(model_bytes, *args):
         made.append(model_bytes)
         return real(model_bytes, *args)
 
-    monkeypatch.setattr(pipeline, "make_session", counted)
+    monkeypatch.setattr(stage_driver, "make_session", counted)
     return made
 
 
@@ -78,7 +78,7 @@ def test_an_unusable_original_is_still_unusable_when_the_target_crashes(tmp_path
 def _break_the_heap_in_optimize(monkeypatch) -> None:
     """The fake target leaves its process broken: every later onnxruntime session in that
     process kills it with SIGSEGV (forked workers inherit the patches)."""
-    real_optimize, real_session = FakeTarget.optimize, pipeline.make_session
+    real_optimize, real_session = FakeTarget.optimize, stage_driver.make_session
 
     def optimize(self, model, config):
         os.environ[BROKEN] = "1"
@@ -90,7 +90,7 @@ def _break_the_heap_in_optimize(monkeypatch) -> None:
         return real_session(model_bytes, *args)
 
     monkeypatch.setattr(FakeTarget, "optimize", optimize)
-    monkeypatch.setattr(pipeline, "make_session", session)
+    monkeypatch.setattr(stage_driver, "make_session", session)
     monkeypatch.delenv(BROKEN, raising=False)
 
 
@@ -108,7 +108,7 @@ def test_a_reference_run_that_kills_its_worker_makes_the_seed_unusable(monkeypat
     def session(model_bytes, *args):
         os.kill(os.getpid(), signal.SIGSEGV)
 
-    monkeypatch.setattr(pipeline, "make_session", session)
+    monkeypatch.setattr(stage_driver, "make_session", session)
     with Sandbox(jobs=1, timeout=20.0) as box:
         result = box.run(_case(["drop-node"]))
     assert result.unusable == f"reference: worker signal {int(signal.SIGSEGV)}"

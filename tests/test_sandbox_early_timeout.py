@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from fuzzer.execution import pipeline
+from fuzzer.execution import stage_driver
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
 from tests.conftest import unary_chain_model
@@ -20,7 +20,7 @@ def _case() -> TestCase:
 
 def test_a_reference_run_that_stalls_once_is_run_again(monkeypatch, tmp_path):
     marker = tmp_path / "stalled-once"
-    real = pipeline.run_session
+    real = stage_driver.run_session
 
     def stall_the_first_time(session, feeds):  # inherited by the forked workers
         if not marker.exists():
@@ -28,7 +28,7 @@ def test_a_reference_run_that_stalls_once_is_run_again(monkeypatch, tmp_path):
             time.sleep(60)
         return real(session, feeds)
 
-    monkeypatch.setattr(pipeline, "run_session", stall_the_first_time)
+    monkeypatch.setattr(stage_driver, "run_session", stall_the_first_time)
     with Sandbox(jobs=1, timeout=2.0) as box:
         result = box.run(_case())
     assert marker.exists()
@@ -40,7 +40,7 @@ def test_a_reference_run_that_always_stalls_makes_the_seed_unusable(monkeypatch)
     def stall(session, feeds):
         time.sleep(60)
 
-    monkeypatch.setattr(pipeline, "run_session", stall)
+    monkeypatch.setattr(stage_driver, "run_session", stall)
     with Sandbox(jobs=1, timeout=1.0) as box:
         result = box.run(_case())
     assert result.unusable == "reference: worker timeout" and not result.findings

@@ -8,10 +8,12 @@ with its address space limited like a campaign worker's (RLIMIT_AS), so a signal
 observed rather than suffered. It exits 1 while the bundle's symptom shows, 0 once it is gone,
 2 when the test cannot run here (a missing package or file, an original that does not run).
 
-Its verdict is the campaign's by construction: the script carries the source of the oracle
-modules that detect the bundle's symptom (and of the oracle modules they import) verbatim,
-and judges every stage with the same registered :class:`oracles.base.Symptom` records. Only
-the stage driver below is the script's own; it mirrors :func:`fuzzer.execution.pipeline.run_case`.
+Its verdict is the campaign's by construction: the script carries verbatim the source of the
+oracle modules that detect the bundle's symptom (and of the oracle modules they import) and
+the stage driver that campaign workers run (:mod:`fuzzer.execution.stage_driver`), and judges
+every stage with the same registered :class:`oracles.base.Symptom` records. Only the process
+harness around the driver (:data:`_HARNESS`: a child process that runs the test, a parent
+that observes its signals and hangs) is the script's own.
 """
 
 from __future__ import annotations
@@ -25,23 +27,16 @@ from typing import Any
 #: exit codes of repro.py.
 REPRODUCES, FIXED, CANNOT_RUN = 1, 0, 2
 
-_DRIVER = r'''
+#: repro.py's own part: the process harness around the stage driver, which the script
+#: carries verbatim (:mod:`fuzzer.execution.stage_driver`). The child runs the test and
+#: prints each stage it enters and its findings; the parent runs the child under the
+#: bundle's timeout (and sanitizer runtime) and judges a signal, a hang or a sanitizer report
+#: at the stage the child was in, as the campaign's sandbox does.
+_HARNESS = r'''
 STAGE_MARK, RESULT_MARK = "OPTFUZZ-STAGE ", "OPTFUZZ-RESULT "
-
-
-def session(model_bytes):
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 4
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
-
-
-def run(sess, feeds):
-    names = [o.name for o in sess.get_outputs()]
-    values = sess.run(names, {i.name: feeds[i.name] for i in sess.get_inputs()})
-    return dict(zip(names, values))
+#: the bundle's symptom shows after onnx's checks: the test goes on past an invalid model,
+#: as the campaign went past one its target documents.
+LATER_SYMPTOM = not set(REGISTRY[SYMPTOM].stages) & {"optimize", "validate"}
 
 
 def stage(name):
@@ -49,58 +44,16 @@ def stage(name):
 
 
 def observe():
-    """The child: run the test stage by stage; return the Outcome the oracles judge."""
-    model = onnx.load("model.onnx")
-    feeds = dict(np.load("inputs.npz", allow_pickle=False))
-    model_bytes = model.SerializeToString()
-    stage("reference")
-    expected = run(session(model_bytes), feeds)
-    stage("optimize")
-    try:
-        optimized = optimize(model)
-    except Exception as exc:
-        import traceback
-
-        return Outcome("error", "optimize", error=error_text(exc),
-                       traceback=traceback.format_exc(), original=model)
-    optimized_bytes = optimized.SerializeToString()
-    if optimized_bytes == model_bytes:
-        outcome = Outcome("ok", "compare", expected=expected, actual=expected)
-    else:
-        outcome = compare(model, optimized, optimized_bytes, feeds, expected)
-    outcome.original, outcome.optimized = model, optimized
-    return outcome
-
-
-def compare(model, optimized, optimized_bytes, feeds, expected):
-    until = STAGES.index(EXTRA.get("judge_until", "compare"))
-    if until < STAGES.index("validate"):  # the target documents a non-conforming output
-        return Outcome("ok", "optimize")
-    stage("validate")
-    invalid = validate(optimized)
-    if invalid and validate(model) is None and not LATER_SYMPTOM:
-        return Outcome("error", "validate", error=invalid)
-    if invalid:  # as the campaign found it: past a documented invalid model
-        print(f"note: the optimized model fails onnx's checks too: {invalid}")
-    stage("load")
-    try:
-        sess = session(optimized_bytes)
-    except Exception as exc:
-        return Outcome("error", "load", error=error_text(exc), expected=expected)
-    if until < STAGES.index("execute"):  # the outputs are not the model's (a cut graph)
-        return Outcome("ok", "load")
-    if EXTRA.get("interface_may_change"):
-        feeds = interface_feeds(model, optimized, feeds)
-    stage("execute")
-    try:
-        actual = run(sess, feeds)
-    except Exception as exc:
-        return Outcome("error", "execute", error=error_text(exc), expected=expected)
-    stage("compare")
-    return Outcome("ok", "compare", expected=expected, actual=actual)
-
-
-LATER_SYMPTOM = not set(REGISTRY[SYMPTOM].stages) & {"optimize", "validate"}
+    """The child's test: model.onnx and inputs.npz through the campaign's stage driver,
+    the original's reference run first; return the findings."""
+    driver = StageDriver(judge, Outcome, STAGES, stage)
+    driver.load_original(onnx.load("model.onnx"),
+                         dict(np.load("inputs.npz", allow_pickle=False)), task=TASK, extra=EXTRA)
+    driver.run_reference()
+    failed = driver.checked_optimize(optimize)
+    if failed is not None:
+        return judge(failed)
+    return driver.verify(lambda found: LATER_SYMPTOM)[1]
 
 
 def judge(outcome):
@@ -116,7 +69,7 @@ def child():
         except (ValueError, OSError):
             pass
     try:
-        findings = judge(observe())
+        findings = observe()
     except Exception as exc:  # the original does not run here: no verdict
         print(f"cannot run the test: {error_text(exc)}", file=sys.stderr)
         sys.exit(CANNOT_RUN)
@@ -178,15 +131,16 @@ def parent():
     lines = out.splitlines()
     last = ([ln[len(STAGE_MARK):] for ln in lines if ln.startswith(STAGE_MARK)] or ["load"])[-1]
     results = [ln[len(RESULT_MARK):] for ln in lines if ln.startswith(RESULT_MARK)]
-    if report is not None and last != "reference":
+    before_target = STAGES.index(last) < STAGES.index("optimize")  # the original's stages
+    if report is not None and not before_target:
         findings = judge(Outcome("sanitizer", last, extra={"sanitizer_report": report}))
     elif results:
         findings = [Finding.from_json(f) for f in json.loads(results[-1])]
     elif code is None or code < 0:
         died = Outcome("timeout", last, timeout=TIMEOUT_S) if code is None else \
             Outcome("signal", last, signal=-code, error=f"exit code {code}")
-        if last == "reference":
-            print(f"cannot run the test: the original model {died.status} in the reference run")
+        if before_target:
+            print(f"cannot run the test: the original model {died.status} in its {last} stage")
             sys.exit(CANNOT_RUN)
         findings = judge(died)
     else:
@@ -212,7 +166,7 @@ _OBSERVERS = {"slow": r'''
 def observe():
     """The child, for ``slow``: time optimize, the target with no pass and a reference
     session build and run on every size of scaling/, REPEATS times, interleaved (up to three
-    times that while the minima do not pass the threshold); the Outcome carries the series."""
+    times that while the minima do not pass the threshold); the findings of the series."""
     import glob
     import time
 
@@ -235,11 +189,11 @@ def observe():
                     took = time.perf_counter() - start
                 row["baseline_s"].append(took)
                 start = time.perf_counter()
-                run(session(model.SerializeToString()), feeds)
+                run_session(make_session(model.SerializeToString()), feeds)
                 row["reference_s"].append(time.perf_counter() - start)
         if superlinear(growth(rows)):
             break
-    return Outcome("ok", "optimize", extra={"scaling": rows})
+    return judge(Outcome("ok", "optimize", extra={"scaling": rows}))
 '''}
 
 _HEAD = '''#!/usr/bin/env python3
@@ -248,8 +202,8 @@ _HEAD = '''#!/usr/bin/env python3
 Run in this folder: python repro.py
 Exit status 1 while the bug reproduces, 0 once it is fixed, 2 if the test cannot run here.
 The test runs in a child process (address space limited to MEMORY_LIMIT bytes), so a crash or
-a hang is observed, not suffered. The oracle code below `optimize` is optfuzz's own, copied
-verbatim, so this script and the campaign judge alike.
+a hang is observed, not suffered. The oracle code and the stage driver below `optimize` are
+optfuzz's own, copied verbatim, so this script tests and judges as the campaign does.
 Where SANITIZER is set, the child runs under GCC's AddressSanitizer runtime and imports the
 target's sanitize build from $OPTFUZZ_SANITIZE_SITE (default: SANITIZER["site"]).
 """
@@ -305,12 +259,12 @@ def _dependencies(module_name: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _pipeline_sources() -> str:
-    """The source of the pipeline's own checks that repro.py runs as they are."""
-    from fuzzer.execution import pipeline
+def driver_source() -> str:
+    """The text of :mod:`fuzzer.execution.stage_driver`, the campaign's stage driver, which
+    repro.py carries as it is."""
+    from fuzzer.execution import stage_driver
 
-    return "\n\n".join(inspect.getsource(f) for f in (pipeline.error_text, pipeline.validate,
-                                                      pipeline.interface_feeds))
+    return inspect.getsource(stage_driver)
 
 
 @lru_cache(maxsize=32)
@@ -368,8 +322,9 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
         observer = f"\n# ---- the test of {symptom}, in place of observe above ----{observer}"
     if "optimize_without_passes" in observer:
         observer = _without_passes(adapter, config) + observer
-    return (f"{head}\n\n{embedded_oracles(symptom)}\n\n# ---- optfuzz's pipeline checks, "
-            f"verbatim ----\n{_pipeline_sources()}\n\n{_DRIVER.lstrip()}{observer}{_MAIN}")
+    return (f"{head}\n\n{embedded_oracles(symptom)}\n\n# ---- optfuzz's stage driver "
+            f"(fuzzer/execution/stage_driver.py), verbatim ----\n{driver_source()}\n"
+            f"# ---- repro.py's process harness ----\n{_HARNESS.lstrip()}{observer}{_MAIN}")
 
 
 def _indented(snippet: str) -> str:

@@ -146,6 +146,7 @@ def run_check(model: Path, target: options.TargetArgs, inputs: options.InputArgs
         InputError: a bad model, feeds file or option, or an original model onnxruntime
             cannot run.
     """
+    from fuzzer.commands.progress import sandbox_activity
     from fuzzer.execution.case import TestCase
     from fuzzer.handling.growth import after_timeout
     from fuzzer.modelio.graphs import count_nodes
@@ -163,7 +164,9 @@ def run_check(model: Path, target: options.TargetArgs, inputs: options.InputArgs
                     input_seed=inputs.seed, input_shapes=inputs.shapes(), keep=True,
                     oracle_overrides={TOLERANCE: tolerance} if tolerance else None)
     timeout = case_timeout(execution.timeout, count_nodes(loaded.graph))
-    with options.sandbox(timeout, execution.memory_limit_gib) as sandbox:
+    with options.sandbox(timeout, execution.memory_limit_gib) as sandbox, \
+            sandbox_activity(sandbox, f"checking {model.name} ({count_nodes(loaded.graph)} "
+                             f"nodes, timeout {timeout:g} s)"):
         result = sandbox.run(case)
         if result.unusable:
             raise InputError(f"{model}: the original model is unusable ({result.unusable})")

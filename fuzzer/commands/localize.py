@@ -34,8 +34,10 @@ def register(app: typer.Typer) -> None:
         passes searched: --passes, else the bundle's configuration, else the target's
         default list)."""
         from fuzzer.commands.localize_run import load_subject, run_localization
+        from fuzzer.commands.progress import sandbox_activity
 
         subject = load_subject(path, target, inputs)
-        with execution.sandbox() as sandbox:
+        with execution.sandbox() as sandbox, \
+                sandbox_activity(sandbox, f"localizing {path.name}"):
             code = run_localization(subject, sandbox)
         raise typer.Exit(code)

@@ -52,10 +52,12 @@ def register(app: typer.Typer) -> None:
             raise InputError("--time-limit must be positive")
         if not path.exists():  # before the sandbox and its imports: an instant answer
             raise InputError(f"{path}: no such file or folder")
+        from fuzzer.commands.progress import sandbox_activity
         from fuzzer.reduce.command_check import default_parallel
 
         # with --check, the validity gate of parallel checks runs side by side as well
-        with execution.sandbox(default_parallel() if check is not None else 1) as sandbox:
+        with execution.sandbox(default_parallel() if check is not None else 1) as sandbox, \
+                sandbox_activity(sandbox, f"reducing {path.name} (at most {time_limit:g} s)"):
             if check is not None:
                 summary = _reduce_with_command(path, check, fail_regex, artifacts, min_good,
                                                out, time_limit, execution.timeout, sandbox)

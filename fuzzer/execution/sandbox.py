@@ -162,6 +162,7 @@ class Sandbox:
         context = multiprocessing.get_context(method)
         self.jobs, self.timeout, self.batch = jobs, timeout, max(1, batch)
         self.death_rate = 0.0  # running share of cases whose worker died (or hung)
+        self.finished = 0  # cases that ended (a result or a judged death), for progress
         # each worker's temporary files live in a folder of its own under this one, removed
         # when a worker dies and, whole, on close: a case killed mid-way leaves nothing
         # behind; those of sandboxes whose owner was killed before its close go now
@@ -385,6 +386,15 @@ class Sandbox:
         """Update :attr:`death_rate` with ``cases`` cases of which ``deaths`` died."""
         keep = (1 - DEATH_RATE_WEIGHT) ** cases
         self.death_rate = self.death_rate * keep + (1 - keep) * deaths / cases
+        self.finished += cases
+
+    def busy_stages(self) -> list[str]:
+        """The stages (:data:`oracles.base.STAGES` names) the cases running now
+        are in, for a progress display; empty while none runs."""
+        with self._lock:
+            busy = [slot for slot in range(self._slots) if slot not in self._free]
+        codes = [self._stages[slot] for slot in busy]
+        return [STAGES[code] for code in codes if 0 <= code < len(STAGES)]
 
     def run(self, case: TestCase) -> CaseResult:
         """Run ``case`` and wait for its result.

@@ -8,20 +8,30 @@ from generators.motifs.spec import Motif
 from generators.ops import nn
 from generators.values import FLOAT, Value
 
+#: share of Convs drawn grouped (``group`` > 1: depthwise or another divisor of the input
+#: channels; the weight has C / group input channels and a multiple of group outputs).
+GROUPED_SHARE = 0.2
+
 
 def conv(b: GraphBuilder, x: Value, bias: bool | None = None, pads: bool = True,
          placement: str | None = None) -> Value:
-    """A Conv on (N, C, H, W) ``x`` with random window (``pads``: allow padding)."""
+    """A Conv on (N, C, H, W) ``x`` with random window (``pads``: allow padding), grouped
+    for a share :data:`GROUPED_SHARE` of inputs with more than one channel."""
     n, c, *spatial = x.shape
     w = nn.window(b, tuple(spatial), pad=pads)
-    m = b.rng.randint(1, 4)
-    weight = b.random_weight((m, c, *w["kernel_shape"]), FLOAT, "Conv", placement=placement)
+    group = 1
+    if c > 1 and b.rng.random() < GROUPED_SHARE:
+        group = b.rng.choice([d for d in range(2, c + 1) if c % d == 0])
+    m = b.rng.randint(1, 4) if group == 1 else group * b.rng.randint(1, 2)
+    weight = b.random_weight((m, c // group, *w["kernel_shape"]), FLOAT, "Conv",
+                             placement=placement)
     inputs = [x, weight]
     if bias or (bias is None and b.rng.random() < 0.5):
         inputs.append(b.random_weight((m,), FLOAT, "Conv", placement=placement))
     dil = w["dilations"] if any(d != 1 for d in w["dilations"]) else None
     return b.op("Conv", inputs, FLOAT, (n, m, *w["out"]), kernel_shape=w["kernel_shape"],
-                strides=w["strides"], pads=w["pads"], dilations=dil)
+                strides=w["strides"], pads=w["pads"], dilations=dil,
+                group=group if group > 1 else None)
 
 
 def _conv_bn(b: GraphBuilder, x: Value) -> Value:
@@ -109,7 +119,8 @@ def _qkv(b: GraphBuilder, x: Value) -> Value:
 
 
 MOTIFS = (
-    Motif("conv-bn", ("fuse_bn_into_conv",), emit=_conv_bn, ranks=(4, 4), v1=True),
+    Motif("conv-bn", ("fuse_bn_into_conv",), emit=_conv_bn, ranks=(4, 4), v1=True,
+          anchors=("Conv", "BatchNormalization")),
     Motif("conv-add-bias", ("fuse_add_bias_into_conv",), emit=_conv_add, ranks=(4, 4)),
     Motif("matmul-add-bias", ("fuse_matmul_add_bias_into_gemm",), emit=_matmul_add,
           ranks=(2, 2)),

@@ -37,7 +37,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, NodeProto, TensorProto, TypeProto, defs, helper, numpy_helper
 
-from generators.builder import GraphBuilder
+from generators.builder import GraphBuilder, value_info
 from generators.schema.kernels import cast_reason, kernel_reason
 from generators.schema.levels import (
     ABSENT,
@@ -54,7 +54,7 @@ from generators.schema.levels import (
     classify,
 )
 from generators.schema.plan import MotifPlan, Row
-from generators.values import Value
+from generators.values import NP_DTYPE, Value
 from generators.versions import ir_version_for
 
 #: element type name -> ONNX enum (``"float16"`` -> ``TensorProto.FLOAT16``).
@@ -87,14 +87,20 @@ class Refused(Exception):
 
 # -- model-level type information ------------------------------------------------------------
 
-def partial_model(b: GraphBuilder) -> onnx.ModelProto:
-    """The builder's graph so far as a model (the builder is left as it is)."""
+def partial_model(b: GraphBuilder, annotate: bool = False) -> onnx.ModelProto:
+    """The builder's graph so far as a model (the builder is left as it is); ``annotate``:
+    with value_info of every pooled value's static type, as the finished model may
+    declare it (:meth:`generators.builder.GraphBuilder.annotate`)."""
     g = onnx.GraphProto()
     g.name = "partial"
     g.node.extend(b.nodes)
     g.initializer.extend(b.initializers)
     g.input.extend(b.inputs)
     g.output.extend(b.outputs)
+    if annotate:
+        skip = b.input_names | b.output_names
+        g.value_info.extend(value_info(v.name, v.dtype, v.shape) for v in b.pool
+                            if v.name not in skip)
     imports = [helper.make_opsetid("", b.opset)] + [
         helper.make_opsetid(d, 1) for d in sorted({n.domain for n in b.nodes} - {"", "ai.onnx"})]
     m = helper.make_model(g, opset_imports=imports, ir_version=ir_version_for(b.opset))
@@ -109,8 +115,9 @@ def infer_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
     Raises:
         onnx.shape_inference.InferenceError: ``strict`` and the graph is not well typed.
     """
-    m = onnx.shape_inference.infer_shapes(partial_model(b), check_type=True,
-                                          strict_mode=strict, data_prop=True)
+    m = onnx.shape_inference.infer_shapes(partial_model(b, annotate=strict),
+                                          check_type=True, strict_mode=strict,
+                                          data_prop=True)
     out: dict[str, TypeProto] = {}
     for vi in [*m.graph.input, *m.graph.value_info, *m.graph.output]:
         out[vi.name] = vi.type
@@ -380,8 +387,9 @@ class _Draw:
         self.result = result
         self.notes: list[str] = []
         self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
-                       list(b.initializers), list(b.inputs), set(b.input_names),
-                       list(b.outputs), set(b.output_names), list(b.pool), set(b.consumed))
+                       list(b.initializers), copy.deepcopy(b.inputs), set(b.input_names),
+                       copy.deepcopy(b.outputs), set(b.output_names), list(b.pool),
+                       set(b.consumed))
 
     def undo(self) -> None:
         b = self.b
@@ -412,6 +420,23 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
     """
     draw = _Draw(b, mark, result)
     try:
+        notes = _vary(draw, plan, row)
+    except Exception as exc:  # a variation never breaks the draw: undone, noted
+        draw.undo()
+        return [*draw.notes, f"*: variation failed, draw undone ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:100] if str(exc) else ''})"]
+    if notes and notes[-1].startswith("*: the varied graph"):
+        return notes
+    why = ort_refusal(b, mark)
+    if why:
+        draw.undo()
+        return [*notes, f"*: onnxruntime refuses the varied draw, draw undone ({why})"]
+    return notes
+
+
+def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
+    b, mark = draw.b, draw.mark
+    try:
         types = infer_types(b)
     except Exception as exc:  # the motif's own graph: leave it as it is
         return [f"*: the motif's graph does not infer ({str(exc).splitlines()[0][:100]})"]
@@ -430,10 +455,11 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
             except Refused as exc:
                 draw.notes.append(f"{op}|{factor}={level}: {exc}")
             except Exception as exc:
+                notes = draw.notes
                 draw.undo()
-                draw = _Draw(b, mark, result)
-                draw.notes.append(f"{op}|{factor}={level}: the retyped graph does not "
-                                  f"infer ({str(exc).splitlines()[0][:100]})")
+                draw.__init__(b, mark, draw.result)  # type: ignore[misc]
+                draw.notes = [*notes, f"{op}|{factor}={level}: the retyped graph does not "
+                                      f"infer ({str(exc).splitlines()[0][:100]})"]
                 types = infer_types(b)
             anchors = [n for n in draw.window if n.op_type == op
                        and n.domain in ("", "ai.onnx")]
@@ -501,6 +527,71 @@ def type_component(window: list[NodeProto], opset: int,
     return comp, touched, pins
 
 
+def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
+    """Run the nodes appended since ``mark`` alone in onnxruntime (CPU, no graph
+    optimization), their outside inputs fed as :mod:`generators.inputs` feeds a model:
+    None when it runs, else onnxruntime's first line. (What the schema, the rules and the
+    kernel registry let through but a kernel still refuses: an axis out of range, a Pad
+    mode a short axis cannot take, an empty-named input a kernel reads.)"""
+    import onnxruntime as ort
+
+    from generators.inputs import synthesize_inputs
+
+    window = b.nodes[mark.nodes:]
+    if not window:
+        return None
+    try:
+        types = infer_types(b)
+    except Exception as exc:
+        return str(exc).splitlines()[0][:120]
+    produced = {o for n in window for o in n.output if o}
+    inits = {t.name: t for t in b.initializers}
+    consumed: list[str] = []
+    for n in window:
+        for x in n.input:
+            if x and x not in produced and x not in consumed:
+                consumed.append(x)
+        for a in n.attribute:  # outer-scope reads of subgraph bodies
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                inner = {o for m in g.node for o in m.output} | {i.name for i in g.input} | \
+                    {t.name for t in g.initializer}
+                for m in g.node:
+                    for x in m.input:
+                        if x and x not in inner and x not in produced and x not in consumed:
+                            consumed.append(x)
+    g = onnx.GraphProto()
+    g.name = "probe"
+    g.node.extend(window)
+    for x in consumed:
+        if x in inits:
+            g.initializer.append(inits[x])
+        elif x in types and _shape(types, x) is not None:
+            g.input.append(value_info(x, _elem(types, x), _shape(types, x)))
+        else:
+            return None  # an input of unknown shape: nothing to feed it
+    for o in sorted(produced):
+        if o in types and _elem(types, o):
+            g.output.append(onnx.helper.make_value_info(o, types[o]))
+    if not g.output:
+        return None
+    imports = [helper.make_opsetid("", b.opset)] + [
+        helper.make_opsetid(d, 1) for d in sorted({n.domain for n in window} - {"", "ai.onnx"})]
+    m = helper.make_model(g, opset_imports=imports, ir_version=max(ir_version_for(b.opset), 4))
+    m.functions.extend(b.functions)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 4
+    so.intra_op_num_threads = 1
+    try:
+        feeds = synthesize_inputs(m, 0)
+        sess = ort.InferenceSession(m.SerializeToString(), so,
+                                    providers=["CPUExecutionProvider"])
+        sess.run(None, feeds)
+    except Exception as exc:
+        return str(exc).splitlines()[0][:160]
+    return None
+
+
 def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
             types: dict[str, TypeProto]) -> bool:
     """Give the tensors tied to ``anchor``'s type parameter ``param`` the element type
@@ -562,12 +653,16 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         if why:
             raise Refused(why)
     # weights of the window
+    feedable = target in NP_DTYPE
     for name, i in window_inits.items():
         if name in comp:
             b.initializers[i] = _converted(b.initializers[i], target)
-            for vi in b.inputs[draw.mark.inputs:]:
-                if vi.name == name:
+            for vi in list(b.inputs[draw.mark.inputs:]):
+                if vi.name == name and feedable:
                     vi.type.tensor_type.elem_type = target
+                elif vi.name == name:  # no feed of this type: a plain initializer
+                    b.inputs.remove(vi)
+                    b.input_names.discard(name)
     for name, node in constants.items():
         if name in comp:
             node.attribute[0].t.CopyFrom(_converted(node.attribute[0].t, target))
@@ -609,7 +704,7 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     # graph outputs the window declared now carry the new type; other tied pooled values
     # leave the pool (a later op would read them in the old type)
     for vi in b.outputs[draw.mark.outputs:]:
-        if vi.name in comp:
+        if vi.name in comp and vi.name not in renames:
             vi.type.tensor_type.elem_type = target
     keep = draw.result.name if escaping else None  # type: ignore[union-attr]
     b.pool[draw.mark.pool:] = [v for v in b.pool[draw.mark.pool:]
@@ -956,7 +1051,43 @@ def _same_pad_dilated(node: NodeProto, types: dict[str, TypeProto]) -> bool:
                                                        (_attr(node, "dilations") or ()))
 
 
+def _axis_out_of_range(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    axis = _attr(node, "axis")
+    x = _shape(types, node.input[0]) if node.input and node.input[0] else None
+    if axis is None or x is None or not isinstance(axis, int):
+        return False
+    rank = len(x) + (1 if node.op_type == "Flatten" else 0)
+    return not -rank <= axis < max(rank, 1)
+
+
+def _perm_size(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    perm = _attr(node, "perm")
+    x = _shape(types, node.input[0])
+    return perm is not None and x is not None and sorted(perm) != list(range(len(x)))
+
+
+def _empty_axes(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    return len(node.input) > 1 and node.input[1] == ""
+
+
+def _saturate(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    to = _attr(node, "to")
+    return _attr(node, "saturate") is not None and DTYPE_NAMES.get(to or 0, "")[:6] != \
+        "float8"
+
+
+#: ops whose ``axis`` must name an axis of the first input (Flatten: or its end).
+_AXIS_OPS = ("Softmax", "LogSoftmax", "Hardmax", "Concat", "Gather", "Flatten", "Split",
+             "ArgMax", "ArgMin", "CumSum", "GatherElements", "ScatterElements", "TopK")
+
 RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bool], str]] = [
+    *((op, _axis_out_of_range, f"onnxruntime's {op} requires axis within the input's rank")
+      for op in _AXIS_OPS),
+    ("Transpose", _perm_size, "onnxruntime's Transpose requires perm to permute every axis"),
+    ("Squeeze", _empty_axes, "onnxruntime's Squeeze reads an empty-named axes input and "
+                             "fails (axes_tensor != nullptr)"),
+    ("Unsqueeze", _empty_axes, "onnxruntime's Unsqueeze reads an empty-named axes input"),
+    ("Cast", _saturate, "onnxruntime's Cast takes saturate only for a cast to float 8"),
     ("Conv", _window_too_large,
      "onnxruntime refuses a window larger than the padded input (ONNX's shape inference "
      "rounds such an output dim up to 1)"),

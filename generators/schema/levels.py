@@ -191,8 +191,9 @@ FLOAT_ORDINARY = (0.5, 2.0, 1e-3, 0.25, 3.0)
 FLOAT_EDGES = (0.0, -0.0, 1e-40, -1.0, 1e30, float("inf"), float("-inf"), float("nan"))
 #: ordinary INT values tried for ``nondefault``.
 INT_ORDINARY = (2, 1, 3, 4)
-#: INT edge values tried for ``edge`` after the negative form of an axis.
-INT_EDGES = (0, -1, -2, HUGE_INT)
+#: INT edge values tried for ``edge`` after the negative form of an axis (no huge value: a
+#: count attribute such as Split's num_outputs would make shape inference allocate it).
+INT_EDGES = (0, -1, -2)
 
 
 def candidates(op: str, name: str, attr_type: int, level: str, current: Any,

@@ -64,6 +64,19 @@ def _conv_auto_pad(a: dict[str, str]) -> bool:
     return a.get("attr:auto_pad") == NONDEFAULT and a.get("attr:pads") not in (None, ABSENT)
 
 
+def _split_sizes(a: dict[str, str]) -> bool:
+    given, count = a.get("in:split"), a.get("attr:num_outputs")
+    if given is None or count is None:
+        return False
+    return (given == "present") == (count != ABSENT)
+
+
+def _saturate_not_float8(a: dict[str, str]) -> bool:
+    to = a.get("dtype:T2")
+    return a.get("attr:saturate") not in (None, ABSENT) and to is not None and \
+        not to.startswith("float8")
+
+
 _CONV_LIKE = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"})
 _POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
 _WINDOWED = _CONV_LIKE | _POOLS
@@ -80,6 +93,10 @@ RULES: tuple[Rule, ...] = (
     Rule(frozenset({"BatchNormalization"}), (7, 8), _level_is("attr:spatial", NONDEFAULT),
          "BatchNormalization-7 with spatial=0 needs scale, B, mean and var of the input's "
          "shape without its batch dim: no attribute edit of a per-channel pattern gives it"),
+    Rule(frozenset({"Cast"}), (19, 10_000), _saturate_not_float8,
+         "onnxruntime's Cast takes saturate only for a cast to a float 8 type"),
+    Rule(frozenset({"Split"}), (18, 10_000), _split_sizes,
+         "Split-18 takes its sizes from exactly one of the split input and num_outputs"),
     Rule(_WINDOWED, _ANY, _conv_auto_pad,
          "onnxruntime refuses auto_pad other than NOTSET together with pads"),
     Rule(_WINDOWED, _ANY, _level_is("attr:kernel_shape", EDGE),

@@ -715,6 +715,11 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
 def _converted(t: TensorProto, target: int) -> TensorProto:
     """``t``'s values in element type ``target`` (same name; clipped to an integer type's
     range, rounded toward zero; non-zero is True)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _convert(t, target)
+
+
+def _convert(t: TensorProto, target: int) -> TensorProto:
     arr = numpy_helper.to_array(t)
     dt = _np(target)
     if target == TensorProto.STRING:

@@ -638,8 +638,13 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     produced = {o for n in window for o in n.output if o}
     window_inits = {t.name: i for i, t in enumerate(b.initializers)
                     if i >= draw.mark.initializers}
-    constants = {n.output[0]: n for n in window if n.op_type == "Constant"}
-    external = sorted(comp - produced - set(window_inits))
+    constants = {n.output[0]: n for n in window if n.op_type == "Constant"
+                 and n.attribute and n.attribute[0].name == "value"}
+    # a Constant in another attribute form (value_float, value_ints, ...) stays as it is and
+    # comes in through a Cast after it, like a value from outside the window
+    other_forms = {n.output[0]: n for n in window if n.op_type == "Constant"
+                   and n.output[0] not in constants}
+    external = sorted(comp - (produced - set(other_forms)) - set(window_inits))
     for name in external:
         if _elem(types, name) != current:
             raise Refused(f"a tied input is of another element type than {cur_name}")
@@ -676,10 +681,15 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     # values from outside come in through a Cast
     renames: dict[str, str] = {}
     head: list[NodeProto] = []
+    after: dict[str, NodeProto] = {}
     for name in external:
         new = b.namer.tensor("Cast")
         renames[name] = new
-        head.append(helper.make_node("Cast", [name], [new], to=target))
+        cast = helper.make_node("Cast", [name], [new], to=target)
+        if name in other_forms:
+            after[name] = cast
+        else:
+            head.append(cast)
     # the result goes out through a Cast back
     tail: list[NodeProto] = []
     if escaping:
@@ -695,6 +705,8 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         for i, x in enumerate(n.output):
             if x in renames and x not in external:
                 n.output[i] = renames[x]
+    for name, cast in after.items():
+        b.nodes.insert(b.nodes.index(other_forms[name]) + 1, cast)
     b.nodes[draw.mark.nodes:draw.mark.nodes] = head
     b.nodes.extend(tail)
     b.consumed.update(renames.values())

@@ -19,6 +19,7 @@ from onnx import defs
 from generators.schema.levels import (
     ABSENT,
     DTYPE_ATTRS,
+    EMPTY,
     INPUT_LEVELS,
     NA,
     OUTPUT_LEVELS,
@@ -61,12 +62,16 @@ class VersionSpec:
         allowed: factor name -> allowed levels (factors the version lacks are missing).
         optional_inputs: the optional inputs' factor names in formal order (an input can be
             ``absent`` only if every later one is too; otherwise it is named ``""``).
+        only_optional: ``dtype:T`` -> the optional input / output factors that are the only
+            tensors bound to ``T``: a node has an element type for ``T`` only where one of
+            them is listed.
     """
 
     version: int
     opsets: tuple[int, int]
     allowed: dict[str, frozenset[str]]
     optional_inputs: tuple[str, ...] = ()
+    only_optional: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,13 @@ class OpSpace:
                 if level != NA:
                     return False
             elif level not in allowed:
+                return False
+        for f, carriers in v.only_optional.items():
+            level = assignment.get(f)
+            if level is None or level == NA:
+                continue
+            known = [assignment.get(c) for c in carriers]
+            if all(k is not None and k in (ABSENT, EMPTY) for k in known):
                 return False
         seen_listed = False
         for f in reversed(v.optional_inputs):
@@ -160,7 +172,17 @@ def _version_spec(schema: defs.OpSchema, opsets: tuple[int, int]) -> VersionSpec
             allowed[f"out:{p.name}"] = frozenset(OUTPUT_LEVELS)
         elif p.option == defs.OpSchema.FormalParameterOption.Variadic:
             break
-    return VersionSpec(schema.since_version, opsets, allowed, tuple(opt_in))
+    carriers: dict[str, list[str]] = {}
+    required: set[str] = set()
+    for side, params in (("in", schema.inputs), ("out", schema.outputs)):
+        for p in params:
+            if p.option == defs.OpSchema.FormalParameterOption.Optional:
+                carriers.setdefault(p.type_str, []).append(f"{side}:{p.name}")
+            else:
+                required.add(p.type_str)
+    only = {f"dtype:{t}": tuple(c) for t, c in carriers.items()
+            if t not in required and f"dtype:{t}" in allowed}
+    return VersionSpec(schema.since_version, opsets, allowed, tuple(opt_in), only)
 
 
 @lru_cache(maxsize=512)

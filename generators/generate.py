@@ -21,6 +21,7 @@ from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, Motif
 from generators.names import Namer
 from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
+from generators.schema.apply import Mark, vary
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
 from generators.versions import (
     MAX_OPSET,
@@ -74,6 +75,10 @@ class GeneratedModel:
         ir_version: IR version declared (matches ``opset``).
         name_style: tensor-name style used.
         input_shapes: sizes of symbolic dims per graph input (``None`` if all static).
+        spans: ``(motif, first node index, end index)`` of each motif draw in the main
+            graph's node list (the anchor nodes :mod:`generators.schema.measure` reads).
+        varied: one ``{"motif", "row", "notes"}`` per draw that took a schema plan row:
+            the row's index and what the draw could not take, with reasons.
     """
 
     model: Any
@@ -84,6 +89,8 @@ class GeneratedModel:
     ir_version: int = 0
     name_style: str = ""
     input_shapes: dict[str, list[int]] | None = field(default=None)
+    spans: list[tuple[str, int, int]] = field(default_factory=list)
+    varied: list[dict[str, Any]] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1024)
@@ -155,7 +162,12 @@ def _step_op(b: GraphBuilder, v1: bool) -> None:
             return
 
 
-def _step_motif(b: GraphBuilder, motif: Motif) -> bool:
+def _step_motif(b: GraphBuilder, motif: Motif, row: tuple[int, dict[str, str]] | None = None,
+                spans: list[tuple[str, int, int]] | None = None,
+                varied: list[dict[str, Any]] | None = None) -> bool:
+    """Append one draw of ``motif``; with ``row`` (index, plan row) the draw takes that row
+    of the motif's schema plan (:func:`generators.schema.apply.vary`), and what it could
+    not take is recorded in ``varied``; ``spans`` gets ``(motif, first node, end)``."""
     if motif.emit is None:
         return False
     for _ in range(ATTEMPTS):
@@ -164,10 +176,65 @@ def _step_motif(b: GraphBuilder, motif: Motif) -> bool:
             x = _adapt(b, motif)
             if x is None:
                 return False
-        if motif.emit(b, x) is not None:
+        mark = Mark.of(b)
+        result = motif.emit(b, x)
+        if result is not None:
+            if row is not None:
+                from generators.schema.plan import motif_plan
+
+                plan = motif_plan(motif.name)
+                notes = vary(b, mark, plan, row[1], result) if plan is not None else []
+                if varied is not None:
+                    varied.append({"motif": motif.name, "row": row[0], "notes": notes})
+            if spans is not None:
+                spans.append((motif.name, mark.nodes, len(b.nodes)))
             b.motifs.append(motif.name)
             return True
     return False
+
+
+#: salt of the seed that decides which motif draws take a plan row (the model's own random
+#: stream stays as it is, so a draw that takes none is the draw it was).
+SCHEMA_SALT = 0x5C4E
+
+
+def _plan_rows(recipe: Recipe, chosen: list[Motif],
+               seed: int) -> list[tuple[int, dict[str, str]] | None]:
+    """For each chosen motif, the (index, row) of its schema plan its draw takes, or None:
+    a share ``recipe.schema_share`` of the draws of motifs with anchors take one, and the
+    row is ``seed`` modulo the plan's length, so that consecutive seeds walk the plan."""
+    if not recipe.schema_share:
+        return [None] * len(chosen)
+    from generators.schema.plan import motif_plan
+
+    pick = random.Random(seed ^ SCHEMA_SALT)
+    out: list[tuple[int, dict[str, str]] | None] = []
+    for m in chosen:
+        plan = motif_plan(m.name) if m.anchors and m.emit is not None else None
+        if plan is None or not plan.rows or pick.random() >= recipe.schema_share:
+            out.append(None)
+            continue
+        i = seed % len(plan.rows)
+        out.append((i, plan.rows[i]))
+    return out
+
+
+def _row_opsets(chosen: list[Motif], rows: list[tuple[int, dict[str, str]] | None],
+                lo: int, hi: int) -> tuple[int, int]:
+    """``lo..hi`` narrowed to the opset interval the first plan row asks for (unchanged
+    where they do not meet)."""
+    from generators.schema.plan import motif_plan
+
+    for m, r in zip(chosen, rows, strict=True):
+        if r is None:
+            continue
+        plan = motif_plan(m.name)
+        if plan is None:
+            continue
+        a, z = plan.interval(r[1])
+        if max(lo, a) <= min(hi, z):
+            return max(lo, a), min(hi, z)
+    return lo, hi
 
 
 def _adapt(b: GraphBuilder, motif: Motif) -> Value | None:
@@ -229,11 +296,14 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
         k = rng.randint(1, 2) if hinted else (rng.random() < recipe.motif_rate * 2) * \
             rng.randint(1, 2)
         chosen = [rng.choice(pool) for _ in range(k)]
+    rows = _plan_rows(recipe, chosen, seed)
     if opset is None:
         lo = max([recipe.opsets[0], *(m.since for m in chosen)])
         hi = min([recipe.opsets[1], *(m.until for m in chosen)])
+        lo, hi = _row_opsets(chosen, rows, lo, hi)
         opset = rng.randint(lo, hi) if lo <= hi else recipe.opsets[1]
-    chosen = [m for m in chosen if m.since <= opset <= m.until]
+    kept = [(m, r) for m, r in zip(chosen, rows, strict=True) if m.since <= opset <= m.until]
+    chosen = [m for m, _ in kept]
     style = rng.choice(recipe.name_styles)
     b = GraphBuilder(rng, PooledRandom(rng), opset,
                      Namer(style, rng), weights="initializer")
@@ -247,13 +317,16 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     _graph_inputs(b, recipe, shapes)
     lo_n, hi_n = nodes or hinted_steps(passes) or recipe.nodes
     steps = rng.randint(lo_n, hi_n)
-    emitters = [m for m in chosen if m.emit is not None]
+    emitters = [(m, r) for m, r in kept if m.emit is not None]
     slots = sorted(rng.sample(range(steps + len(emitters)), len(emitters)))
     queue = list(emitters)
+    spans: list[tuple[str, int, int]] = []
+    varied: list[dict[str, Any]] = []
     for i in range(steps + len(emitters)):
         if queue and slots and i == slots[0]:
             slots.pop(0)
-            _step_motif(b, queue.pop(0))
+            m, r = queue.pop(0)
+            _step_motif(b, m, r, spans, varied)
         else:
             _step_op(b, recipe.v1_ops)
     for m in chosen:
@@ -277,4 +350,4 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
         for tensor in stored_tensors(model):
             store_typed(tensor)
     return GeneratedModel(model, seed, b.motifs, opset, generator, ir_version_for(opset),
-                          style, shapes or None)
+                          style, shapes or None, spans, varied)

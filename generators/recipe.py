@@ -32,6 +32,8 @@ class Recipe:
         motif_rate: probability that a step appends a motif instead of a random op (no hint).
         annotate: probability that a model declares value_info for its intermediate tensors
             (then for all of them, or for a random half).
+        schema_share: share of the draws of motifs with anchor ops that take a row of the
+            motif's pairwise schema plan (:mod:`generators.schema`).
     """
 
     name: str
@@ -46,6 +48,7 @@ class Recipe:
     nodes: tuple[int, int]
     motif_rate: float
     annotate: float = 0.0
+    schema_share: float = 0.0
 
 
 RECIPES: dict[str, Recipe] = {
@@ -54,5 +57,5 @@ RECIPES: dict[str, Recipe] = {
     "v2": Recipe("v2", (7, 21), False, False,
                  ("torch_new", "torch_old", "tf2onnx", "plain", "mixed"), 3,
                  ("float", "float", "int64", "bool", "float16", "int32"), 0.3, 0.2, (4, 9),
-                 0.35, 0.6),
+                 0.35, 0.6, 0.5),
 }

@@ -142,9 +142,14 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("coverage"), "--out",
                                  help="With --code: folder for counter files, the plot "
                                  "(coverage.png) and the JSON table."),
+        schema: bool = typer.Option(False, "--schema", help="Share of schema feature pairs "
+                                    "(dtypes, attributes, optional inputs and outputs, "
+                                    "opsets) of each rewrite's anchor ops that its "
+                                    "generated cases exercise."),
     ) -> None:
         """Share of generated cases per pass of a target where the pass changed the graph;
-        with --code, the target's own line and branch coverage."""
+        with --code, the target's own line and branch coverage; with --schema, the share
+        of schema feature pairs of each rewrite's anchor ops its cases exercise."""
         from rich.console import Console
         from rich.table import Table
 
@@ -165,6 +170,12 @@ def register(app: typer.Typer) -> None:
         unknown = sorted(set(chosen) - set(available))
         if unknown:
             raise InputError(f"unknown pass(es): {', '.join(unknown)}")
+        if schema:
+            from fuzzer.commands.coverage_schema import run_schema_coverage
+
+            run_schema_coverage(adapter, chosen, cases, json_file, generator=generator,
+                                seed=seed)
+            return
         console = Console()
         with console.status("running ...") as status:
             def progress(name: str, row: dict[str, Any]) -> None:

@@ -3,39 +3,88 @@ Pad→Pool, Transpose→Gemm, Einsum patterns, three MatMuls sharing an input (Q
 
 from __future__ import annotations
 
+from onnx import numpy_helper
+
 from generators.builder import GraphBuilder
+from generators.edge_values import EDGE_SHARE, edge_value, maybe_edge
 from generators.motifs.spec import Motif
 from generators.ops import nn
 from generators.values import FLOAT, Value
 
+#: share of Convs drawn grouped (``group`` > 1: depthwise or another divisor of the input
+#: channels; the weight has C / group input channels and a multiple of group outputs).
+GROUPED_SHARE = 0.2
+
 
 def conv(b: GraphBuilder, x: Value, bias: bool | None = None, pads: bool = True,
          placement: str | None = None) -> Value:
-    """A Conv on (N, C, H, W) ``x`` with random window (``pads``: allow padding)."""
+    """A Conv on (N, C, H, W) ``x`` with random window (``pads``: allow padding), grouped
+    for a share :data:`GROUPED_SHARE` of inputs with more than one channel."""
     n, c, *spatial = x.shape
     w = nn.window(b, tuple(spatial), pad=pads)
-    m = b.rng.randint(1, 4)
-    weight = b.random_weight((m, c, *w["kernel_shape"]), FLOAT, "Conv", placement=placement)
+    group = 1
+    if c > 1 and b.rng.random() < GROUPED_SHARE:
+        group = b.rng.choice([d for d in range(2, c + 1) if c % d == 0])
+    m = b.rng.randint(1, 4) if group == 1 else group * b.rng.randint(1, 2)
+    weight = b.random_weight((m, c // group, *w["kernel_shape"]), FLOAT, "Conv",
+                             placement=placement)
     inputs = [x, weight]
     if bias or (bias is None and b.rng.random() < 0.5):
         inputs.append(b.random_weight((m,), FLOAT, "Conv", placement=placement))
     dil = w["dilations"] if any(d != 1 for d in w["dilations"]) else None
     return b.op("Conv", inputs, FLOAT, (n, m, *w["out"]), kernel_shape=w["kernel_shape"],
-                strides=w["strides"], pads=w["pads"], dilations=dil)
+                strides=w["strides"], pads=w["pads"], dilations=dil,
+                group=group if group > 1 else None)
+
+
+#: edge kinds (:mod:`generators.edge_values`) per folded constant: what the fused form
+#: computes differently if the rewrite ignores a precondition (a zero or denormal variance
+#: under the square root, a scale whose product with the weights overflows, a bias that is
+#: NaN or a negative zero, a Pad value that is not the pool's identity).
+EDGE_KINDS_OF: dict[str, tuple[str, ...]] = {
+    "bn-scale": ("overflow", "zero", "negative-zero", "denormal"),
+    "bn-var": ("zero", "denormal", "overflow", "negative-zero"),
+    "bias": ("overflow", "negative-zero", "denormal", "nan"),
+    "pad-value": ("-inf", "negative-zero", "nan", "overflow"),
+}
+
+
+def edged_weight(b: GraphBuilder, shape: tuple[int, ...], op: str, site: str,
+                 positive: bool = False) -> Value:
+    """A float weight like :meth:`GraphBuilder.random_weight` whose values take edge
+    values of ``site``'s kinds (:data:`EDGE_KINDS_OF`) with probability
+    :data:`generators.edge_values.EDGE_SHARE`."""
+    w = b.random_weight(shape, FLOAT, op, positive=positive)
+    arr, kind = maybe_edge(b.rng, w.const, EDGE_KINDS_OF[site])
+    if kind is None:
+        return w
+    for t in b.initializers:
+        if t.name == w.name:
+            t.CopyFrom(numpy_helper.from_array(arr, w.name))
+    for n in b.nodes:
+        if n.op_type == "Constant" and n.output[0] == w.name:
+            n.attribute[0].t.CopyFrom(numpy_helper.from_array(arr, w.name))
+    return Value(w.name, w.dtype, w.shape, frozenset(), arr)
 
 
 def _conv_bn(b: GraphBuilder, x: Value) -> Value:
     y = conv(b, x)
     if b.rng.random() < 0.2:
         b.graph_output(y)  # intermediate also a graph output: the fusion must keep it
-    return nn.batch_norm(b, y)
+    c = y.shape[1]
+    weights = [edged_weight(b, (c,), "BatchNormalization", "bn-scale", positive=True),
+               b.random_weight((c,), FLOAT, "BatchNormalization"),
+               b.random_weight((c,), FLOAT, "BatchNormalization"),
+               edged_weight(b, (c,), "BatchNormalization", "bn-var", positive=True)]
+    eps = b.rng.choice([1e-5, 1e-3, None])
+    return b.op("BatchNormalization", [y, *weights], FLOAT, y.shape, epsilon=eps)
 
 
 def _conv_add(b: GraphBuilder, x: Value) -> Value:
     y = conv(b, x, bias=b.rng.random() < 0.3)
     m = y.shape[1]
     shape = b.rng.choice([(m, 1, 1), (1, m, 1, 1), (1,), (m, 1, 1)])
-    bias = b.random_weight(shape, FLOAT, "Add")
+    bias = edged_weight(b, shape, "Add", "bias")
     args = [y, bias] if b.rng.random() < 0.8 else [bias, y]
     return b.op("Add", args, FLOAT, y.shape)
 
@@ -45,7 +94,7 @@ def _matmul_add(b: GraphBuilder, x: Value) -> Value:
     n = b.rng.randint(1, 4)
     w = b.random_weight((k, n), FLOAT, "MatMul")
     y = b.op("MatMul", [x, w], FLOAT, (x.shape[0], n))
-    bias = b.random_weight(b.rng.choice([(n,), (1, n), (x.shape[0], n)]), FLOAT, "Add")
+    bias = edged_weight(b, b.rng.choice([(n,), (1, n), (x.shape[0], n)]), "Add", "bias")
     args = [y, bias] if b.rng.random() < 0.8 else [bias, y]
     return b.op("Add", args, FLOAT, y.shape)
 
@@ -79,6 +128,8 @@ def _pad_conv(b: GraphBuilder, x: Value) -> Value:
 
 def _pad_pool(b: GraphBuilder, x: Value) -> Value:
     value = b.rng.choice([0.0, None, -1e4, 1.0])
+    if b.rng.random() < EDGE_SHARE:
+        value = edge_value(b.rng.choice(EDGE_KINDS_OF["pad-value"]))
     p = pad(b, x, _spatial_pads(b, x.rank), value)
     return nn.pool(b, b.rng.choice(["MaxPool", "AveragePool"]), p)
 
@@ -109,15 +160,23 @@ def _qkv(b: GraphBuilder, x: Value) -> Value:
 
 
 MOTIFS = (
-    Motif("conv-bn", ("fuse_bn_into_conv",), emit=_conv_bn, ranks=(4, 4), v1=True),
-    Motif("conv-add-bias", ("fuse_add_bias_into_conv",), emit=_conv_add, ranks=(4, 4)),
+    Motif("conv-bn", ("fuse_bn_into_conv",), emit=_conv_bn, ranks=(4, 4), v1=True,
+          anchors=("Conv", "BatchNormalization")),
+    Motif("conv-add-bias", ("fuse_add_bias_into_conv",), emit=_conv_add, ranks=(4, 4),
+          anchors=("Conv", "Add")),
     Motif("matmul-add-bias", ("fuse_matmul_add_bias_into_gemm",), emit=_matmul_add,
-          ranks=(2, 2)),
-    Motif("pad-conv", ("fuse_pad_into_conv",), emit=_pad_conv, ranks=(4, 4), since=7),
-    Motif("pad-pool", ("fuse_pad_into_pool",), emit=_pad_pool, ranks=(4, 4), since=7),
+          ranks=(2, 2),
+          anchors=("MatMul", "Add")),
+    Motif("pad-conv", ("fuse_pad_into_conv",), emit=_pad_conv, ranks=(4, 4), since=7,
+          anchors=("Pad", "Conv")),
+    Motif("pad-pool", ("fuse_pad_into_pool",), emit=_pad_pool, ranks=(4, 4), since=7,
+          anchors=("Pad", "MaxPool", "AveragePool")),
     Motif("transpose-gemm", ("fuse_transpose_into_gemm",), emit=_transpose_gemm,
-          ranks=(2, 2)),
+          ranks=(2, 2),
+          anchors=("Transpose", "Gemm")),
     Motif("einsum-matmul", ("replace_einsum_with_matmul",), emit=_einsum, ranks=(2, 4),
-          since=12),
-    Motif("qkv", ("fuse_qkv",), emit=_qkv, ranks=(2, 3)),
+          since=12,
+          anchors=("Einsum",)),
+    Motif("qkv", ("fuse_qkv",), emit=_qkv, ranks=(2, 3),
+          anchors=("MatMul", "Add")),
 )

@@ -43,8 +43,10 @@ def _renamed(b: GraphBuilder, x: Value) -> Value:
 
 
 MOTIFS = (
-    Motif("int64-input", ("rewrite_input_dtype",), emit=_int64_input),
+    Motif("int64-input", ("rewrite_input_dtype",), emit=_int64_input,
+          anchors=("Cast", "Gather")),
     Motif("unnamed-nodes", ("set_unique_name_for_nodes",), setup=_unnamed_nodes),
-    Motif("init-only-subgraph", ("split_init", "split_predict"), emit=_init_only),
+    Motif("init-only-subgraph", ("split_init", "split_predict"), emit=_init_only,
+          anchors=("Add", "Mul")),
     Motif("exporter-io-names", ("rename_input_output",), emit=_renamed),
 )

@@ -31,6 +31,10 @@ class Motif:
         since: first opset the motif's form exists in.
         until: last opset (inclusive).
         v1: part of the first generator.
+        anchors: the op types the pattern is built around (``Conv`` and
+            ``BatchNormalization`` for Conv→BatchNormalization), whose schema features the
+            generator varies pairwise (:mod:`generators.schema`); a contrib op is written
+            ``domain::Op``. Empty: the motif's draws are not varied.
     """
 
     name: str
@@ -43,6 +47,7 @@ class Motif:
     since: int = 7
     until: int = 99
     v1: bool = False
+    anchors: tuple[str, ...] = ()
 
     def fits(self, dtype: int, rank: int) -> bool:
         """Whether ``emit`` may consume a value of ``dtype``/``rank``."""

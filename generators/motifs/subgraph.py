@@ -25,6 +25,8 @@ def _outer_scope(b: GraphBuilder, x: Value) -> Value:
 
 
 MOTIFS = (
-    Motif("if-const-cond", ("eliminate_if_with_const_cond",), emit=_if_const),
-    Motif("outer-scope-subgraph", ("lift_lexical_references",), emit=_outer_scope),
+    Motif("if-const-cond", ("eliminate_if_with_const_cond",), emit=_if_const,
+          anchors=("If",)),
+    Motif("outer-scope-subgraph", ("lift_lexical_references",), emit=_outer_scope,
+          anchors=("If", "Loop")),
 )

@@ -1,0 +1,1133 @@
+"""Make one motif draw take one row of its pairwise plan.
+
+The motif emits its pattern as usual; :func:`vary` then edits the nodes it appended (the
+*window*, from a :class:`Mark` to the end of the builder's node list) toward the row:
+
+1. **element type** (``dtype:T``): the tensors of the anchor bound to ``T`` and everything
+   the window's nodes tie to them through their own type constraints (a union-find over the
+   schemas' type parameters) take type ``D``: the window's own weights are converted, values
+   from outside come in through a Cast, the motif's result goes out through a Cast back to
+   its type, graph outputs the window declared are declared in ``D``. Refused, with the
+   reason, where a tied tensor is pinned to one type by some schema, or onnxruntime has no
+   kernel of some tied node for ``D`` (:mod:`generators.schema.kernels`);
+2. **attributes** (``attr:a``): removed, set to the schema's default, or set to the first
+   candidate of :func:`generators.schema.levels.candidates` with which the node keeps the
+   output types and shapes it had (``onnx.shape_inference.infer_node_outputs``), so that
+   nothing downstream changes shape;
+3. **optional inputs** (``in:x``): dropped, named ``""``, or given a weight from
+   :data:`PROVIDERS` (or a scalar / one-element weight of the tied type), under the same
+   check;
+4. **optional outputs** (``out:y``): named and left unused, read by an Identity whose result
+   joins the pool, or made a graph output.
+
+A level the draw cannot take is left as the motif made it and noted (``"Conv|attr:group=edge:
+no candidate keeps the output shape"``); the notes are how ``coverage --schema`` explains a
+pair no case exercised. After the edits the partial model must pass strict shape inference,
+or every edit of the draw is undone (noted too).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, NodeProto, TensorProto, TypeProto, defs, helper, numpy_helper
+
+from generators.builder import GraphBuilder, value_info
+from generators.schema.kernels import cast_reason, kernel_reason
+from generators.schema.levels import (
+    ABSENT,
+    CONSUMED,
+    DEFAULT,
+    EMPTY,
+    FLAG_ATTRS,
+    OUTPUT,
+    PRESENT,
+    UNUSED,
+    as_attribute,
+    attr_value,
+    candidates,
+    classify,
+)
+from generators.schema.plan import MotifPlan, Row
+from generators.values import NP_DTYPE, Value
+from generators.versions import ir_version_for
+
+#: element type name -> ONNX enum (``"float16"`` -> ``TensorProto.FLOAT16``).
+DTYPES: dict[str, int] = {name.lower(): value
+                          for name, value in TensorProto.DataType.items() if value}
+#: ONNX enum -> element type name.
+DTYPE_NAMES: dict[int, str] = {v: k for k, v in DTYPES.items()}
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Lengths of a builder's lists before a motif's emission (its window starts there)."""
+
+    nodes: int
+    initializers: int
+    inputs: int
+    outputs: int
+    pool: int
+
+    @classmethod
+    def of(cls, b: GraphBuilder) -> Mark:
+        """The mark of ``b`` now."""
+        return cls(len(b.nodes), len(b.initializers), len(b.inputs), len(b.outputs),
+                   len(b.pool))
+
+
+class Refused(Exception):
+    """One level a draw cannot take; its message is the reason."""
+
+
+# -- model-level type information ------------------------------------------------------------
+
+def partial_model(b: GraphBuilder, annotate: bool = False) -> onnx.ModelProto:
+    """The builder's graph so far as a model (the builder is left as it is); ``annotate``:
+    with value_info of every pooled value's static type, as the finished model may
+    declare it (:meth:`generators.builder.GraphBuilder.annotate`)."""
+    g = onnx.GraphProto()
+    g.name = "partial"
+    g.node.extend(b.nodes)
+    g.initializer.extend(b.initializers)
+    g.input.extend(b.inputs)
+    g.output.extend(b.outputs)
+    if annotate:
+        skip = b.input_names | b.output_names
+        g.value_info.extend(value_info(v.name, v.dtype, v.shape) for v in b.pool
+                            if v.name not in skip)
+    imports = [helper.make_opsetid("", b.opset)] + [
+        helper.make_opsetid(d, 1) for d in sorted({n.domain for n in b.nodes} - {"", "ai.onnx"})]
+    m = helper.make_model(g, opset_imports=imports, ir_version=ir_version_for(b.opset))
+    m.functions.extend(b.functions)
+    return m
+
+
+def infer_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
+    """Every tensor of the builder's graph -> its inferred TypeProto (strict: raise on any
+    inference error).
+
+    Raises:
+        onnx.shape_inference.InferenceError: ``strict`` and the graph is not well typed.
+    """
+    m = onnx.shape_inference.infer_shapes(partial_model(b, annotate=strict),
+                                          check_type=True, strict_mode=strict,
+                                          data_prop=True)
+    out: dict[str, TypeProto] = {}
+    for vi in [*m.graph.input, *m.graph.value_info, *m.graph.output]:
+        out[vi.name] = vi.type
+    for t in m.graph.initializer:
+        out.setdefault(t.name, helper.make_tensor_type_proto(t.data_type, list(t.dims)))
+    for v in b.pool:  # symbolic dims at the sizes the generator knows (its static shapes)
+        t = out.get(v.name)
+        if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+            out[v.name] = helper.make_tensor_type_proto(v.dtype, list(v.shape))
+            continue
+        dims = t.tensor_type.shape.dim
+        if len(dims) == len(v.shape) and any(not d.HasField("dim_value") for d in dims):
+            out[v.name] = helper.make_tensor_type_proto(t.tensor_type.elem_type, list(v.shape))
+    return out
+
+
+def _elem(types: dict[str, TypeProto], name: str) -> int:
+    t = types.get(name)
+    return t.tensor_type.elem_type if t is not None and t.HasField("tensor_type") else 0
+
+
+def _shape(types: dict[str, TypeProto], name: str) -> tuple[int, ...] | None:
+    t = types.get(name)
+    if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return None
+    dims = t.tensor_type.shape.dim
+    if not all(d.HasField("dim_value") for d in dims):
+        return None
+    return tuple(d.dim_value for d in dims)
+
+
+def _consts(b: GraphBuilder) -> dict[str, TensorProto]:
+    """Initializers and Constant-node values by tensor name."""
+    out = {t.name: t for t in b.initializers}
+    for n in b.nodes:
+        if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value":
+            out[n.output[0]] = n.attribute[0].t
+    return out
+
+
+# -- formal parameters -----------------------------------------------------------------------
+
+def bindings(schema: defs.OpSchema, node: NodeProto) -> list[tuple[str, str, str]]:
+    """``(tensor name, "in" | "out", type string)`` for every non-empty input and output of
+    ``node`` under ``schema`` (a variadic parameter's type applies to the rest)."""
+    out: list[tuple[str, str, str]] = []
+    for names, params, side in ((node.input, schema.inputs, "in"),
+                                (node.output, schema.outputs, "out")):
+        for i, name in enumerate(names):
+            if not name or not params:
+                continue
+            p = params[min(i, len(params) - 1)]
+            if i >= len(params) and p.option != defs.OpSchema.FormalParameterOption.Variadic:
+                continue
+            out.append((name, side, p.type_str))
+    return out
+
+
+def _schema(node: NodeProto, opset: int) -> defs.OpSchema | None:
+    try:
+        return defs.get_schema(node.op_type, opset, node.domain)
+    except defs.SchemaError:
+        return None
+
+
+def _type_params(schema: defs.OpSchema) -> set[str]:
+    return {tc.type_param_str for tc in schema.type_constraints}
+
+
+# -- the node-level check --------------------------------------------------------------------
+
+def node_keeps_outputs(b: GraphBuilder, schema: defs.OpSchema, old: NodeProto,
+                       new: NodeProto, types: dict[str, TypeProto],
+                       consts: dict[str, TensorProto]) -> dict[str, TypeProto]:
+    """Infer ``new``'s outputs (``new`` replacing ``old``) and check that every output
+    ``old`` had keeps its element type and, where known, its shape.
+
+    Returns:
+        ``new``'s inferred output types by name.
+
+    Raises:
+        Refused: inference fails or an output changes.
+    """
+    in_types = {n: types[n] for n in new.input if n and n in types}
+    if any(n and n not in in_types for n in new.input):
+        raise Refused("an input's type is unknown")
+    data = {n: consts[n] for n in new.input if n in consts}
+    try:
+        got = onnx.shape_inference.infer_node_outputs(
+            schema, new, in_types, data, opset_imports=[helper.make_opsetid("", b.opset)],
+            ir_version=ir_version_for(b.opset))
+    except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
+        raise Refused(f"inference fails: {str(exc).splitlines()[0][:120]}") from None
+    for name in old.output:
+        if not name:
+            continue
+        if name not in got:
+            raise Refused(f"output {name} is no longer inferred")
+        if _elem(types, name) and _elem(got, name) != _elem(types, name):
+            raise Refused("the output's element type changes")
+        before, after = _shape(types, name), _shape(got, name)
+        if before is not None and after != before:
+            raise Refused(f"the output shape changes from {before} to {after}")
+    return got
+
+
+# -- optional input providers ----------------------------------------------------------------
+
+@dataclass
+class InputContext:
+    """What a provider may read: the node, its schema, the graph's types, the constant
+    values, and the random source."""
+
+    node: NodeProto
+    schema: defs.OpSchema
+    types: dict[str, TypeProto]
+    consts: dict[str, TensorProto]
+    rng: Any
+
+    def shape(self, i: int) -> tuple[int, ...] | None:
+        """Static shape of the node's input ``i`` (None: absent or unknown)."""
+        if i >= len(self.node.input) or not self.node.input[i]:
+            return None
+        return _shape(self.types, self.node.input[i])
+
+    def out_shape(self, i: int = 0) -> tuple[int, ...] | None:
+        """Static shape of the node's output ``i``."""
+        return _shape(self.types, self.node.output[i]) if i < len(self.node.output) else None
+
+    def const(self, i: int) -> np.ndarray | None:
+        """Value of the node's input ``i`` where it is a constant."""
+        if i >= len(self.node.input) or self.node.input[i] not in self.consts:
+            return None
+        return numpy_helper.to_array(self.consts[self.node.input[i]])
+
+    def elem(self, i: int) -> int:
+        """Element type of input ``i``."""
+        return _elem(self.types, self.node.input[i]) if i < len(self.node.input) else 0
+
+
+def _np(elem: int) -> np.dtype:
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+
+
+def _conv_bias(c: InputContext) -> np.ndarray | None:
+    w = c.shape(1)
+    return None if w is None else (c.rng.gauss(0, 0.5) * np.ones(w[0])).astype(_np(c.elem(0)))
+
+
+def _gemm_c(c: InputContext) -> np.ndarray | None:
+    out = c.out_shape()
+    return None if out is None else np.full(out[-1:], 0.25).astype(_np(c.elem(0)))
+
+
+def _clip_bound(value: float) -> Callable[[InputContext], np.ndarray | None]:
+    def provide(c: InputContext) -> np.ndarray | None:
+        return np.asarray(value).astype(_np(c.elem(0)))
+    return provide
+
+
+def _pad_value(c: InputContext) -> np.ndarray | None:
+    return np.asarray(c.rng.choice([0.0, 1.0, -1.0])).astype(_np(c.elem(0)))
+
+
+def _pad_axes(c: InputContext) -> np.ndarray | None:
+    x, pads = c.shape(0), c.const(1)
+    if x is None or pads is None or pads.size != 2 * len(x):
+        return None
+    return np.arange(len(x), dtype=np.int64)
+
+
+def _squeeze_axes(c: InputContext) -> np.ndarray | None:
+    x = c.shape(0)
+    ones = [i for i, d in enumerate(x or ()) if d == 1]
+    return np.asarray(ones, np.int64) if ones else None
+
+
+def _slice_axes(c: InputContext) -> np.ndarray | None:
+    starts = c.const(1)
+    return None if starts is None else np.arange(starts.size, dtype=np.int64)
+
+
+def _slice_steps(c: InputContext) -> np.ndarray | None:
+    starts = c.const(1)
+    return None if starts is None else np.ones(starts.size, np.int64)
+
+
+def _all_axes(c: InputContext) -> np.ndarray | None:
+    x = c.shape(0)
+    return None if not x else np.arange(len(x), dtype=np.int64)
+
+
+def _split_sizes(c: InputContext) -> np.ndarray | None:
+    axis = next((a.i for a in c.node.attribute if a.name == "axis"), 0)
+    sizes = []
+    for i in range(len(c.node.output)):
+        s = c.out_shape(i)
+        if s is None:
+            return None
+        sizes.append(s[axis])
+    return np.asarray(sizes, np.int64)
+
+
+def _dropout_ratio(c: InputContext) -> np.ndarray | None:
+    return np.asarray(c.rng.choice([0.0, 0.5])).astype(np.float32)
+
+
+def _false(c: InputContext) -> np.ndarray | None:
+    return np.asarray(False)
+
+
+def _empty_float(c: InputContext) -> np.ndarray | None:
+    return np.zeros((0,), np.float32)
+
+
+#: ``(op, optional input) -> provider`` of a weight for a plan row's ``present`` level,
+#: written where a valid value needs the op's meaning (a bias of the output channels, the
+#: axes of the size-1 dims); None from a provider: nothing fits this node. Other inputs get
+#: :func:`_generic_input`.
+PROVIDERS: dict[tuple[str, str], Callable[[InputContext], np.ndarray | None]] = {
+    ("Conv", "B"): _conv_bias,
+    ("ConvTranspose", "B"): _conv_bias,
+    ("Gemm", "C"): _gemm_c,
+    ("Clip", "min"): _clip_bound(-1.0),
+    ("Clip", "max"): _clip_bound(1.0),
+    ("Pad", "constant_value"): _pad_value,
+    ("Pad", "axes"): _pad_axes,
+    ("Squeeze", "axes"): _squeeze_axes,
+    ("Slice", "axes"): _slice_axes,
+    ("Slice", "steps"): _slice_steps,
+    ("Split", "split"): _split_sizes,
+    ("Dropout", "ratio"): _dropout_ratio,
+    ("Dropout", "training_mode"): _false,
+    ("Resize", "roi"): _empty_float,
+    **{(op, "axes"): _all_axes for op in (
+        "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum", "ReduceProd", "ReduceL1",
+        "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")},
+}
+
+
+def _generic_input(c: InputContext, index: int) -> list[np.ndarray]:
+    """Scalar and one-element weights of the input's type (tied through its type parameter
+    to another tensor of the node, or the concrete type of the schema) to try."""
+    p = c.schema.inputs[index]
+    elem = 0
+    if p.type_str.startswith("tensor("):
+        elem = DTYPES.get(p.type_str[len("tensor("):-1], 0)
+    else:
+        for name, side, ts in bindings(c.schema, c.node):
+            if ts == p.type_str and side == "in":
+                elem = _elem(c.types, name)
+                break
+    if not elem:
+        return []
+    dt = _np(elem)
+    return [np.zeros((), dt), np.ones((1,), dt)]
+
+
+# -- the variation ---------------------------------------------------------------------------
+
+class _Draw:
+    """Edits of one motif draw, with the state to undo them."""
+
+    def __init__(self, b: GraphBuilder, mark: Mark, result: Value | None) -> None:
+        self.b = b
+        self.mark = mark
+        self.result = result
+        self.notes: list[str] = []
+        self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
+                       list(b.initializers), copy.deepcopy(b.inputs), set(b.input_names),
+                       copy.deepcopy(b.outputs), set(b.output_names), list(b.pool),
+                       set(b.consumed))
+
+    def undo(self) -> None:
+        b = self.b
+        (window, head, b.initializers, b.inputs, b.input_names, b.outputs, b.output_names,
+         b.pool, b.consumed) = self._saved
+        b.nodes = head + window
+
+    @property
+    def window(self) -> list[NodeProto]:
+        return self.b.nodes[self.mark.nodes:]
+
+
+def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
+         result: Value | None) -> list[str]:
+    """Edit the nodes appended since ``mark`` toward plan row ``row`` (see the module
+    docstring).
+
+    Args:
+        b: the builder, just after the motif's ``emit`` returned ``result``.
+        mark: the builder's :class:`Mark` before the emission.
+        plan: the motif's plan.
+        row: one of ``plan.rows``.
+        result: the Value ``emit`` returned (kept in the pool, in its element type).
+
+    Returns:
+        Notes, one per level the draw could not take (``"Op|factor=level: reason"``); an
+        empty list when it took the whole row.
+    """
+    draw = _Draw(b, mark, result)
+    try:
+        notes = _vary(draw, plan, row)
+    except Exception as exc:  # a variation never breaks the draw: undone, noted
+        draw.undo()
+        return [*draw.notes, f"*: variation failed, draw undone ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:100] if str(exc) else ''})"]
+    if notes and notes[-1].startswith("*: the varied graph"):
+        return notes
+    why = ort_refusal(b, mark)
+    if why:
+        draw.undo()
+        return [*notes, f"*: onnxruntime refuses the varied draw, draw undone ({why})"]
+    return notes
+
+
+def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
+    b, mark = draw.b, draw.mark
+    try:
+        types = infer_types(b)
+    except Exception as exc:  # the motif's own graph: leave it as it is
+        return [f"*: the motif's graph does not infer ({str(exc).splitlines()[0][:100]})"]
+    for op in plan.spaces:
+        levels = plan.op_row(row, op)
+        anchors = [n for n in draw.window if n.op_type == op and n.domain in ("", "ai.onnx")]
+        if not anchors:
+            draw.notes.append(f"{op}|*: the draw made no {op} node")
+            continue
+        for factor, level in levels.items():
+            if not factor.startswith("dtype:"):
+                continue
+            try:
+                if _retype(draw, anchors[0], factor[len("dtype:"):], level, types):
+                    types = infer_types(b, strict=True)
+            except Refused as exc:
+                draw.notes.append(f"{op}|{factor}={level}: {exc}")
+            except Exception as exc:
+                notes = draw.notes
+                draw.undo()
+                draw.__init__(b, mark, draw.result)  # type: ignore[misc]
+                draw.notes = [*notes, f"{op}|{factor}={level}: the retyped graph does not "
+                                      f"infer ({str(exc).splitlines()[0][:100]})"]
+                types = infer_types(b)
+            anchors = [n for n in draw.window if n.op_type == op
+                       and n.domain in ("", "ai.onnx")]
+        consts = _consts(b)
+        for node in anchors:
+            schema = _schema(node, b.opset)
+            if schema is None:
+                continue
+            _vary_node(draw, node, schema, levels, types, consts)
+            types = infer_types(b)
+            consts = _consts(b)
+    try:
+        infer_types(b, strict=True)
+    except Exception as exc:
+        notes = draw.notes
+        draw.undo()
+        return [*notes, f"*: the varied graph does not infer, draw undone "
+                        f"({str(exc).splitlines()[0][:100]})"]
+    return draw.notes
+
+
+def type_component(window: list[NodeProto], opset: int,
+                   seeds: list[str]) -> tuple[set[str], dict[int, set[str]], list[str]]:
+    """The tensors tied to ``seeds`` through the type parameters of the ``window``'s nodes
+    (a union-find over tensor names: two tensors a node binds to one type parameter are
+    tied).
+
+    Returns:
+        ``(tensors, {id(node): its tied type parameters}, pins)``: ``pins`` lists, for each
+        tied tensor a node binds to a concrete type, ``"Op: tensor(type)"``.
+
+    Raises:
+        Refused: a tied node has no schema, or the type reaches a subgraph.
+    """
+    schemas = {id(n): _schema(n, opset) for n in window}
+    comp = set(seeds)
+    touched: dict[int, set[str]] = {}
+    pins: list[str] = []
+    changed = True
+    while changed:
+        changed = False
+        for n in window:
+            s = schemas[id(n)]
+            if s is None:
+                if comp & {*n.input, *n.output}:
+                    raise Refused(f"{n.op_type} has no schema to follow the type through")
+                continue
+            groups: dict[str, set[str]] = {}
+            for name, _, ts in bindings(s, n):
+                groups.setdefault(ts, set()).add(name)
+            for ts, names in groups.items():
+                if not names & comp:
+                    continue
+                if ts not in _type_params(s):
+                    pins.append(f"{n.op_type}: {ts}")
+                    continue
+                if n.op_type not in ("If", "Loop", "Scan") and any(
+                        a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+                        for a in n.attribute):
+                    raise Refused(f"the type reaches the subgraph of {n.op_type}")
+                touched.setdefault(id(n), set()).add(ts)
+                if not names <= comp:
+                    comp |= names
+                    changed = True
+    return comp, touched, pins
+
+
+def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
+    """Run the nodes appended since ``mark`` alone in onnxruntime (CPU, no graph
+    optimization), their outside inputs fed as :mod:`generators.inputs` feeds a model:
+    None when it runs, else onnxruntime's first line. (What the schema, the rules and the
+    kernel registry let through but a kernel still refuses: an axis out of range, a Pad
+    mode a short axis cannot take, an empty-named input a kernel reads.)"""
+    import onnxruntime as ort
+
+    from generators.inputs import synthesize_inputs
+
+    window = b.nodes[mark.nodes:]
+    if not window:
+        return None
+    try:
+        types = infer_types(b)
+    except Exception as exc:
+        return str(exc).splitlines()[0][:120]
+    produced = {o for n in window for o in n.output if o}
+    inits = {t.name: t for t in b.initializers}
+    consumed: list[str] = []
+    for n in window:
+        for x in n.input:
+            if x and x not in produced and x not in consumed:
+                consumed.append(x)
+        for a in n.attribute:  # outer-scope reads of subgraph bodies
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                inner = {o for m in g.node for o in m.output} | {i.name for i in g.input} | \
+                    {t.name for t in g.initializer}
+                for m in g.node:
+                    for x in m.input:
+                        if x and x not in inner and x not in produced and x not in consumed:
+                            consumed.append(x)
+    g = onnx.GraphProto()
+    g.name = "probe"
+    g.node.extend(window)
+    for x in consumed:
+        if x in inits:
+            g.initializer.append(inits[x])
+        elif x in types and _shape(types, x) is not None:
+            g.input.append(value_info(x, _elem(types, x), _shape(types, x)))
+        else:
+            return None  # an input of unknown shape: nothing to feed it
+    for o in sorted(produced):
+        if o in types and _elem(types, o):
+            g.output.append(onnx.helper.make_value_info(o, types[o]))
+    if not g.output:
+        return None
+    imports = [helper.make_opsetid("", b.opset)] + [
+        helper.make_opsetid(d, 1) for d in sorted({n.domain for n in window} - {"", "ai.onnx"})]
+    m = helper.make_model(g, opset_imports=imports, ir_version=max(ir_version_for(b.opset), 4))
+    m.functions.extend(b.functions)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 4
+    so.intra_op_num_threads = 1
+    try:
+        feeds = synthesize_inputs(m, 0)
+        sess = ort.InferenceSession(m.SerializeToString(), so,
+                                    providers=["CPUExecutionProvider"])
+        sess.run(None, feeds)
+    except Exception as exc:
+        return str(exc).splitlines()[0][:160]
+    return None
+
+
+def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
+            types: dict[str, TypeProto]) -> bool:
+    """Give the tensors tied to ``anchor``'s type parameter ``param`` the element type
+    named ``level``; False when they have it already.
+
+    Raises:
+        Refused: why the window cannot take the type.
+    """
+    b = draw.b
+    target = DTYPES.get(level)
+    if not target:
+        raise Refused(f"unknown element type {level}")
+    schema = _schema(anchor, b.opset)
+    if schema is None:
+        raise Refused("no schema")
+    seeds = [n for n, _, ts in bindings(schema, anchor) if ts == param]
+    if not seeds:
+        raise Refused(f"no tensor of the node is bound to {param}")
+    current = _elem(types, seeds[0])
+    if not current:
+        raise Refused("the tensor's element type is unknown")
+    if current == target:
+        return False
+    window = draw.window
+    comp, touched, pins = type_component(window, b.opset, seeds)
+    for pin in pins:
+        if DTYPES.get(pin.split("tensor(")[-1].rstrip(")")) != target:
+            raise Refused(f"{pin.split(':')[0]} pins a tied tensor to "
+                          f"{pin.split(': ')[-1]}")
+    for n in window:
+        params = touched.get(id(n))
+        if not params or n.op_type == "Constant":
+            continue
+        s = _schema(n, b.opset)
+        assert s is not None
+        binds = {ts: level for ts in params}
+        for name, _, ts in bindings(s, n):
+            if ts not in binds and ts in _type_params(s) and _elem(types, name):
+                binds[ts] = DTYPE_NAMES.get(_elem(types, name), "?")
+        why = kernel_reason(n.op_type, n.domain, s.since_version, binds)
+        if why:
+            raise Refused(why)
+    cur_name = DTYPE_NAMES[current]
+    produced = {o for n in window for o in n.output if o}
+    window_inits = {t.name: i for i, t in enumerate(b.initializers)
+                    if i >= draw.mark.initializers}
+    constants = {n.output[0]: n for n in window if n.op_type == "Constant"
+                 and n.attribute and n.attribute[0].name == "value"}
+    # a Constant in another attribute form (value_float, value_ints, ...) stays as it is and
+    # comes in through a Cast after it, like a value from outside the window
+    other_forms = {n.output[0]: n for n in window if n.op_type == "Constant"
+                   and n.output[0] not in constants}
+    external = sorted(comp - (produced - set(other_forms)) - set(window_inits))
+    for name in external:
+        if _elem(types, name) != current:
+            raise Refused(f"a tied input is of another element type than {cur_name}")
+    if external:
+        why = cast_reason(cur_name, level, b.opset)
+        if why:
+            raise Refused(why)
+    escaping = draw.result is not None and draw.result.name in comp
+    if escaping:
+        why = cast_reason(level, cur_name, b.opset)
+        if why:
+            raise Refused(why)
+    # weights of the window
+    feedable = target in NP_DTYPE
+    for name, i in window_inits.items():
+        if name in comp:
+            b.initializers[i] = _converted(b.initializers[i], target)
+            for vi in list(b.inputs[draw.mark.inputs:]):
+                if vi.name == name and feedable:
+                    vi.type.tensor_type.elem_type = target
+                elif vi.name == name:  # no feed of this type: a plain initializer
+                    b.inputs.remove(vi)
+                    b.input_names.discard(name)
+    for name, node in constants.items():
+        if name in comp:
+            node.attribute[0].t.CopyFrom(_converted(node.attribute[0].t, target))
+    for n in window:
+        if any(o in comp for o in n.output):
+            for a in n.attribute:
+                if n.op_type == "Cast" and a.name == "to":
+                    a.i = target
+                elif n.op_type == "ConstantOfShape" and a.name == "value":
+                    a.t.CopyFrom(_converted(a.t, target))
+    # values from outside come in through a Cast
+    renames: dict[str, str] = {}
+    head: list[NodeProto] = []
+    after: dict[str, NodeProto] = {}
+    for name in external:
+        new = b.namer.tensor("Cast")
+        renames[name] = new
+        cast = helper.make_node("Cast", [name], [new], to=target)
+        if name in other_forms:
+            after[name] = cast
+        else:
+            head.append(cast)
+    # the result goes out through a Cast back
+    tail: list[NodeProto] = []
+    if escaping:
+        assert draw.result is not None
+        old = draw.result.name
+        inner = b.namer.tensor(anchor.op_type)
+        renames[old] = inner
+        tail.append(helper.make_node("Cast", [inner], [old], to=current))
+    for n in window:
+        for i, x in enumerate(n.input):
+            if x in renames:
+                n.input[i] = renames[x]
+        for i, x in enumerate(n.output):
+            if x in renames and x not in external:
+                n.output[i] = renames[x]
+    for name, cast in after.items():
+        b.nodes.insert(b.nodes.index(other_forms[name]) + 1, cast)
+    b.nodes[draw.mark.nodes:draw.mark.nodes] = head
+    b.nodes.extend(tail)
+    b.consumed.update(renames.values())
+    b.consumed.update(external)
+    if escaping:
+        b.consumed.discard(draw.result.name)  # type: ignore[union-attr]
+    # graph outputs the window declared now carry the new type; other tied pooled values
+    # leave the pool (a later op would read them in the old type)
+    for vi in b.outputs[draw.mark.outputs:]:
+        if vi.name in comp and vi.name not in renames:
+            vi.type.tensor_type.elem_type = target
+    keep = draw.result.name if escaping else None  # type: ignore[union-attr]
+    b.pool[draw.mark.pool:] = [v for v in b.pool[draw.mark.pool:]
+                               if v.name not in comp or v.name == keep]
+    return True
+
+
+def _converted(t: TensorProto, target: int) -> TensorProto:
+    """``t``'s values in element type ``target`` (same name; clipped to an integer type's
+    range, rounded toward zero; non-zero is True)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _convert(t, target)
+
+
+def _convert(t: TensorProto, target: int) -> TensorProto:
+    arr = numpy_helper.to_array(t)
+    dt = _np(target)
+    if target == TensorProto.STRING:
+        out = np.array([str(v).encode() for v in arr.reshape(-1)], dtype=object).reshape(
+            arr.shape)
+    elif dt.kind in "iu" and arr.dtype.kind == "f":
+        info = np.iinfo(dt)
+        out = np.clip(np.nan_to_num(arr), info.min, info.max).astype(dt)
+    elif dt.kind == "V" or str(dt) in ("int4", "uint4"):
+        out = arr.astype(np.float32).astype(dt)
+    else:
+        out = arr.astype(dt)
+    new = numpy_helper.from_array(out, t.name)
+    return new
+
+
+#: an edit of a copy of an anchor node: changes the copy in place and returns the weights
+#: it needs and what to do once the copy replaced the node (given the inferred types).
+Edit = Callable[[NodeProto], tuple[list[TensorProto], Callable[[dict[str, TypeProto]], None]]]
+#: attributes a non-default value of which drops others (onnxruntime refuses both).
+COMPANIONS: dict[str, tuple[str, ...]] = {"auto_pad": ("pads",)}
+
+
+def _nothing(types: dict[str, TypeProto]) -> None:
+    return None
+
+
+def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict[str, str],
+               types: dict[str, TypeProto], consts: dict[str, TensorProto]) -> None:
+    """Attributes, optional inputs (last first) and optional outputs of one anchor node:
+    first every level at once with each one's first candidate (levels a rule couples, such
+    as BatchNormalization's training mode and its outputs, only pass together), then, if
+    that fails, one level at a time with every candidate."""
+    b = draw.b
+    op = node.op_type
+    rank = len(_shape(types, node.input[0]) or ()) if node.input and node.input[0] else None
+    formal_in = [p.name for p in schema.inputs]
+    formal_out = [p.name for p in schema.outputs]
+    steps: list[tuple[str, str, list[Edit]]] = []
+    for factor, level in levels.items():
+        try:
+            if factor.startswith("attr:") and factor[5:] in schema.attributes:
+                trials = _attr_edits(b, node, schema, factor[5:], level, rank)
+            elif factor.startswith("out:") and factor[4:] in formal_out:
+                trials = _output_edits(b, node, formal_out.index(factor[4:]), level)
+            else:
+                continue
+        except Refused as exc:
+            draw.notes.append(f"{op}|{factor}={level}: {exc}")
+            continue
+        if trials:
+            steps.append((factor, level, trials))
+    wanted = sorted(((formal_in.index(f[3:]), f, lv) for f, lv in levels.items()
+                     if f.startswith("in:") and f[3:] in formal_in), reverse=True)
+    for index, factor, level in wanted:
+        try:
+            trials = _input_edits(b, node, schema, index, level, types, consts)
+        except Refused as exc:
+            draw.notes.append(f"{op}|{factor}={level}: {exc}")
+            continue
+        if trials:
+            steps.append((factor, level, trials))
+    if not steps:
+        return
+    if _commit(b, node, schema, [t[2][0] for t in steps], types, consts) is None:
+        return
+    coupled = [t for t in steps if not t[0].startswith("attr:") or t[0][5:] in FLAG_ATTRS]
+    if len(coupled) > 1 and _commit(b, node, schema, [t[2][0] for t in coupled], types,
+                                    consts) is None:
+        steps = [t for t in steps if t not in coupled]
+        types = infer_types(b)
+        consts = _consts(b)
+    for factor, level, trials in steps:
+        last = "no candidate keeps the node valid"
+        for edit in trials:
+            why = _commit(b, node, schema, [edit], types, consts)
+            if why is None:
+                types = infer_types(b)
+                consts = _consts(b)
+                break
+            last = why
+        else:
+            draw.notes.append(f"{op}|{factor}={level}: {last}")
+
+
+def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list[Edit],
+            types: dict[str, TypeProto], consts: dict[str, TensorProto]) -> str | None:
+    """Apply ``edits`` to a copy of ``node``; if the copy keeps the node's output types and
+    shapes and onnxruntime takes it, replace the node, add the weights and run the
+    follow-ups. Returns None on success, else the reason (nothing changed)."""
+    new = NodeProto()
+    new.CopyFrom(node)
+    weights: list[TensorProto] = []
+    posts = []
+    try:
+        for edit in edits:
+            w, post = edit(new)
+            weights += w
+            posts.append(post)
+    except Refused as exc:
+        return str(exc)
+    t_types, t_consts = dict(types), dict(consts)
+    for t in weights:
+        t_types[t.name] = helper.make_tensor_type_proto(t.data_type, list(t.dims))
+        t_consts[t.name] = t
+    why = runtime_reason(new, t_types)
+    if why:
+        return why
+    try:
+        got = node_keeps_outputs(b, schema, node, new, t_types, t_consts)
+    except Refused as exc:
+        return str(exc)
+    for i, name in enumerate(new.output):
+        if name and name not in node.output and _shape(got, name) is None:
+            like = _known_output_shape(new, schema, i, t_types) or \
+                _sibling_shape(schema, new, i, got)
+            if like is None:
+                return "the new output's shape is not inferred"
+            got[name] = helper.make_tensor_type_proto(_elem(got, name), list(like))
+    node.CopyFrom(new)
+    for t in weights:
+        b.initializers.append(t)
+        b.consumed.add(t.name)
+    for post in posts:
+        post(got)
+    return None
+
+
+#: ``(op, optional output) -> index of the input whose shape it has``, where shape inference
+#: gives none (BatchNormalization's statistics have the per-channel mean's shape).
+OUTPUT_LIKE_INPUT: dict[tuple[str, str], int] = {
+    ("BatchNormalization", name): 3 for name in (
+        "mean", "var", "saved_mean", "saved_var", "running_mean", "running_var")}
+
+
+def _known_output_shape(node: NodeProto, schema: defs.OpSchema, index: int,
+                        types: dict[str, TypeProto]) -> tuple[int, ...] | None:
+    i = OUTPUT_LIKE_INPUT.get((node.op_type, schema.outputs[min(index, len(schema.outputs)
+                                                                    - 1)].name))
+    if i is None or i >= len(node.input) or not node.input[i]:
+        return None
+    return _shape(types, node.input[i])
+
+
+def _sibling_shape(schema: defs.OpSchema, node: NodeProto, index: int,
+                   got: dict[str, TypeProto]) -> tuple[int, ...] | None:
+    """The shape of another optional output of ``node`` of the same type string whose shape
+    inference gives (BatchNormalization-9 infers ``mean`` but not ``saved_mean``, both of the
+    channels' size); None where there is none."""
+    params = schema.outputs
+    if index >= len(params):
+        return None
+    for j, name in enumerate(node.output):
+        if j != index and j < len(params) and name and j > 0 and \
+                params[j].type_str == params[index].type_str:
+            shape = _shape(got, name)
+            if shape is not None:
+                return shape
+    return None
+
+
+def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: str,
+                level: str, rank: int | None) -> list[Edit]:
+    spec = schema.attributes[name]
+    cur = next((a for a in node.attribute if a.name == name), None)
+    default = spec.default_value if spec.default_value is not None and \
+        spec.default_value.type else None
+    if classify(node.op_type, cur, default) == level:
+        return []
+    values: list[AttributeProto | None] = []
+    if level == ABSENT:
+        values = [None]
+    elif level == DEFAULT:
+        if default is None:
+            raise Refused("the schema gives no default")
+        d = AttributeProto()
+        d.CopyFrom(default)
+        d.name = name
+        values = [d]
+    else:
+        for v in candidates(node.op_type, name, int(spec.type), level,
+                            attr_value(cur) if cur is not None else None,
+                            attr_value(default) if default is not None else None, rank, b.rng):
+            try:
+                a = as_attribute(name, v, int(spec.type))
+            except (TypeError, ValueError):
+                continue
+            if classify(node.op_type, a, default) == level:
+                values.append(a)
+        if not values:
+            raise Refused("no candidate value of this level")
+
+    def edit_for(a: AttributeProto | None) -> Edit:
+        def edit(n: NodeProto) -> tuple[list[TensorProto], Callable[..., None]]:
+            drop = {name}
+            if a is not None and level != DEFAULT:
+                drop |= set(COMPANIONS.get(name, ()))
+            kept = [x for x in n.attribute if x.name not in drop]
+            del n.attribute[:]
+            n.attribute.extend(kept)
+            if a is not None:
+                n.attribute.append(a)
+            return [], _nothing
+        return edit
+
+    return [edit_for(a) for a in values]
+
+
+def _input_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, index: int,
+                 level: str, types: dict[str, TypeProto],
+                 consts: dict[str, TensorProto]) -> list[Edit]:
+    inputs = list(node.input)
+    cur = ABSENT if index >= len(inputs) else (EMPTY if inputs[index] == "" else PRESENT)
+    if cur == level:
+        return []
+
+    def set_to(name: str, tensor: TensorProto | None) -> Edit:
+        def edit(n: NodeProto) -> tuple[list[TensorProto], Callable[..., None]]:
+            ins = list(n.input)
+            if level == ABSENT:
+                if any(ins[index + 1:]):
+                    raise Refused("a later input is listed")
+                ins = ins[:index]
+                while ins and not ins[-1]:
+                    ins.pop()
+            else:
+                ins += [""] * (index + 1 - len(ins))
+                ins[index] = name
+            del n.input[:]
+            n.input.extend(ins)
+            return ([tensor] if tensor is not None else []), _nothing
+        return edit
+
+    if level in (ABSENT, EMPTY):
+        return [set_to("", None)]
+    ctx = InputContext(node, schema, types, consts, b.rng)
+    provider = PROVIDERS.get((node.op_type, schema.inputs[index].name))
+    arrays = [provider(ctx)] if provider else _generic_input(ctx, index)
+    edits = []
+    for arr in arrays:
+        if arr is None:
+            continue
+        name = b.namer.weight(node.op_type)
+        edits.append(set_to(name, numpy_helper.from_array(np.asarray(arr), name)))
+    if not edits:
+        raise Refused("no weight fits this node")
+    return edits
+
+
+def _output_edits(b: GraphBuilder, node: NodeProto, index: int, level: str) -> list[Edit]:
+    outputs = list(node.output)
+    named = index < len(outputs) and outputs[index] != ""
+    name = outputs[index] if named else ""
+    readers = named and any(name in n.input for n in b.nodes)
+    is_out = named and name in b.output_names
+    cur = ABSENT if not named else OUTPUT if is_out else CONSUMED if readers else UNUSED
+    if cur == level:
+        return []
+    if level == ABSENT and (readers or is_out):
+        raise Refused("the output is read")
+    if cur != ABSENT and level != ABSENT and (readers or is_out):
+        raise Refused("the output is read already")
+    fresh = name or b.namer.tensor(node.op_type)
+
+    def edit(n: NodeProto) -> tuple[list[TensorProto], Callable[..., None]]:
+        outs = list(n.output)
+        if level == ABSENT:
+            outs = outs[:index] + [""] + outs[index + 1:]
+            while outs and not outs[-1]:
+                outs.pop()
+        else:
+            outs += [""] * (index + 1 - len(outs))
+            outs[index] = fresh
+        del n.output[:]
+        n.output.extend(outs)
+
+        def post(got: dict[str, TypeProto]) -> None:
+            if level in (ABSENT, UNUSED):
+                return
+            elem, shape = _elem(got, fresh), _shape(got, fresh)
+            if level == OUTPUT:
+                b.graph_output(Value(fresh, elem, shape or ()))
+            else:
+                out = b.namer.tensor("Identity")
+                b.nodes.append(helper.make_node("Identity", [fresh], [out]))
+                b.consumed.add(fresh)
+                b.add(Value(out, elem, shape or ()))
+        return [], post
+
+    return [edit]
+
+
+# -- what onnxruntime refuses that the schema allows ------------------------------------------
+
+def _attr(node: NodeProto, name: str) -> Any:
+    a = next((x for x in node.attribute if x.name == name), None)
+    return attr_value(a) if a is not None else None
+
+
+def _conv_group_mismatch(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    group = _attr(node, "group")
+    group = 1 if group is None else group
+    x, w = _shape(types, node.input[0]), _shape(types, node.input[1])
+    if x is None or w is None:
+        return False
+    return group <= 0 or x[1] != w[1] * group or w[0] % group != 0
+
+
+#: ``(op, predicate on the node and the graph's types, reason)``: nodes that pass the ONNX
+#: checker and shape inference but that onnxruntime's CPU kernels refuse to build or run.
+#: Found by running varied draws (``tests/test_schema_variation.py``); each is a plan level
+#: a draw cannot take, reported with the reason.
+def _window_too_large(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    x = _shape(types, node.input[0])
+    w = _shape(types, node.input[1]) if len(node.input) > 1 and node.op_type == "Conv" \
+        else None
+    if x is None:
+        return False
+    kernel = _attr(node, "kernel_shape") or (list(w[2:]) if w else None)
+    pad = _attr(node, "auto_pad")
+    if kernel is None or (pad not in (None, b"NOTSET", "NOTSET")):
+        return False
+    spatial = x[2:]
+    pads = _attr(node, "pads") or [0] * (2 * len(spatial))
+    dil = _attr(node, "dilations") or [1] * len(spatial)
+    return any(d + pads[i] + pads[i + len(spatial)] < (k - 1) * dil[i] + 1
+               for i, (d, k) in enumerate(zip(spatial, kernel, strict=False)))
+
+
+def _same_pad_dilated(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    pad = _attr(node, "auto_pad")
+    pad = pad.decode() if isinstance(pad, bytes) else pad
+    return pad in ("SAME_UPPER", "SAME_LOWER") and any(d != 1 for d in
+                                                       (_attr(node, "dilations") or ()))
+
+
+def _axis_out_of_range(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    axis = _attr(node, "axis")
+    x = _shape(types, node.input[0]) if node.input and node.input[0] else None
+    if axis is None or x is None or not isinstance(axis, int):
+        return False
+    rank = len(x) + (1 if node.op_type == "Flatten" else 0)
+    return not -rank <= axis < max(rank, 1)
+
+
+def _perm_size(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    perm = _attr(node, "perm")
+    x = _shape(types, node.input[0])
+    return perm is not None and x is not None and sorted(perm) != list(range(len(x)))
+
+
+def _empty_axes(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    return len(node.input) > 1 and node.input[1] == ""
+
+
+def _saturate(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    to = _attr(node, "to")
+    return _attr(node, "saturate") is not None and DTYPE_NAMES.get(to or 0, "")[:6] != \
+        "float8"
+
+
+#: ops whose ``axis`` must name an axis of the first input (Flatten: or its end).
+_AXIS_OPS = ("Softmax", "LogSoftmax", "Hardmax", "Concat", "Gather", "Flatten", "Split",
+             "ArgMax", "ArgMin", "CumSum", "GatherElements", "ScatterElements", "TopK")
+
+RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bool], str]] = [
+    *((op, _axis_out_of_range, f"onnxruntime's {op} requires axis within the input's rank")
+      for op in _AXIS_OPS),
+    ("Transpose", _perm_size, "onnxruntime's Transpose requires perm to permute every axis"),
+    ("Squeeze", _empty_axes, "onnxruntime's Squeeze reads an empty-named axes input and "
+                             "fails (axes_tensor != nullptr)"),
+    ("Unsqueeze", _empty_axes, "onnxruntime's Unsqueeze reads an empty-named axes input"),
+    ("Cast", _saturate, "onnxruntime's Cast takes saturate only for a cast to float 8"),
+    ("Conv", _window_too_large,
+     "onnxruntime refuses a window larger than the padded input (ONNX's shape inference "
+     "rounds such an output dim up to 1)"),
+    ("MaxPool", _window_too_large,
+     "onnxruntime refuses a window larger than the padded input"),
+    ("AveragePool", _window_too_large,
+     "onnxruntime refuses a window larger than the padded input"),
+    ("Conv", _same_pad_dilated,
+     "onnxruntime's Conv takes no dilation with auto_pad SAME_UPPER or SAME_LOWER"),
+    ("Dropout", lambda n, t: (_attr(n, "ratio") is not None
+                              and not 0.0 <= float(_attr(n, "ratio")) < 1.0),
+     "onnxruntime's Dropout requires ratio in [0, 1)"),
+    ("Conv", _conv_group_mismatch,
+     "onnxruntime's Conv requires input channels = weight channels x group"),
+    ("ConvTranspose", _conv_group_mismatch,
+     "onnxruntime's ConvTranspose requires input channels = weight channels x group"),
+]
+
+
+def runtime_reason(node: NodeProto, types: dict[str, TypeProto]) -> str | None:
+    """The reason of the first :data:`RUNTIME_REFUSALS` entry ``node`` matches (None: no
+    known refusal)."""
+    for op, pred, why in RUNTIME_REFUSALS:
+        if node.op_type == op and pred(node, types):
+            return why
+    return None

@@ -1,0 +1,69 @@
+"""Which element types onnxruntime's CPU execution provider runs, per op and version.
+
+Read from onnxruntime's own kernel registry
+(``onnxruntime.capi.onnxruntime_pybind11_state.get_all_opkernel_def``: one entry per kernel
+with its op, domain, opset range and type constraints), so that a plan never asks for a node
+the reference run cannot execute; such choices are kept out with the reason
+:func:`kernel_reason` gives. The table is read once per process (about 5 ms).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from generators.schema.space import type_name
+
+#: kernels of one op: (first opset, last opset, {type constraint: element type names}).
+Kernel = tuple[int, int, dict[str, frozenset[str]]]
+
+_PROVIDER = "CPUExecutionProvider"
+
+
+@lru_cache(maxsize=1)
+def cpu_kernels() -> dict[tuple[str, str], tuple[Kernel, ...]]:
+    """``(domain, op) -> kernels`` of onnxruntime's CPU execution provider (empty when
+    onnxruntime is not installed)."""
+    try:
+        from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+    except ImportError:  # pragma: no cover - onnxruntime is a dependency
+        return {}
+    table: dict[tuple[str, str], list[Kernel]] = {}
+    for k in ort_c.get_all_opkernel_def():
+        if k.provider != _PROVIDER:
+            continue
+        lo, hi = k.version_range
+        cons = {name: frozenset(n for n in (type_name(t) for t in types) if n)
+                for name, types in k.type_constraints.items()}
+        domain = "" if k.domain == "ai.onnx" else k.domain
+        table.setdefault((domain, k.op_name), []).append((lo, hi, cons))
+    return {key: tuple(v) for key, v in table.items()}
+
+
+def has_kernel(op: str, domain: str, version: int, bindings: dict[str, str]) -> bool:
+    """Whether one CPU kernel of ``op`` covers ``version`` and accepts every
+    ``type constraint -> element type name`` of ``bindings`` (a constraint the kernel does
+    not name is unconstrained)."""
+    return kernel_reason(op, domain, version, bindings) is None
+
+
+def kernel_reason(op: str, domain: str, version: int, bindings: dict[str, str]) -> str | None:
+    """None where :func:`has_kernel` holds, else why not, in a sentence."""
+    kernels = [k for k in cpu_kernels().get((domain, op), ()) if k[0] <= version <= k[1]]
+    if not kernels:
+        return f"onnxruntime has no CPU kernel for {op}-{version}"
+    for _, _, cons in kernels:
+        if all(t not in cons or d in cons[t] for t, d in bindings.items()):
+            return None
+    what = ", ".join(f"{t}={d}" for t, d in sorted(bindings.items()))
+    return f"onnxruntime has no CPU kernel for {op}-{version} with {what}"
+
+
+def cast_reason(src: str, dst: str, opset: int) -> str | None:
+    """None where onnxruntime can Cast ``src`` to ``dst`` at model opset ``opset`` (the Cast
+    version in force there), else why not."""
+    if src == dst:
+        return None
+    from onnx import defs
+
+    version = defs.get_schema("Cast", opset, "").since_version
+    return kernel_reason("Cast", "", version, {"T1": src, "T2": dst})

@@ -1,0 +1,385 @@
+"""Pairwise plans: for each motif, rows of feature levels of its anchor ops that together
+cover every feasible pair of levels of one anchor op.
+
+The plan of a motif is one covering array over the joint factors of its anchor ops plus an
+``opset`` factor (the opset intervals in which every anchor's version, and the Cast version
+that brings values into another element type, stay the same). Rows are drawn by
+``allpairspy`` (the AllPairs algorithm of MetaCommunications, a greedy all-pairs generator
+in the AETG family: Cohen, Dalal, Fredman, Patton, "The AETG system", IEEE TSE 23(7), 1997)
+with a filter that rejects combinations the schema or onnxruntime's CPU kernels do not
+allow; AllPairs may stop before a pair whose only completions the filter rejects, so each
+pair it left is completed by a greedy row of its own. A pair no row can hold is
+*infeasible* and kept with its reason.
+
+The plan is a pure function of the motif, the installed onnx (schemas) and onnxruntime
+(kernels); it is built once per process and motif (:func:`motif_plan`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+from generators.schema.kernels import cast_reason, kernel_reason
+from generators.schema.levels import NA
+from generators.schema.rules import refusal
+from generators.schema.space import OPSET, OpSpace, Pair, op_space, pair_of
+from generators.versions import MAX_OPSET, MIN_OPSET
+
+#: one plan row: ``"opset"`` -> first opset of an interval; ``"Op|factor"`` -> level.
+Row = dict[str, str]
+#: element type the motifs emit their float pattern in; a plan row's other element types
+#: are brought in and out by Cast from and to it.
+BASE = "float"
+#: factor separator in joint row keys (``"Conv|attr:group"``).
+SEP = "|"
+
+
+def key(op: str, factor: str) -> str:
+    """The joint row key of ``factor`` of anchor ``op``."""
+    return f"{op}{SEP}{factor}"
+
+
+@dataclass(frozen=True)
+class MotifPlan:
+    """The pairwise plan of one motif.
+
+    Attributes:
+        motif: motif name.
+        opsets: inclusive opset range the plan covers (the motif's within the generator's).
+        spaces: anchor op -> its :class:`~generators.schema.space.OpSpace` over ``opsets``.
+        intervals: opset intervals of the ``opset`` factor (level ``str(lo)``).
+        rows: the plan's rows.
+        pairs: anchor op -> its feasible pairs (what ``coverage --schema`` counts).
+        infeasible: anchor op -> {pair: reason} for pairs no valid model can hold.
+        missing: anchor ops with no ONNX schema (contrib ops), with the reason.
+    """
+
+    motif: str
+    opsets: tuple[int, int]
+    spaces: dict[str, OpSpace]
+    intervals: tuple[tuple[int, int], ...]
+    rows: tuple[Row, ...]
+    pairs: dict[str, frozenset[Pair]]
+    infeasible: dict[str, dict[Pair, str]]
+    missing: dict[str, str]
+
+    def interval(self, row: Row) -> tuple[int, int]:
+        """The opset interval ``row`` asks for."""
+        lo = int(row[OPSET])
+        return next(iv for iv in self.intervals if iv[0] == lo)
+
+    def op_row(self, row: Row, op: str) -> dict[str, str]:
+        """``row``'s levels of anchor ``op``'s factors (``n/a`` left out)."""
+        prefix = f"{op}{SEP}"
+        return {k[len(prefix):]: v for k, v in row.items()
+                if k.startswith(prefix) and v != NA}
+
+
+def _intervals(spaces: dict[str, OpSpace], lo: int, hi: int) -> tuple[tuple[int, int], ...]:
+    from onnx import defs
+
+    def signature(o: int) -> tuple[int, ...]:
+        versions = []
+        for s in spaces.values():
+            v = s.version_at(o)
+            versions.append(v.version if v else -1)
+        versions.append(defs.get_schema("Cast", o, "").since_version)
+        return tuple(versions)
+
+    out: list[tuple[int, int]] = []
+    prev = None
+    for o in range(lo, hi + 1):
+        sig = signature(o)
+        if out and sig == prev:
+            out[-1] = (out[-1][0], o)
+        else:
+            out.append((o, o))
+        prev = sig
+    return tuple(out)
+
+
+#: (anchor op, type parameter) -> the (op, type parameter) of every node of the motif's
+#: pattern tied to it (:func:`generators.schema.apply.type_component`).
+Ties = dict[tuple[str, str], frozenset[tuple[str, str]]]
+
+_PROBE_SHAPES = {0: (), 1: (4,), 2: (3, 4), 3: (2, 3, 4), 4: (1, 3, 5, 5), 5: (1, 2, 3, 4, 4)}
+
+
+def probe_ties(name: str, lo: int, hi: int) -> Ties:
+    """Which type parameters a draw of motif ``name`` ties together: a few plain draws at
+    opsets ``lo`` and ``hi`` into an empty builder, read by the union-find over the window's
+    type parameters. (A plan row that gives tied parameters different types, or a type a
+    tied node has no kernel for, cannot be drawn.)"""
+    import random
+
+    from onnx import defs
+
+    from generators.builder import GraphBuilder
+    from generators.motifs import MOTIFS
+    from generators.names import Namer
+    from generators.pooled_random import PooledRandom
+    from generators.schema.apply import Mark, Refused, bindings, type_component
+    from generators.values import FLOAT
+
+    m = MOTIFS[name]
+    anchors = {a.rpartition("::")[2] for a in m.anchors}
+    ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    rank = min(max(m.ranks[0], 2), m.ranks[1])
+    dtype = FLOAT if FLOAT in m.dtypes else min(m.dtypes)
+    for seed in range(4):
+        for opset in sorted({lo, hi}):
+            rng = random.Random(seed)
+            b = GraphBuilder(rng, PooledRandom(rng), opset, Namer("plain", rng))
+            if m.setup is not None:
+                m.setup(b)
+            x = b.graph_input(dtype, _PROBE_SHAPES[rank])
+            mark = Mark.of(b)
+            try:
+                if m.emit is None or m.emit(b, x) is None:
+                    continue
+            except Exception:  # a probe the motif cannot take: other probes may
+                continue
+            window = b.nodes[mark.nodes:]
+            for a in window:
+                if a.op_type not in anchors:
+                    continue
+                schema = defs.get_schema(a.op_type, opset, a.domain)
+                for tc in schema.type_constraints:
+                    seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
+                    if not seeds:
+                        continue
+                    try:
+                        _, touched, _ = type_component(window, opset, seeds)
+                    except Refused:
+                        continue
+                    tied = ties.setdefault((a.op_type, tc.type_param_str), set())
+                    tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
+    return {k: frozenset(v) for k, v in ties.items()}
+
+
+def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None
+             ) -> Callable[[Row], str | None]:
+    """A function from a (partial) joint row to None (valid) or the reason it is not."""
+    from onnx import defs
+
+    tied = ties or {}
+
+    @cache
+    def dtype_reason(op: str, version: int, opset: int,
+                     bindings: tuple[tuple[str, str], ...]) -> str | None:
+        space = spaces[op]
+        why = kernel_reason(op, space.domain, version, dict(bindings))
+        if why:
+            return why
+        for param, d in bindings:
+            why = cast_reason(BASE, d, opset) or cast_reason(d, BASE, opset)
+            if why:
+                return why
+            for op2, p2 in sorted(tied.get((op, param), ())):
+                if (op2, p2) == (op, param) or op2 == "Constant":
+                    continue
+                try:
+                    v2 = defs.get_schema(op2, opset, "").since_version
+                except defs.SchemaError:
+                    continue
+                why = kernel_reason(op2, "", v2, {p2: d})
+                if why:
+                    return f"the motif ties {op}.{param} to {op2}.{p2}, and {why}"
+        return None
+
+    def check(row: Row) -> str | None:
+        if OPSET not in row:
+            return None
+        opset = int(row[OPSET])
+        per_op: dict[str, dict[str, str]] = {}
+        for k, level in row.items():
+            if k == OPSET:
+                continue
+            op, factor = k.split(SEP, 1)
+            per_op.setdefault(op, {})[factor] = level
+        for op, assignment in per_op.items():
+            space = spaces[op]
+            v = space.version_at(opset)
+            if v is None:
+                return f"{op} does not exist at opset {opset}"
+            if not space.allows(v, assignment):
+                return f"{op}-{v.version} does not allow {assignment}"
+            why = refusal(op, v.version, assignment)
+            if why:
+                return why
+            bindings = tuple(sorted((f[len("dtype:"):], lv) for f, lv in assignment.items()
+                                    if f.startswith("dtype:") and lv != NA))
+            if bindings:
+                why = dtype_reason(op, v.version, opset, bindings)
+                if why:
+                    return why
+            for param, d in bindings:
+                for op2, p2 in tied.get((op, param), ()):
+                    other = per_op.get(op2, {}).get(f"dtype:{p2}")
+                    if op2 != op and other not in (None, NA, d):
+                        return f"the motif ties {op}.{param} to {op2}.{p2}"
+        return None
+
+    return check
+
+
+def _pairs_of_row(row: Row, ops: list[str]) -> set[tuple[str, Pair]]:
+    out: set[tuple[str, Pair]] = set()
+    for op in ops:
+        prefix = f"{op}{SEP}"
+        items = [(k[len(prefix):], v) for k, v in row.items()
+                 if k.startswith(prefix) and v != NA]
+        for a, b in itertools.combinations(items, 2):
+            out.add((op, pair_of(a, b)))
+    return out
+
+
+def _op_pairs_with_opset(row: Row, spaces: dict[str, OpSpace]) -> set[tuple[str, Pair]]:
+    """Pairs of ``row`` per op, the op's own version counted as its ``opset`` level."""
+    out = _pairs_of_row(row, list(spaces))
+    opset = int(row[OPSET])
+    for op, space in spaces.items():
+        v = space.version_at(opset)
+        if v is None:
+            continue
+        prefix = f"{op}{SEP}"
+        for k, level in row.items():
+            if k.startswith(prefix) and level != NA:
+                out.add((op, pair_of((OPSET, str(v.version)), (k[len(prefix):], level))))
+    return out
+
+
+def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
+               ties: Ties | None = None) -> MotifPlan:
+    """The plan of ``motif`` whose anchors are ``anchors`` over opsets ``lo..hi``;
+    ``ties`` (:func:`probe_ties`) are the type parameters its pattern ties together.
+
+    Raises:
+        ValueError: ``lo > hi``.
+    """
+    from allpairspy import AllPairs
+
+    if lo > hi:
+        raise ValueError(f"empty opset range {lo}..{hi}")
+    spaces: dict[str, OpSpace] = {}
+    missing: dict[str, str] = {}
+    for op in anchors:
+        domain, _, name = op.rpartition("::")
+        space = op_space(name, lo, hi, domain)
+        if space is None:
+            missing[op] = f"no ONNX schema of {op} at opsets {lo}..{hi}"
+        else:
+            spaces[name] = space
+    intervals = _intervals(spaces, lo, hi)
+    check = _checker(spaces, ties)
+    keys = [OPSET] + [key(op, f.name) for op, s in spaces.items()
+                      for f in s.factors if f.name != OPSET]
+    levels = [[str(iv[0]) for iv in intervals]] + [
+        list(f.levels) for s in spaces.values() for f in s.factors if f.name != OPSET]
+
+    # feasible and infeasible pairs per op
+    pairs: dict[str, frozenset[Pair]] = {}
+    infeasible: dict[str, dict[Pair, str]] = {}
+    for op, space in spaces.items():
+        ok: set[Pair] = set()
+        bad: dict[Pair, str] = {}
+        for p in space.pairs():
+            why = None
+            for iv in intervals:
+                row: Row = {OPSET: str(iv[0])}
+                v = space.version_at(iv[0])
+                for f, lv in p:
+                    if f == OPSET:
+                        if v is None or str(v.version) != lv:
+                            row = {}
+                            break
+                    else:
+                        row[key(op, f)] = lv
+                if not row:
+                    continue
+                why = check(row)
+                if why is None:
+                    break
+            if why is None and row:
+                ok.add(p)
+            else:
+                bad[p] = why or "no opset of the motif's range has this version"
+        pairs[op] = frozenset(ok)
+        infeasible[op] = bad
+
+    def allowed(values: list[str]) -> bool:
+        return check(dict(zip(keys, values, strict=False))) is None
+
+    rows: list[Row] = []
+    if len(keys) > 1:
+        for values in AllPairs(levels, filter_func=allowed):
+            rows.append(dict(zip(keys, values, strict=True)))
+    elif keys:
+        rows = [{OPSET: lv} for lv in levels[0]]
+    want = {(op, p) for op, ps in pairs.items() for p in ps}
+    have: set[tuple[str, Pair]] = set()
+    for r in rows:
+        have |= _op_pairs_with_opset(r, spaces)
+    for op, p in sorted(want - have):
+        if (op, p) in have:
+            continue
+        row = _complete(op, p, keys, levels, spaces, intervals, check, want - have)
+        if row is not None:
+            rows.append(row)
+            have |= _op_pairs_with_opset(row, spaces)
+    return MotifPlan(motif, (lo, hi), spaces, intervals, tuple(rows), pairs, infeasible,
+                     missing)
+
+
+def _complete(op: str, pair: Pair, keys: list[str], levels: list[list[str]],
+              spaces: dict[str, OpSpace], intervals: tuple[tuple[int, int], ...],
+              check: Callable[[Row], str | None],
+              uncovered: set[tuple[str, Pair]]) -> Row | None:
+    """A valid row holding ``pair`` of ``op``, its other factors chosen greedily to cover
+    the most ``uncovered`` pairs (None when no interval can hold the pair)."""
+    space = spaces[op]
+    for iv in intervals:
+        v = space.version_at(iv[0])
+        row: Row = {OPSET: str(iv[0])}
+        fits = True
+        for f, lv in pair:
+            if f == OPSET:
+                fits = v is not None and str(v.version) == lv
+            else:
+                row[key(op, f)] = lv
+        if not fits or check(row) is not None:
+            continue
+        for k, options in zip(keys, levels, strict=True):
+            if k in row:
+                continue
+            best, gain = None, -1
+            for lv in options:
+                trial = dict(row, **{k: lv})
+                if check(trial) is not None:
+                    continue
+                g = len(_op_pairs_with_opset(trial, spaces) & uncovered)
+                if g > gain:
+                    best, gain = lv, g
+            if best is None:
+                fits = False
+                break
+            row[k] = best
+        if fits:
+            return row
+    return None
+
+
+@cache
+def motif_plan(name: str) -> MotifPlan | None:
+    """The plan of motif ``name`` over its opsets within the generator's (None where the
+    motif declares no anchors)."""
+    from generators.motifs import MOTIFS
+
+    m = MOTIFS[name]
+    if not m.anchors:
+        return None
+    lo, hi = max(m.since, MIN_OPSET), min(m.until, MAX_OPSET)
+    return build_plan(name, m.anchors, lo, hi, probe_ties(name, lo, hi))

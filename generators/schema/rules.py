@@ -1,0 +1,125 @@
+"""What the schema allows but no valid model can hold: rules over one node's levels.
+
+``onnx.defs`` lists each attribute, optional input and output on its own; it does not say
+that BatchNormalization-14 has its running statistics outputs exactly in training mode, that
+a Conv's strides must be positive, or that onnxruntime refuses ``auto_pad`` together with
+``pads``. Each :class:`Rule` here is one such fact, written by hand from the operator's
+documentation (https://onnx.ai/onnx/operators/) or onnxruntime's kernel checks, with the
+sentence a report shows for the pairs it excludes. A plan never asks for a combination a
+rule refuses, and ``coverage --schema`` counts the pairs a rule excludes as infeasible with
+that sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from generators.schema.levels import ABSENT, DEFAULT, EDGE, NONDEFAULT
+
+#: levels of an optional output that name it.
+_NAMED = frozenset({"unused", "consumed", "output"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One refused combination.
+
+    Attributes:
+        ops: op types the rule applies to.
+        versions: inclusive range of the ops' versions (``since_version``) it applies to.
+        refuses: ``(levels) -> bool`` on a possibly partial ``factor -> level`` assignment
+            of one node: True only when the assigned levels alone are refused.
+        reason: the sentence reported for what it refuses.
+    """
+
+    ops: frozenset[str]
+    versions: tuple[int, int]
+    refuses: Callable[[dict[str, str]], bool]
+    reason: str
+
+
+def _level_is(factor: str, *levels: str) -> Callable[[dict[str, str]], bool]:
+    return lambda a: a.get(factor) in levels
+
+
+def _bn_training(a: dict[str, str]) -> bool:
+    mode = a.get("attr:training_mode")
+    outs = [a.get(f) for f in ("out:running_mean", "out:running_var")]
+    if mode in (ABSENT, DEFAULT) and any(o in _NAMED for o in outs):
+        return True
+    if mode == NONDEFAULT and any(o == ABSENT for o in outs):
+        return True
+    return False
+
+
+def _all_or_none(*factors: str) -> Callable[[dict[str, str]], bool]:
+    def refuses(a: dict[str, str]) -> bool:
+        seen = {a[f] in _NAMED for f in factors if f in a}
+        return len(seen) > 1
+    return refuses
+
+
+def _conv_auto_pad(a: dict[str, str]) -> bool:
+    return a.get("attr:auto_pad") == NONDEFAULT and a.get("attr:pads") not in (None, ABSENT)
+
+
+def _split_sizes(a: dict[str, str]) -> bool:
+    given, count = a.get("in:split"), a.get("attr:num_outputs")
+    if given is None or count is None:
+        return False
+    return (given == "present") == (count != ABSENT)
+
+
+def _saturate_not_float8(a: dict[str, str]) -> bool:
+    to = a.get("dtype:T2")
+    return a.get("attr:saturate") not in (None, ABSENT) and to is not None and \
+        not to.startswith("float8")
+
+
+_CONV_LIKE = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"})
+_POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
+_WINDOWED = _CONV_LIKE | _POOLS
+_ANY = (1, 10_000)
+
+#: every rule.
+RULES: tuple[Rule, ...] = (
+    Rule(frozenset({"BatchNormalization"}), (14, 10_000), _bn_training,
+         "BatchNormalization-14+ has its running_mean and running_var outputs exactly in "
+         "training mode (training_mode=1)"),
+    Rule(frozenset({"BatchNormalization"}), (7, 13),
+         _all_or_none("out:mean", "out:var", "out:saved_mean", "out:saved_var"),
+         "BatchNormalization-7/9 has one output or all five"),
+    Rule(frozenset({"BatchNormalization"}), (7, 8), _level_is("attr:spatial", NONDEFAULT),
+         "BatchNormalization-7 with spatial=0 needs scale, B, mean and var of the input's "
+         "shape without its batch dim: no attribute edit of a per-channel pattern gives it"),
+    Rule(frozenset({"Cast"}), (19, 10_000), _saturate_not_float8,
+         "onnxruntime's Cast takes saturate only for a cast to a float 8 type"),
+    Rule(frozenset({"Split"}), (18, 10_000), _split_sizes,
+         "Split-18 takes its sizes from exactly one of the split input and num_outputs"),
+    Rule(frozenset({"Transpose"}), _ANY, _level_is("attr:perm", EDGE),
+         "perm must list every axis once, none negative (onnxruntime refuses others)"),
+    Rule(frozenset({"Squeeze", "Unsqueeze"}), (13, 10_000), _level_is("in:axes", "empty"),
+         "onnxruntime's Squeeze and Unsqueeze read an empty-named axes input and fail"),
+    Rule(_WINDOWED, _ANY, _conv_auto_pad,
+         "onnxruntime refuses auto_pad other than NOTSET together with pads"),
+    Rule(_WINDOWED, _ANY, _level_is("attr:kernel_shape", EDGE),
+         "kernel_shape must hold one positive size per spatial axis"),
+    Rule(_WINDOWED, _ANY, _level_is("attr:strides", EDGE),
+         "strides must hold one positive stride per spatial axis"),
+    Rule(_WINDOWED, _ANY, _level_is("attr:dilations", EDGE),
+         "dilations must hold one positive dilation per spatial axis"),
+    Rule(_WINDOWED, _ANY, _level_is("attr:pads", EDGE),
+         "pads must hold two non-negative pads per spatial axis"),
+    Rule(_CONV_LIKE, _ANY, _level_is("attr:group", EDGE),
+         "group must be a positive divisor of the input channels"),
+)
+
+
+def refusal(op: str, version: int, levels: dict[str, str]) -> str | None:
+    """The reason of the first rule that refuses ``levels`` of an ``op`` node of version
+    ``version`` (None: no rule does)."""
+    for r in RULES:
+        if op in r.ops and r.versions[0] <= version <= r.versions[1] and r.refuses(levels):
+            return r.reason
+    return None

@@ -1,0 +1,136 @@
+"""Schema-complete variation: feature spaces read from onnx.defs, pairwise plans that cover
+every feasible pair, varied draws that stay valid, and ``coverage --schema``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import onnx
+import onnxruntime as ort
+import pytest
+from typer.testing import CliRunner
+
+from fuzzer.cli import app
+from generators import recipe
+from generators.generate import generate
+from generators.inputs import synthesize_inputs
+from generators.motifs import MOTIFS
+from generators.schema.measure import schema_coverage
+from generators.schema.plan import _op_pairs_with_opset, build_plan, motif_plan
+from generators.schema.space import op_space
+
+ANCHORED = sorted(name for name, m in MOTIFS.items() if m.anchors and m.emit is not None)
+
+
+@pytest.fixture(scope="module")
+def always() -> str:
+    """A generator like v2 whose every anchored motif draw takes a plan row."""
+    recipe.RECIPES["v2-always"] = dataclasses.replace(recipe.RECIPES["v2"], name="v2-always",
+                                                      schema_share=1.0)
+    yield "v2-always"
+    recipe.RECIPES.pop("v2-always", None)
+
+
+def test_space_is_read_from_the_schema() -> None:
+    conv = op_space("Conv", 7, 21)
+    assert conv is not None
+    names = {f.name: f.levels for f in conv.factors}
+    assert names["opset"] == ("1", "11")
+    assert set(names["dtype:T"]) == {"float16", "float", "double"}
+    assert names["attr:group"] == ("absent", "default", "nondefault", "edge")
+    assert names["in:B"] == ("absent", "empty", "present")
+    bn = op_space("BatchNormalization", 15, 21)
+    assert bn is not None and "dtype:T1" in {f.name for f in bn.factors}
+    assert "out:running_mean" in {f.name for f in bn.factors}
+    assert op_space("NoSuchOp", 7, 21) is None
+
+
+def test_pairwise_plan_covers_every_pair_of_a_small_schema() -> None:
+    # LeakyRelu at opsets 7..21: two versions, one float attribute, one type constraint
+    plan = build_plan("leaky", ("LeakyRelu",), 7, 21)
+    want = plan.pairs["LeakyRelu"]
+    assert want  # e.g. (opset 16, dtype:T bfloat16) needs onnxruntime's kernel: infeasible
+    have = set()
+    for row in plan.rows:
+        have |= {p for op, p in _op_pairs_with_opset(row, plan.spaces)}
+    assert want <= have
+    space = plan.spaces["LeakyRelu"]
+    assert set(space.pairs()) == set(want) | set(plan.infeasible["LeakyRelu"])
+    assert all("onnxruntime" in why for why in plan.infeasible["LeakyRelu"].values())
+    # far fewer rows than the product of the levels
+    levels = [len(f.levels) for f in space.factors]
+    product = 1
+    for n in levels:
+        product *= n
+    assert len(plan.rows) < product
+
+
+def test_infeasible_pairs_carry_their_reason() -> None:
+    plan = motif_plan("conv-bn")
+    assert plan is not None
+    reasons = set(plan.infeasible["Conv"].values()) | set(
+        plan.infeasible["BatchNormalization"].values())
+    assert any("no CPU kernel for Conv" in r for r in reasons)
+    assert any("training mode" in r for r in reasons)  # a rule of generators.schema.rules
+    assert any("ties BatchNormalization.T to Conv.T" in r for r in reasons)
+
+
+def _session(model: onnx.ModelProto) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+
+
+def test_every_varied_draw_passes_the_checker_and_runs(always: str) -> None:
+    varied = 0
+    for seed in range(360):
+        name = ANCHORED[seed % len(ANCHORED)]
+        gm = generate(seed, always, motifs=[name])
+        varied += bool(gm.varied)
+        onnx.checker.check_model(gm.model, full_check=True)
+        _session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+    assert varied >= 300
+
+
+def test_varied_draws_exercise_more_pairs(always: str) -> None:
+    plain = dataclasses.replace(recipe.RECIPES["v2"], name="v2-never", schema_share=0.0)
+    recipe.RECIPES["v2-never"] = plain
+    try:
+        for name in ("conv-bn", "squeeze-chain"):
+            before = schema_coverage(
+                [generate(s, "v2-never", motifs=[name]) for s in range(60)], [name])[name]
+            after = schema_coverage(
+                [generate(s, always, motifs=[name]) for s in range(60)], [name])[name]
+            assert after.hit > 1.5 * before.hit, (name, before.hit, after.hit)
+            assert after.varied == after.draws > 40
+    finally:
+        recipe.RECIPES.pop("v2-never", None)
+
+
+def test_varied_draws_are_deterministic(always: str) -> None:
+    for seed in range(12):
+        name = ANCHORED[seed % len(ANCHORED)]
+        a = generate(seed, always, motifs=[name])
+        b = generate(seed, always, motifs=[name])
+        assert a.model.SerializeToString() == b.model.SerializeToString()
+        assert a.varied == b.varied
+
+
+def test_coverage_schema_prints_the_table_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "schema.json"
+    result = CliRunner().invoke(app, ["coverage", "--schema", "--target", "onnxoptimizer",
+                                      "--passes", "fuse_bn_into_conv,eliminate_deadend",
+                                      "--cases", "12", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "conv-bn" in result.output and "fuse_bn_into_conv" in result.output
+    doc = json.loads(out.read_text())
+    row = doc["passes"]["fuse_bn_into_conv"]["motifs"]["conv-bn"]
+    assert row["pairs"] > 0 and 0 < row["covered"] <= row["pairs"]
+    assert set(row["per_op"]) == {"Conv", "BatchNormalization"}
+    assert row["infeasible"]  # reasons, counted
+    assert doc["passes"]["eliminate_deadend"]["motifs"] == {}

@@ -101,8 +101,8 @@ def test_seed_pool_keeps_new_features_and_favours_rare_ones() -> None:
 def test_code_coverage_run_of_a_target_that_reports_its_own_edges(tmp_path: Path) -> None:
     from fuzzer.edges.measure import measure, plot
 
-    rows = measure("fake", None, ["generated", "mutated"], 8, tmp_path / "counters", jobs=1,
-                   timeout=3.0)  # the fake target's "hang" pass sleeps forever
+    _, rows = measure("fake", ["generated", "mutated"], 8, tmp_path / "counters", jobs=1,
+                      timeout=3.0)  # the fake target's "hang" pass sleeps forever
     assert [r.source for r in rows] == ["generated", "mutated", "union"]
     assert [r.cases for r in rows] == [8, 8, 16]
     assert all(len(r.curve) == r.cases for r in rows[:2])

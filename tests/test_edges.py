@@ -66,6 +66,27 @@ def test_per_case_edges_follow_the_branches_taken(library: Path, tmp_path: Path)
     assert sum(totals.values()) == sum(short.values()) * 2 + sum(long.values())
 
 
+def test_the_gcov_kind_reads_the_builds_extension_module(library: Path,
+                                                         tmp_path: Path) -> None:
+    import ctypes
+    from types import SimpleNamespace
+
+    from fuzzer.edges.setup import EdgeSetup
+
+    site = tmp_path / "site"
+    (site / "walk_lib").mkdir(parents=True)
+    module = site / "walk_lib" / "walk.so"
+    shutil.copy(library, module)
+    build = SimpleNamespace(site=str(site), target="walk-lib", activate=lambda: None)
+    collector = EdgeSetup(str(tmp_path / "edges"), "gcov", build=build).collector()
+    assert isinstance(collector, GcovCollector)
+    walk = ctypes.CDLL(str(module)).walk
+    collector.start()
+    assert walk(10) == 90
+    assert collector.collect()
+    assert list((tmp_path / "edges").glob("w*/**/*.gcda"))
+
+
 def test_gcda_reader_refuses_other_files() -> None:
     with pytest.raises(GcdaError):
         read_gcda(b"not a gcda file at all")
@@ -101,8 +122,8 @@ def test_seed_pool_keeps_new_features_and_favours_rare_ones() -> None:
 def test_code_coverage_run_of_a_target_that_reports_its_own_edges(tmp_path: Path) -> None:
     from fuzzer.edges.measure import measure, plot
 
-    rows = measure("fake", None, ["generated", "mutated"], 8, tmp_path / "counters", jobs=1,
-                   timeout=3.0)  # the fake target's "hang" pass sleeps forever
+    _, rows = measure("fake", ["generated", "mutated"], 8, tmp_path / "counters", jobs=1,
+                      timeout=3.0)  # the fake target's "hang" pass sleeps forever
     assert [r.source for r in rows] == ["generated", "mutated", "union"]
     assert [r.cases for r in rows] == [8, 8, 16]
     assert all(len(r.curve) == r.cases for r in rows[:2])

@@ -1,8 +1,11 @@
 """Coverage-guided campaigns (``optfuzz fuzz --guided``): a seed pool steered by the target's
 own branch edges, as AFL's queue is.
 
-A share of the workers run the coverage build (their own sandbox, :class:`EdgeSetup`); the
-campaign sends them copies of the cases it runs, as many as they keep up with. A measured
+A share of the workers measure the target's own code (their own sandbox, :class:`EdgeSetup`:
+a coverage build's counters, coverage.py's arcs of a Python target's rewrite sources, see
+:mod:`fuzzer.edges.kinds`); the campaign sends them copies of the cases it runs, as many as
+they keep up with: the newest waiting copy goes to the next worker free, older ones are
+dropped once more than :data:`WAITING_PER_WORKER` per worker wait. A measured
 case whose edge features (edge, hit-count bucket) include one never seen joins the pool.
 Later cases are, half of the time, mutations (:mod:`generators.mutate`) of a pool seed chosen
 by energy: the sum over the features the seed brought of ``1 / cases that hit it``, so seeds
@@ -18,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,12 @@ QUEUE_FILE = "queue.jsonl"
 MUTATE_SHARE = 0.5
 #: measured cases in flight per coverage worker (more would only queue up).
 IN_FLIGHT_PER_WORKER = 2
+#: copies of drawn cases that wait for a coverage worker, per worker; past them the oldest
+#: is dropped. The campaign draws its cases in batches (``GUIDED_BATCH`` of
+#: :mod:`fuzzer.campaign.run`) while only ``IN_FLIGHT_PER_WORKER`` copies fit in flight:
+#: without a wait the coverage worker of a 2-job onnxslim campaign measured 59 of 400 cases
+#: and was idle most of the time.
+WAITING_PER_WORKER = 8
 
 
 @dataclass
@@ -92,10 +101,12 @@ class SeedPool:
 
 
 class Guide:
-    """Steers a campaign's cases by the coverage of the ``setup``'s build.
+    """Steers a campaign's cases by the coverage of the target's own code that the
+    ``setup``'s workers measure. A thread of its own hands the waiting copies to them.
 
     Args:
-        setup: the coverage workers' set-up (build and counter folder).
+        setup: the coverage workers' set-up (coverage kind, build or sources, counter
+            folder).
         jobs: coverage workers.
         timeout: per-case timeout in seconds.
         memory_limit: per-worker address-space limit in bytes.
@@ -119,6 +130,11 @@ class Guide:
         self.rng = random.Random(seed)
         self.measured = self.in_flight = 0
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)
+        self._waiting: deque[TestCase] = deque(maxlen=jobs * WAITING_PER_WORKER)
+        self._closing = False
+        self._feeder = threading.Thread(target=self._feed, name="guide-feeder", daemon=True)
+        self._feeder.start()
         if resume and self.queue_file.is_file():
             for line in self.queue_file.read_text().splitlines():
                 try:
@@ -142,18 +158,38 @@ class Guide:
                         input_shapes=case.input_shapes)
 
     def measure(self, case: TestCase) -> None:
-        """Send a copy of ``case`` to the coverage workers if they have room."""
-        with self._lock:
-            if self.in_flight >= self.jobs * IN_FLIGHT_PER_WORKER:
-                return
-            self.in_flight += 1
-        future = self.sandbox.submit(case)
-        future.add_done_callback(lambda f, c=case: self._measured(c, f.result()))
+        """Queue a copy of ``case`` for the coverage workers (the oldest waiting copy is
+        dropped when :data:`WAITING_PER_WORKER` per worker wait)."""
+        with self._room:
+            self._waiting.append(case)
+            self._room.notify()
+
+    def _feed(self) -> None:
+        """Hand the newest waiting copy to the coverage workers whenever they have room,
+        until :meth:`close`."""
+        from fuzzer.execution.sandbox import SandboxError
+
+        while True:
+            with self._room:
+                while not self._closing and (
+                        not self._waiting or
+                        self.in_flight >= self.jobs * IN_FLIGHT_PER_WORKER):
+                    self._room.wait()
+                if self._closing:
+                    return
+                case = self._waiting.pop()
+                self.in_flight += 1
+            try:
+                future = self.sandbox.submit(case)
+            except SandboxError:
+                return  # closed under us
+            future.add_done_callback(lambda f, c=case: self._measured(c, f.result()))
 
     def _measured(self, case: TestCase, result: CaseResult) -> None:
-        with self._lock:
+        with self._room:
             self.in_flight -= 1
             self.measured += 1
+            self._room.notify()
             if result.unusable or not result.edges:
                 return
             seed = self.pool.observe(case, result.edges)
@@ -168,7 +204,11 @@ class Guide:
                     "measured": self.measured}
 
     def close(self) -> None:
-        """Stop the coverage workers."""
+        """Stop handing out copies (those waiting are dropped) and the coverage workers."""
+        with self._room:
+            self._closing = True
+            self._room.notify_all()
+        self._feeder.join()
         self.sandbox.close()
 
 

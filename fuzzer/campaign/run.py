@@ -503,18 +503,19 @@ class Campaign:
 
 def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:
     """The campaign's :class:`fuzzer.campaign.guided.Guide` (None unless ``--guided``):
-    half of the workers, at least one, on the target's coverage build.
+    half of the workers, at least one, measuring the target's code as it declares
+    (:mod:`fuzzer.edges.kinds`: its coverage build, coverage.py over its Python sources).
 
     Raises:
-        InputError: the target has no coverage build.
+        InputError: the target cannot be measured here (no coverage build, coverage.py
+            missing).
     """
     if not settings.guided:
         return None
-    from fuzzer.builds import coverage_build
     from fuzzer.campaign.guided import Guide
-    from fuzzer.edges.setup import EdgeSetup
+    from fuzzer.edges.kinds import edge_setup
 
-    setup = EdgeSetup(folder=str(folder / "edges"), build=coverage_build(target))
+    setup = edge_setup(target, folder / "edges")
     return Guide(setup, max(1, settings.jobs // 2), settings.timeout, settings.memory_limit,
                  folder, settings.seed, settings.resume)
 

@@ -134,8 +134,10 @@ def register(app: typer.Typer) -> None:
         seed: options.Seed = 0,
         target: options.TargetName = None,
         code: bool = typer.Option(False, "--code", help="Line and branch coverage of the "
-                                  "target's own pass sources (needs `optfuzz target build "
-                                  "TARGET --coverage`), per case source and together."),
+                                  "target's own pass sources, per case source and together: "
+                                  "a native target's coverage build (`optfuzz target build "
+                                  "TARGET --coverage`), coverage.py over a Python target's "
+                                  "rewrite modules."),
         source: str = typer.Option("generated,corpus,mutated", "--source",
                                    help="With --code: comma list of generated, corpus, "
                                    "mutated."),

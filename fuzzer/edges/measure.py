@@ -1,24 +1,26 @@
 """``optfuzz coverage --code``: the target's own code coverage reached by N cases of each
 case source (generated, corpus, mutated), alone and together.
 
-Each source runs in its own sandbox whose workers import the coverage build and collect every
-case's edges (:class:`fuzzer.edges.setup.EdgeSetup`); the edges seen so far after each case
-give the coverage-over-cases curve, and gcovr's reading of each source's counter files gives
-line and branch coverage per pass source file (:mod:`fuzzer.edges.summary`). The union is
-gcovr over every source's files together.
+Each source runs in its own sandbox whose workers measure the target's code the way the target
+declares (:mod:`fuzzer.edges.kinds`: a gcov build's counters, coverage.py's arcs of its Python
+rewrite sources, or the edges it names itself) and collect every case's edges
+(:class:`fuzzer.edges.setup.EdgeSetup`); the edges seen so far after each case give the
+coverage-over-cases curve, and the kind's reading of each source's counter files gives line
+and branch coverage per source file (gcovr, :mod:`fuzzer.edges.summary`; coverage.py,
+:mod:`fuzzer.edges.python_coverage`). The union reads every source's files together.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from fuzzer.builds.record import Build
+from fuzzer.edges.kinds import target_kind
 from fuzzer.edges.setup import EdgeSetup
-from fuzzer.edges.summary import FileCoverage, code_coverage
+from fuzzer.edges.summary import FileCoverage
 from fuzzer.errors import InputError
 
 #: case sources ``--source`` may name for a code-coverage run.
@@ -34,7 +36,8 @@ class SourceCoverage:
         cases: cases run.
         curve: distinct edge features seen after each case (length ``cases``).
         edges: the distinct edge features seen.
-        files: per-file coverage with a ``total`` row last (empty without a gcov build).
+        files: per-file coverage with a ``total`` row last (empty where the target's coverage
+            kind has no per-file table).
     """
 
     source: str
@@ -60,15 +63,16 @@ def _stream(source: str, target: str, seed: int) -> Iterator[Any]:
     return iter(CaseStream(config, adapter))
 
 
-def measure(target: str, build: Build | None, sources: Sequence[str], cases: int,
-            folder: Path, *, jobs: int = 2, seed: int = 0, timeout: float = 30.0,
-            progress: Callable[[str, int], None] | None = None) -> list[SourceCoverage]:
-    """Run ``cases`` cases of each of ``sources`` with edge collection; return one
-    :class:`SourceCoverage` per source and, for more than one, a ``union`` row last.
+def measure(target: str, sources: Sequence[str], cases: int, folder: Path, *,
+            jobs: int = 2, seed: int = 0, timeout: float = 30.0,
+            progress: Callable[[str, int], None] | None = None
+            ) -> tuple[EdgeSetup, list[SourceCoverage]]:
+    """Run ``cases`` cases of each of ``sources`` with edge collection; return the workers'
+    set-up (of the last source) and one :class:`SourceCoverage` per source and, for more
+    than one, a ``union`` row last.
 
     Args:
         target: target name.
-        build: its coverage build; None for a target that reports its own edges.
         sources: names from :data:`CODE_SOURCES`.
         cases: cases per source (a corpus source may have fewer).
         folder: where each source's counter files go (``<folder>/<source>/``); emptied.
@@ -78,22 +82,30 @@ def measure(target: str, build: Build | None, sources: Sequence[str], cases: int
         progress: called with ``(source, cases done)``.
 
     Raises:
-        InputError: an unknown source, or gcovr failing.
+        InputError: an unknown source; the target cannot be measured here (no coverage
+            build, coverage.py missing); gcovr failing.
     """
     import shutil
 
     from fuzzer.execution.sandbox import DEFAULT_MEMORY_LIMIT, Sandbox
+    from fuzzer.targets import get_target
 
     unknown = [s for s in sources if s not in CODE_SOURCES]
+    if not sources:
+        raise InputError(f"no case source; code coverage knows {', '.join(CODE_SOURCES)}")
     if unknown:
         raise InputError(f"unknown source(s) {unknown}; code coverage knows "
                          f"{', '.join(CODE_SOURCES)}")
+    adapter = get_target(target)
     shutil.rmtree(folder, ignore_errors=True)
     rows: list[SourceCoverage] = []
+    kind = target_kind(adapter)
+    setup = kind.setup(adapter, folder / sources[0])
+    build = setup.build
     for source in sources:
         row = SourceCoverage(source)
         run = folder / source
-        setup = EdgeSetup(folder=str(run), build=build)
+        setup = replace(setup, folder=str(run))
         with Sandbox(jobs=jobs, timeout=timeout, edges=setup,
                      memory_limit=None if build is not None and
                      not build.build_kind.memory_limit_ok else DEFAULT_MEMORY_LIMIT) \
@@ -107,17 +119,15 @@ def measure(target: str, build: Build | None, sources: Sequence[str], cases: int
                 row.curve.append(len(row.edges))
                 if progress is not None:
                     progress(source, row.cases)
-        if build is not None:
-            row.files = code_coverage(build, [run])
+        row.files = kind.files(setup, [run])
         rows.append(row)
     if len(rows) > 1:
         union = SourceCoverage("union", cases=sum(r.cases for r in rows))
         for r in rows:
             union.edges |= r.edges
-        if build is not None:
-            union.files = code_coverage(build, [folder / s for s in sources])
+        union.files = kind.files(setup, [folder / s for s in sources])
         rows.append(union)
-    return rows
+    return setup, rows
 
 
 def plot(rows: Sequence[SourceCoverage], path: Path, title: str) -> None:

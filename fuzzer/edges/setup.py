@@ -1,14 +1,14 @@
-"""What a worker needs to collect per-case edges: the coverage build it imports (or none,
-for a target that reports its own edges) and the folder its counter files go to."""
+"""What a worker needs to collect per-case edges: how the target's code is measured (its
+coverage kind, :mod:`fuzzer.edges.kinds`), the coverage build it imports or the Python
+sources it traces, and the folder its counter files go to."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 from fuzzer.builds.record import Build
+from fuzzer.edges.python_coverage import SourceFile
 
 
 class EdgeCollector(Protocol):
@@ -26,13 +26,20 @@ class EdgeSetup:
     """How the workers of a sandbox collect edges.
 
     Attributes:
-        folder: where each worker's ``.gcda`` tree goes (``<folder>/w<pid>/...``).
-        build: the coverage build the workers import; None for a target that reports its
-            own edges (:mod:`fuzzer.edges.python_edges`).
+        folder: where each worker's counter files go (``<folder>/w<pid>...``).
+        kind: how the target's code is measured, a key of
+            :data:`fuzzer.edges.kinds.EDGE_KINDS` (``gcov``, ``hits``, ``python``).
+        build: the coverage build the workers import (``gcov``); None otherwise.
+        target: the target's name (``python``: the import-time coverage is its adapter's).
+        sources: the source files measured (``python``: :func:`fuzzer.edges.python_coverage.
+            resolve_sources`).
     """
 
     folder: str
+    kind: str = "gcov"
     build: Build | None = None
+    target: str = ""
+    sources: tuple[SourceFile, ...] = ()
 
     def activate(self) -> None:
         """Make this process import the build (before the target is imported).
@@ -47,16 +54,9 @@ class EdgeSetup:
         """This process's collector (call once per worker, after :meth:`activate`).
 
         Raises:
-            FileNotFoundError: the build has no extension module.
+            FileNotFoundError: a gcov build has no extension module.
+            fuzzer.errors.InputError: the kind is unknown, or its tool is not installed.
         """
-        if self.build is None:
-            from fuzzer.edges.python_edges import PythonEdgeCollector
+        from fuzzer.edges.kinds import edge_kind
 
-            return PythonEdgeCollector()
-        from fuzzer.edges.collector import GcovCollector
-
-        package = Path(self.build.site) / self.build.target.replace("-", "_")
-        modules = sorted(package.glob("*.so"))
-        if not modules:
-            raise FileNotFoundError(f"no extension module in {package}")
-        return GcovCollector(str(modules[0]), Path(self.folder) / f"w{os.getpid()}")
+        return edge_kind(self.kind).collector(self)

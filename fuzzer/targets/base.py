@@ -125,6 +125,16 @@ class Target:
     #: whether the target reports its own branch edges (:mod:`fuzzer.edges.python_edges`),
     #: so that code coverage and ``--guided`` need no instrumented build of it.
     reports_edges: bool = False
+    #: how code coverage (``optfuzz coverage --code``) and ``--guided`` measure the target's
+    #: own code, a key of :data:`fuzzer.edges.kinds.EDGE_KINDS`: ``gcov`` (its instrumented
+    #: build, :mod:`fuzzer.builds`), ``hits`` (the branches it names itself,
+    #: :mod:`fuzzer.edges.python_edges`), ``python`` (coverage.py's arcs of
+    #: :attr:`coverage_modules`).
+    code_coverage: str = "gcov"
+    #: the modules holding the rewrites that a ``python`` coverage measures: dotted package
+    #: or module names, an ``fnmatch`` pattern allowed in the last part
+    #: (``onnxruntime.transformers.fusion_*``); ``pkg.__init__`` is a package's own file.
+    coverage_modules: tuple[str, ...] = ()
     #: the GitHub repository (``owner/name``) whose issue tracker takes the target's bugs
     #: (report.md's ``gh issue create --repo`` line); "" where there is none.
     repository: str = ""

@@ -434,6 +434,7 @@ class FakeTarget(Target):
     name = "fake"
     package = "optfuzz-fake"
     reports_edges = True
+    code_coverage = "hits"
 
     def version(self) -> str:
         from importlib import metadata

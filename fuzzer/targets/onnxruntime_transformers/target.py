@@ -173,6 +173,12 @@ class OnnxRuntimeTransformersTarget(Target):
     repository = "microsoft/onnxruntime"
     package = "onnxruntime"
     saves_its_own_form = True
+    code_coverage = "python"
+    #: the fusions, ``optimize_model`` and the optimizer class of each model type drawn
+    coverage_modules = ("onnxruntime.transformers.fusion_*",
+                        "onnxruntime.transformers.optimizer",
+                        "onnxruntime.transformers.onnx_model",
+                        *(f"onnxruntime.transformers.onnx_model_{t}" for t in MODEL_TYPES))
 
     def __init__(self) -> None:
         import onnxruntime

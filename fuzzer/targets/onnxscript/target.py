@@ -196,6 +196,12 @@ class OnnxScriptTarget(Target):
     name = "onnxscript"
     repository = "microsoft/onnxscript"
     package = "onnxscript"
+    code_coverage = "python"
+    #: the optimizer, the rewriter's matcher and rules (the ``common`` rules hold the
+    #: default ones) and the onnx_ir passes of ``optimize_ir``'s sequence
+    coverage_modules = ("onnxscript.optimizer", "onnxscript.rewriter.__init__",
+                        "onnxscript.rewriter._*", "onnxscript.rewriter.pattern",
+                        "onnxscript.rewriter.rules.common", "onnx_ir.passes.common")
 
     def __init__(self) -> None:
         import onnx_ir

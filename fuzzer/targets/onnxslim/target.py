@@ -94,6 +94,10 @@ class OnnxSlimTarget(EnabledRewrites):
     name = "onnxslim"
     repository = "inisis/OnnxSlim"
     package = "onnxslim"
+    code_coverage = "python"
+    #: its rewrites: the slim pipeline, the optimization steps, the fusion and elimination
+    #: patterns and its symbolic shape inference (the ``shape_infer`` step)
+    coverage_modules = ("onnxslim.core",)
     enabler = SHAPE_INFER
     donors = DONORS
 

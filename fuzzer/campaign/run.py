@@ -482,11 +482,11 @@ class Campaign:
         if handled.status == "new":
             self.log.info("new bundle %s: %s", handled.bundle_id, message[:200])
         elif handled.status == "pending":
-            self.log.info("finding kept in pending/ (%s): %s", handled.name[:200],
+            self.log.info("finding kept in pending/ (%s): %s", handled.said[:200],
                           message[:200])
         elif handled.status not in ("hit", "merged"):
             self.log.info("finding dropped (%s%s): %s", handled.status,
-                          f": {handled.name[:200]}" if handled.name else "", message[:200])
+                          f": {handled.said[:200]}" if handled.said else "", message[:200])
 
     def _panel(self) -> Any:
         return render(self.stats, self.settings.seconds, self.run_cases,

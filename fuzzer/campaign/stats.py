@@ -23,6 +23,16 @@ MAX_TIMELINE = 2000
 #: distinct unusable-seed reasons counted by name; the rest are counted under OTHER_REASONS.
 MAX_REASONS = 200
 OTHER_REASONS = "(other reasons)"
+#: what older campaigns appended to a documented behaviour's name for a finding that ended
+#: as an earlier one of its key did: the same behaviour, under a second spelling.
+_NOT_TRIED_AGAIN = re.compile(r"\s*\(not tried again: [^)]*\)$")
+
+
+def documented_name(name: str) -> str:
+    """The name a documented behaviour is counted under: ``name`` without the ``(not tried
+    again: ...)`` note that campaigns before :attr:`fuzzer.handling.outcome.Handled.note`
+    appended to it."""
+    return _NOT_TRIED_AGAIN.sub("", name)
 
 
 _ORT_PREFIX = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : ")
@@ -133,7 +143,7 @@ class CampaignStats:
             self.hits += 1
             self.merged += status == "merged"
         elif status == "documented":
-            self.documented[name] += 1
+            self.documented[documented_name(name)] += 1
         else:
             self.dropped[status] += 1
 
@@ -213,7 +223,8 @@ class CampaignStats:
                     unusable=data["unusable"], bundles_new=data["bundles_new"],
                     hits=data["hits"], timeline=data.get("timeline", []),
                     merged=data.get("merged", 0))
-        stats.documented.update(data.get("documented", {}))
+        for name, count in (data.get("documented") or {}).items():
+            stats.documented[documented_name(name)] += count
         stats.guided = dict(data.get("guided", {}))
         stats.cluster = dict(data.get("cluster", {}))
         stats.failed_keys = dict(data.get("failed_keys", {}))

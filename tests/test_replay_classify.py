@@ -30,12 +30,14 @@ def test_each_replay_outcome_has_its_status() -> None:
 
 
 def test_triage_status_uses_a_replay_only_with_the_same_versions() -> None:
-    assert bundle_status(META, INSTALLED) == "fails"  # found with these versions
+    assert bundle_status(META, INSTALLED) == "not-replayed"  # found with these, no replay
     newer = dict(INSTALLED, target="fake 2.0")
     assert bundle_status(META, newer) == "unverified"
     replayed = replace(META, replay={"status": "fixed", "versions": newer})
     assert bundle_status(replayed, newer) == "fixed"
-    assert bundle_status(replayed, INSTALLED) == "fails"
+    assert bundle_status(replayed, INSTALLED) == "not-replayed"
+    assert bundle_status(replace(META, replay={"status": "fails", "versions": INSTALLED}),
+                         INSTALLED) == "fails"
     assert bundle_status(replace(META, replay={"status": "fixed", "versions": dict(
         newer, onnxruntime="1.20.0")}), newer) == "unverified"
 

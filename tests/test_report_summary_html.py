@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fuzzer.campaign.summary import write_summary
+from tests.schema2_bundles import write_bundle
 
 STATS = {
     "seed": 3, "target": "fake", "elapsed_s": 30.0, "next_case": 300, "cases": 300,
@@ -20,16 +21,19 @@ STATS = {
 
 
 def test_summary_has_totals_and_one_chart_per_view(tmp_path: Path) -> None:
+    write_bundle(tmp_path, "output-mismatch-000000a1", breaking_pass="drop-node")
     path = write_summary(tmp_path, STATS)
     text = path.read_text()
     assert path == tmp_path / "summary.html"
-    # findings, root causes and throughput over time, per symptom, per pass, per motif
+    # findings, root causes and throughput over time, bundles per symptom and per culprit,
+    # cases per motif
     assert text.count("<svg") == 6
     for title in ("Findings over time", "Root causes over time", "Throughput over time",
-                  "Cases per pass",
-                  "Cases per motif", "Findings per symptom"):
+                  "Bundles per symptom (first seen)", "Bundles per culprit",
+                  "Cases per motif"):
         assert title in text
-    assert "<td class=num>10.0</td>" in text  # 300 cases in 30 s
+    assert "Cases per pass" not in text and "Findings per symptom" not in text
+    assert "<td>10.0</td>" in text  # 300 cases in 30 s of case loop
     assert "reference: RuntimeError" in text
 
 

@@ -43,7 +43,7 @@ from fuzzer.campaign.progress import render, summary
 from fuzzer.campaign.provenance import add_run, run_provenance
 from fuzzer.campaign.readme import write_readme
 from fuzzer.campaign.settings import CampaignSettings, check_settings, saved_settings
-from fuzzer.campaign.stats import CAMPAIGN_FILE, CampaignStats
+from fuzzer.campaign.stats import CAMPAIGN_FILE, CampaignStats, rate_text
 from fuzzer.campaign.stream import CaseStream, StreamConfig
 from fuzzer.campaign.summary import write_summary
 from fuzzer.errors import InputError
@@ -177,6 +177,7 @@ class Campaign:
         self.stats.provenance = add_run(self.stats.provenance,
                                         run_provenance(settings.target, self.target.version()))
         self.stats.started = time.monotonic()
+        self.stats.start_run()
         self.stats.save(self.store.root)
         write_readme(self.store.root, str(settings.out))
         self.log = open_log(self.store.root)
@@ -197,6 +198,7 @@ class Campaign:
         self.done: queue.SimpleQueue[tuple[TestCase, CaseResult]] = queue.SimpleQueue()
         self.run_started = time.monotonic()
         self.run_cases = self.in_flight = self.corpus_in_flight = 0
+        self.loop_ended = False
         self.corpus_cap = max(1, settings.jobs // 2)
         self.exhausted = False
         self.last_save = time.monotonic()
@@ -296,8 +298,8 @@ class Campaign:
                         raise
                     failure = disk_full(exc, self.store.root)
                 self.ctrl_c.raising = True  # from here a press abandons the queued findings
-                self.stats.last_run = {"cases": self.run_cases,
-                                       "seconds": round(time.monotonic() - self.run_started, 3)}
+                self.stats.end_loop(self.run_cases, self.loop_seconds(), settings.seconds)
+                self.loop_ended = True
                 sandbox.close()
                 live.update(self._panel())
                 try:
@@ -383,9 +385,11 @@ class Campaign:
             self.log.info("finding not recorded: %s", error)
         how = f"stopped: {failure}" if failure is not None else \
             "interrupted" if interrupted else "ended"
-        self.log.info("run %s: %d cases in %s s, %d new bundles in all, %d hits",
+        seconds = float(self.stats.last_run.get("seconds") or 0.0)
+        self.log.info("run %s: %d cases in %s s (%s/s), %d new bundles in all, %d hits",
                       how, self.run_cases, self.stats.last_run.get("seconds"),
-                      self.stats.bundles_new, self.stats.hits)
+                      rate_text(self.run_cases, seconds), self.stats.bundles_new,
+                      self.stats.hits)
         close_log(self.log)
 
     def _log_progress(self, sandbox: Sandbox) -> None:
@@ -398,9 +402,9 @@ class Campaign:
             self.pools_replaced = replaced
         if time.monotonic() - self.last_progress >= PROGRESS_SECONDS:
             self.last_progress = time.monotonic()
-            seconds = time.monotonic() - self.run_started
-            self.log.info("progress: %d cases in %.0f s (%.1f/s), %d new bundles, %d hits",
-                          self.run_cases, seconds, self.run_cases / max(seconds, 1e-9),
+            seconds = self.loop_seconds()
+            self.log.info("progress: %d cases in %.0f s (%s/s), %d new bundles, %d hits",
+                          self.run_cases, seconds, rate_text(self.run_cases, seconds),
                           self.stats.bundles_new, self.stats.hits)
 
     def _fill(self, sandbox: Sandbox) -> None:
@@ -461,6 +465,7 @@ class Campaign:
         self._checkpoint()
         self.stats.pending = PendingStore(self.store.root).count()
         self.stats.pending_command = finish_command(self.settings.out)
+        self.stats.end_run()
         self.stats.tick(force=True)
         try:
             self.stats.save(self.store.root)
@@ -489,16 +494,22 @@ class Campaign:
         if handled.status == "new":
             self.log.info("new bundle %s: %s", handled.bundle_id, message[:200])
         elif handled.status == "pending":
-            self.log.info("finding kept in pending/ (%s): %s", handled.name[:200],
+            self.log.info("finding kept in pending/ (%s): %s", handled.said[:200],
                           message[:200])
         elif handled.status not in ("hit", "merged"):
             self.log.info("finding dropped (%s%s): %s", handled.status,
-                          f": {handled.name[:200]}" if handled.name else "", message[:200])
+                          f": {handled.said[:200]}" if handled.said else "", message[:200])
+
+    def loop_seconds(self) -> float:
+        """Seconds of this run's case loop: so far, or in all once it ended (the span
+        :func:`fuzzer.campaign.stats.cases_per_second` divides by)."""
+        if self.loop_ended:
+            return float(self.stats.last_run.get("seconds") or 0.0)
+        return time.monotonic() - self.run_started
 
     def _panel(self) -> Any:
-        return render(self.stats, self.settings.seconds, self.run_cases,
-                      time.monotonic() - self.run_started, str(self.settings.out),
-                      self.findings.pending())
+        return render(self.stats, self.settings.seconds, self.run_cases, self.loop_seconds(),
+                      str(self.settings.out), self.findings.pending())
 
 
 def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:

@@ -23,6 +23,33 @@ MAX_TIMELINE = 2000
 #: distinct unusable-seed reasons counted by name; the rest are counted under OTHER_REASONS.
 MAX_REASONS = 200
 OTHER_REASONS = "(other reasons)"
+#: what older campaigns appended to a documented behaviour's name for a finding that ended
+#: as an earlier one of its key did: the same behaviour, under a second spelling.
+_NOT_TRIED_AGAIN = re.compile(r"\s*\(not tried again: [^)]*\)$")
+
+
+def documented_name(name: str) -> str:
+    """The name a documented behaviour is counted under: ``name`` without the ``(not tried
+    again: ...)`` note that campaigns before :attr:`fuzzer.handling.outcome.Handled.note`
+    appended to it."""
+    return _NOT_TRIED_AGAIN.sub("", name)
+
+
+def cases_per_second(cases: int, seconds: float) -> float:
+    """The one throughput figure of optfuzz (live screen, closing summary, campaign.log,
+    summary.html): cases finished per second of the case loop, from its first case handed to
+    a worker to the last one back (the findings handled after it do not count)."""
+    return cases / seconds if seconds > 0 else 0.0
+
+
+def rate_text(cases: int, seconds: float) -> str:
+    """:func:`cases_per_second` as text, e.g. ``153.2``."""
+    return f"{cases_per_second(cases, seconds):,.1f}"
+
+
+def bundle_symptom(bundle_id: str) -> str:
+    """The symptom a bundle was first seen with: its id without the hash."""
+    return bundle_id.rsplit("-", 1)[0]
 
 
 _ORT_PREFIX = re.compile(r"\[ONNXRuntimeError\] : \d+ : \w+ : ")
@@ -34,6 +61,18 @@ def reason_key(reason: str) -> str:
     text = _ORT_PREFIX.sub("", reason.split("\n")[0])
     text = re.sub(r"'[^']*'", "''", text)
     return re.sub(r"\d+", "N", text)[:120]
+
+
+def loop_seconds(data: dict[str, Any]) -> float:
+    """Seconds the case loops of a campaign.json dict ``data`` took: its ``loop_s``; for a
+    campaign.json written before it, its one run's loop (``last_run``), else its elapsed
+    time."""
+    if data.get("loop_s"):
+        return float(data["loop_s"])
+    last = data.get("last_run") or {}
+    if last.get("seconds") and last.get("cases") == data.get("cases"):
+        return float(last["seconds"])
+    return float(data.get("elapsed_s") or 0.0)
 
 
 @dataclass
@@ -56,6 +95,14 @@ class CampaignStats:
     ``provenance`` holds one record per run, first to latest
     (:func:`fuzzer.campaign.provenance.run_provenance`: start time, command line, host, OS
     and architecture, versions).
+    ``bundles_by_symptom`` and ``hits_by_symptom`` count the new bundles and the hits on
+    bundles by the bundle's symptom (:func:`bundle_symptom`); documented behaviour is
+    counted apart (``documented``), under one name per behaviour (:func:`documented_name`).
+    ``last_bundle_at`` is the campaign time (seconds) the newest bundle was written at.
+    ``loop_s`` is the seconds of all runs' case loops (:func:`cases_per_second`);
+    ``runs`` holds one record per run in campaign seconds: ``start``, ``finish`` (its
+    time limit, or the end of its case loop where that came first), ``loop_end`` (its last
+    case back), ``end`` (its findings handled and saved) and ``cases``.
     """
 
     seed: int
@@ -88,6 +135,11 @@ class CampaignStats:
     last_run: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] | None = None
     provenance: list[dict[str, Any]] = field(default_factory=list)
+    bundles_by_symptom: Counter = field(default_factory=Counter)
+    hits_by_symptom: Counter = field(default_factory=Counter)
+    last_bundle_at: float | None = None
+    loop_s: float = 0.0
+    runs: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     _last_point: float = 0.0
 
@@ -129,13 +181,44 @@ class CampaignStats:
         if status == "new":
             self.bundles_new += 1
             self.newest = f"{bundle_id}: {message[:80]}"
+            self.bundles_by_symptom[bundle_symptom(bundle_id or "?")] += 1
+            self.last_bundle_at = round(self.elapsed(), 1)
         elif status in ("hit", "merged"):
             self.hits += 1
             self.merged += status == "merged"
+            self.hits_by_symptom[bundle_symptom(bundle_id or "?")] += 1
         elif status == "documented":
-            self.documented[name] += 1
+            self.documented[documented_name(name)] += 1
         else:
             self.dropped[status] += 1
+
+    def since_last_bundle(self) -> float | None:
+        """Seconds of campaign time since the newest bundle was written; None before the
+        first."""
+        return None if self.last_bundle_at is None else self.elapsed() - self.last_bundle_at
+
+    def start_run(self) -> None:
+        """Open the record of a run (:attr:`runs`) at the campaign time now."""
+        self.runs.append({"start": round(self.elapsed(), 1)})
+
+    def end_loop(self, cases: int, seconds: float, limit: float | None) -> None:
+        """The run's case loop ended now, after ``seconds`` and ``cases`` cases, under a
+        time limit of ``limit`` seconds (None: none): record it in :attr:`last_run`,
+        :attr:`loop_s` and the run's record (its ``finish``: the time limit, or now where
+        the loop ended first), with a timeline point."""
+        now = self.elapsed()
+        if not self.runs:
+            self.runs.append({"start": round(now - seconds, 1)})
+        finish = now - seconds + limit if limit is not None and limit < seconds else now
+        self.runs[-1].update(finish=round(finish, 1), loop_end=round(now, 1), cases=cases)
+        self.last_run = {"cases": cases, "seconds": round(seconds, 3)}
+        self.loop_s += seconds
+        self.tick(force=True)
+
+    def end_run(self) -> None:
+        """The run's findings are handled: its record's ``end`` is the campaign time now."""
+        if self.runs:
+            self.runs[-1]["end"] = round(self.elapsed(), 1)
 
     def tick(self, force: bool = False) -> None:
         """Append a timeline point every TIMELINE_EVERY seconds; past :data:`MAX_TIMELINE`
@@ -143,10 +226,12 @@ class CampaignStats:
         now = self.elapsed()
         if force or now - self._last_point >= TIMELINE_EVERY:
             self._last_point = now
-            self.timeline.append({"t": round(now, 1), "cases": self.cases,
-                                  "findings": sum(self.findings.values()),
-                                  "bundles": self.bundles_new,
-                                  "signatures": len(self.signatures)})
+            point = {"t": round(now, 1), "cases": self.cases,
+                     "findings": sum(self.findings.values()), "bundles": self.bundles_new,
+                     "signatures": len(self.signatures)}
+            if self.timeline and self.timeline[-1] == point:
+                return  # a forced point at the moment of the last one
+            self.timeline.append(point)
             if len(self.timeline) > MAX_TIMELINE:
                 self.timeline = self.timeline[-1::-2][::-1]
 
@@ -170,6 +255,10 @@ class CampaignStats:
             **({"failed_keys": self.failed_keys} if self.failed_keys else {}),
             **({"pending": {"findings": self.pending, "command": self.pending_command}}
                if self.pending else {}),
+            "bundles_by_symptom": dict(self.bundles_by_symptom),
+            "hits_by_symptom": dict(self.hits_by_symptom),
+            "last_bundle_at": self.last_bundle_at, "loop_s": round(self.loop_s, 3),
+            "runs": self.runs,
         }
 
     def save(self, folder: Path) -> None:
@@ -213,7 +302,14 @@ class CampaignStats:
                     unusable=data["unusable"], bundles_new=data["bundles_new"],
                     hits=data["hits"], timeline=data.get("timeline", []),
                     merged=data.get("merged", 0))
-        stats.documented.update(data.get("documented", {}))
+        for name, count in (data.get("documented") or {}).items():
+            stats.documented[documented_name(name)] += count
+        stats.bundles_by_symptom.update(data.get("bundles_by_symptom") or {})
+        stats.hits_by_symptom.update(data.get("hits_by_symptom") or {})
+        last = data.get("last_bundle_at")
+        stats.last_bundle_at = float(last) if isinstance(last, int | float) else None
+        stats.loop_s = float(data.get("loop_s") or loop_seconds(data))
+        stats.runs = [r for r in data.get("runs") or [] if isinstance(r, dict)]
         stats.guided = dict(data.get("guided", {}))
         stats.cluster = dict(data.get("cluster", {}))
         stats.failed_keys = dict(data.get("failed_keys", {}))

@@ -208,7 +208,7 @@ def _save(verdict: Verdict, folder: Path, sandbox: Any, case: Any, result: Any,
     elif handled.bundle_id is not None:
         verdict.bundle = f"bundle: {folder / handled.bundle_id} ({handled.status})"
     else:
-        verdict.bundle = f"no bundle: {handled.status} {handled.name}".rstrip()
+        verdict.bundle = f"no bundle: {handled.status} {handled.said}".rstrip()
 
 
 def show_verdict(verdict: Verdict) -> None:

@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         ray: str = typer.Option(
             None, "--ray", metavar="[ADDRESS]", help="Run on Ray: alone, a local Ray "
             "instance; 'auto' or ray://host:port joins a running cluster (needs the "
-            "'ray' extra; see README, 'Running on a cluster')."),
+            "'ray' extra; see docs/ray.md)."),
     ) -> None:
         """Run a fuzzing campaign; findings land in OUT as one bundle per distinct bug."""
         from fuzzer.campaign.failure import CampaignError

@@ -134,7 +134,7 @@ def _reduce_model(path: Path, out: Path | None, case: Any, time_limit: float,
     if not result.findings:
         return None
     finding = result.findings[0]
-    minimized = reduce_finding(sandbox, case, result, finding, None, time_limit)
+    minimized = reduce_finding(sandbox, case, result, finding, None, time_limit, asked=True)
     if minimized is None:
         return f"{finding.symptom}: could not reduce {path} further"
     out = out or path.with_suffix(".reduced.onnx")
@@ -177,7 +177,7 @@ def _reduce_bundle(folder: Path, time_limit: float, sandbox: Any) -> str | None:
     if finding is None or finding.symptom != meta.symptom:
         return None
     minimized = reduce_finding(sandbox, case, result, finding, meta.responsible_passes,
-                               time_limit)
+                               time_limit, asked=True)
     if minimized is None:
         return f"{bid}: already minimal ({node_count(model_bytes)} nodes)"
     nodes = meta.nodes.minimized = node_count(minimized.model)

@@ -1,11 +1,14 @@
 """``optfuzz triage [DIR]``: the root causes (bundles) of a campaign folder in the order a
 maintainer reads them (regressed, then unreported open ones, then new first, severity class,
-hits), each with its breaking pass, symptom, hits, variants, node counts, trigger, status and
-state (``optfuzz mark``), and how many sightings were merged into them; bundles marked
-duplicate or invalid are hidden unless ``--all``. ``--sarif FILE`` also writes the bundles as
-SARIF 2.1.0 (:mod:`fuzzer.triage.sarif`). ``--rebucket`` applies today's root-cause
-bucketing to the folder in place (:mod:`fuzzer.triage.rebucket`); ``--pending`` finishes
-the pending findings a campaign's end left (:mod:`fuzzer.handling.pending`)."""
+hits), each with its breaking pass, symptom, hits, variants, node counts (``unreduced`` where
+model.onnx is the model as found, with the command that reduces it under the table), message
+or crash site, trigger, status (``not replayed`` until ``optfuzz replay`` ran with the
+installed versions) and state (``optfuzz mark``), and how many sightings were merged into
+them; bundles marked duplicate or invalid are hidden unless ``--all``. ``--sarif FILE`` also
+writes the bundles as SARIF 2.1.0 (:mod:`fuzzer.triage.sarif`). ``--rebucket`` applies
+today's root-cause bucketing to the folder in place (:mod:`fuzzer.triage.rebucket`);
+``--pending`` finishes the pending findings a campaign's end left
+(:mod:`fuzzer.handling.pending`)."""
 
 from __future__ import annotations
 
@@ -57,11 +60,12 @@ def register(app: typer.Typer) -> None:
         reduce_seconds: options.ReduceSeconds = 120.0,
     ) -> None:
         """List the root causes (bundles) of FOLDER, regressed and unreported ones first, then
-        new, then by severity and hits, with breaking pass, hits, variants, sizes, trigger,
-        status and state; remembers what it showed (FOLDER/.triage.json) so that the next
-        triage marks only newer bundles as new. With --rebucket, re-bucket a folder of any
-        earlier optfuzz instead; with --pending, finish the findings a campaign's end left
-        unreduced."""
+        new, then by severity and hits, with breaking pass, hits, variants, sizes (unreduced
+        ones marked, with the command that reduces them), message or crash site, trigger,
+        status (not replayed until optfuzz replay ran) and state; remembers what it showed
+        (FOLDER/.triage.json) so that the next triage marks only newer bundles as new. With
+        --rebucket, re-bucket a folder of any earlier optfuzz instead; with --pending, finish
+        the findings a campaign's end left unreduced."""
         from rich.console import Console
 
         from fuzzer.store.folder import BundleStore, damage_note
@@ -69,7 +73,7 @@ def register(app: typer.Typer) -> None:
         from fuzzer.triage.rows import TriageFilter, hide_dismissed, rows_json, triage_rows
         from fuzzer.triage.sarif import write_sarif
         from fuzzer.triage.state import load_state, mark_seen
-        from fuzzer.triage.table import status_counts, triage_table
+        from fuzzer.triage.table import reduce_lines, status_counts, triage_table
 
         if not folder.is_dir():
             raise InputError(f"{folder}: not a folder")
@@ -108,9 +112,9 @@ def register(app: typer.Typer) -> None:
         if not console.is_terminal:  # logs and pipes: wide enough for every column
             console = Console(width=max(console.width, MIN_WIDTH))
         since = state["last_triage"] or "never"
-        console.print(triage_table(rows, f"{folder} (last triage: {since})"))
+        console.print(triage_table(rows, f"{folder} (last triage: {since})", console.width))
         console.print(status_counts(rows), highlight=False)
-        for line in notes:
+        for line in [*reduce_lines(rows), *notes]:
             console.print(line, markup=False, highlight=False)
         left = PendingStore(folder).count()
         if left:

@@ -72,7 +72,11 @@ class Handled:
             is written, the caller keeps the finding in ``pending/``,
             :mod:`fuzzer.store.pending`; ``name`` says why).
         bundle_id: the bundle it counts on, where one exists.
-        name: the documented behaviour's name, or why it was not confirmed or is pending.
+        name: the documented behaviour's name, or why it was not confirmed or is pending
+            (one spelling per behaviour: campaign.json counts documented behaviour by it).
+        note: why this finding was not handled in full, where it ended as an earlier one of
+            its root-cause key did (``not tried again: ...``); said beside ``name``
+            (:attr:`said`), never part of it.
         signature: the finding's first-wave signature
             (:func:`fuzzer.findings.dedup.finding_signature` on the found model with the
             passes localized on it), where it was localized; campaigns count the distinct
@@ -86,6 +90,12 @@ class Handled:
     name: str = ""
     signature: str = ""
     prelim: str = ""
+    note: str = ""
+
+    @property
+    def said(self) -> str:
+        """``name`` followed by ``(note)`` where there is a note: how logs say it."""
+        return f"{self.name} ({self.note})".lstrip() if self.note else self.name
 
 
 @dataclass
@@ -209,8 +219,8 @@ class RootCauseMemo:
             if backoff.since >= backoff.next and not 0 <= now - backoff.at < RETRY_SECONDS:
                 backoff.next, backoff.at = 2 * backoff.since, now  # try again
                 return None
-        return dataclasses.replace(last, name=f"{last.name} (not tried again: an earlier "
-                                              "finding with its key ended so)".lstrip())
+        return dataclasses.replace(last, note="not tried again: an earlier finding with its "
+                                              "key ended so")
 
 
 #: called with ``(Handled, message of the finding)`` after each finding.
@@ -230,8 +240,7 @@ def settle_waiting(store: BundleStore, outcome: Handled, waited: list[tuple[str,
         else:
             report(dataclasses.replace(
                 outcome, signature=signature,
-                name=f"{outcome.name} (not tried again: a finding with its key was "
-                     "handled meanwhile)".lstrip()), message)
+                note="not tried again: a finding with its key was handled meanwhile"), message)
 
 
 def merge_failures(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def describe(outcome: Handled) -> str:
     if outcome.bundle_id is not None and outcome.status in ("new", "hit", "merged"):
         words = {"new": "new bundle", "hit": "hit on", "merged": "merged into"}
         return f"{words[outcome.status]} {outcome.bundle_id}"
-    return f"{outcome.status} ({outcome.name})" if outcome.name else outcome.status
+    return f"{outcome.status} ({outcome.said})" if outcome.said else outcome.status
 
 
 class PendingKeeper:

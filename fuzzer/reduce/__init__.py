@@ -36,7 +36,7 @@ def restricted_config(case: TestCase, passes: list[str] | None) -> dict[str, Any
 
 def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
                    passes: list[str] | None, time_limit: float,
-                   cutoff: Cutoff | None = None) -> Minimized | None:
+                   cutoff: Cutoff | None = None, asked: bool = False) -> Minimized | None:
     """A minimized model that still shows ``finding``, or None when nothing was reduced.
 
     Args:
@@ -48,6 +48,9 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
         time_limit: seconds the reduction may take.
         cutoff: a :class:`fuzzer.reduce.predicate.Cutoff` whose moment also ends the
             reduction (None: none).
+        asked: the reduction was asked for by name (``optfuzz reduce``), so a symptom a
+            campaign leaves unreduced because each candidate may cost the whole per-case
+            timeout (a hang; the user chose ``--timeout``) is reduced too.
 
     A candidate that reproduces must also pass the spec gate
     (:class:`fuzzer.reduce.reference_valid.ReferenceGate`: the reference evaluator runs it, in
@@ -57,7 +60,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     Returns:
         :class:`fuzzer.reduce.minimized.Minimized` with model, feeds, and the optimized model and
         expected/actual outputs of the minimized run; None when the finding does not
-        reproduce, cannot be reduced, or is a hang.
+        reproduce, cannot be reduced, or is a hang and not ``asked``.
     """
     from fuzzer.modelio.load import parse_model
     from fuzzer.reduce.candidate import Built
@@ -68,7 +71,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     from fuzzer.reduce.values import record_sandboxed
 
     arts = result.artifacts
-    if arts is None or not symptom(finding.symptom).reducible or time_limit <= 0:
+    if arts is None or not (asked or symptom(finding.symptom).reducible) or time_limit <= 0:
         return None
     model = parse_model(arts.model)
     budget = Budget(time_limit, cutoff)

@@ -1,7 +1,8 @@
 """The report's picture: the minimized model and the target's output drawn side by side
 (matplotlib, Agg backend; no display needed), op types on the nodes and dtype[shape] on the
 edges. Nodes the optimizer removed or rewrote are dashed red on the left; nodes it added are
-solid red on the right.
+solid red on the right; both show their attributes as ``name=value`` (where the optimizer
+changed only attributes, the changed ones).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import networkx as nx
 
-from fuzzer.report.graph_model import model_digraph, node_key
+from fuzzer.report.graph_model import model_digraph
 from fuzzer.report.layout import layered_positions
 
 #: vertex kind -> box face colour.
@@ -94,8 +95,8 @@ def render_side_by_side(model: Any, optimized: Any | None, out: Path, left_title
     from matplotlib.figure import Figure
 
     if optimized is not None:
-        left = model_digraph(model, {node_key(n) for n in optimized.graph.node}, "removed")
-        right = model_digraph(optimized, {node_key(n) for n in model.graph.node}, "added")
+        left = model_digraph(model, optimized.graph.node, "removed")
+        right = model_digraph(optimized, model.graph.node, "added")
         sizes = [_panel_size(layered_positions(left)), _panel_size(layered_positions(right))]
     else:
         left, right = model_digraph(model), None
@@ -109,8 +110,9 @@ def render_side_by_side(model: Any, optimized: Any | None, out: Path, left_title
         draw_graph(axes[1], right, right_title)
     else:
         draw_message(axes[1], right_title, missing_reason)
-    fig.text(0.01, 0.005, "red dashed: node removed or rewritten by the target; red solid: "
-             "node the target added; edges: dtype[shape]", fontsize=7, color="#666666")
+    fig.text(0.01, 0.005, "red dashed: removed or rewritten by the target; red solid: added; "
+             "name=value: their (changed) attributes; edges: dtype[shape]", fontsize=7,
+             color="#666666")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)

@@ -11,25 +11,49 @@ MAX_BARS = 30
 
 def _svg(fig: object) -> str:
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")  # type: ignore[attr-defined]
+    fig.savefig(buffer, format="svg", bbox_inches="tight")  # type: ignore[attr-defined]
     text = buffer.getvalue()
     return text[text.index("<svg"):]
 
 
+#: legend labels of a run's finish (its time limit, or the end of its case loop), of the time
+#: after it while the cases in flight come back, and of the time after the last case, when
+#: only the queued findings are handled.
+FINISH_LABEL = "finish"
+DRAIN_LABEL = "after the finish: cases in flight"
+AFTER_LABEL = "after the last case: queued findings"
+
+
 def line_chart(xs: Sequence[float], series: dict[str, Sequence[float]], xlabel: str,
-               ylabel: str, title: str) -> str:
-    """SVG of one line per ``series`` entry (name -> y values, same length as ``xs``)."""
+               ylabel: str, title: str,
+               after: Sequence[tuple[float, float, float]] = ()) -> str:
+    """SVG of one line per ``series`` entry (name -> y values, same length as ``xs``);
+    each ``(finish, last case, end)`` of ``after`` (x units) is marked: a vertical line at
+    the finish, the time up to the last case lightly shaded and the time up to ``end``
+    shaded, so what was counted after the finish is not read as fuzzing."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(6.4, 2.8))
+    fig = Figure(figsize=(6.4, 3.3 if after else 2.8))
     ax = fig.subplots()
     for name, ys in series.items():
         ax.plot(xs, ys, marker="o", markersize=2.5, label=name)
+    for index, (finish, last_case, end) in enumerate(after):
+        first = index == 0
+        ax.axvline(finish, color="#444444", linestyle="--", linewidth=1.0,
+                   label=FINISH_LABEL if first else None)
+        for start, stop, alpha, label in ((finish, last_case, 0.1, DRAIN_LABEL),
+                                          (last_case, end, 0.25, AFTER_LABEL)):
+            if stop > start:
+                ax.axvspan(start, stop, color="#888888", alpha=alpha, linewidth=0,
+                           label=label if first else None)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    if len(series) > 1:
+    if after:  # below the axes, where it hides no line
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3,
+                  frameon=False)
+    elif len(series) > 1:
         ax.legend(fontsize=8)
     fig.tight_layout()
     return _svg(fig)

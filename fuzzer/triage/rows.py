@@ -7,17 +7,24 @@ or invalid are hidden unless asked for (:func:`hide_dismissed`).
 
 Status, decided by the first rule of :data:`STATUS_RULES` that applies:
 
-``fixed``       a replay with the installed versions no longer shows the symptom
-``changed``     a replay with the installed versions shows another symptom
-``unusable``    a replay with the installed versions could not run the original model
-``untestable``  the installed target lacks a pass of the bundle's configuration
-``fails``       a replay with the installed versions still shows it, or it was found with them
-``unverified``  found with other versions and not replayed with these (run ``optfuzz replay``)
+``fixed``         a replay with the installed versions no longer shows the symptom
+``changed``       a replay with the installed versions shows another symptom
+``unusable``      a replay with the installed versions could not run the original model
+``untestable``    the installed target lacks a pass of the bundle's configuration
+``fails``         a replay with the installed versions still shows it
+``not-replayed``  found with the installed versions and never replayed with them since
+                  (the campaign's own check, repro.py in a fresh process, is no replay)
+``unverified``    found with other versions and not replayed with these (run ``optfuzz replay``)
+
+A bundle whose model.onnx has as many nodes as original.onnx (more than one) was never
+reduced (:attr:`TriageRow.unreduced`: a hang, which a campaign does not reduce, or a campaign
+with ``--reduce-seconds 0``); :attr:`TriageRow.reduce_command` is the command that reduces it.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -44,6 +51,13 @@ SEVERITY_ORDER = ("wrong-output", "invalid-model", "crash", "hang", "size", "int
 #: maintainer's states (:mod:`fuzzer.store.bundle_state`) in reading order: regressions
 #: first, then what nobody has reported yet.
 STATE_ORDER = (REGRESSED, OPEN, REPORTED, FIXED, DUPLICATE, INVALID)
+#: symptom -> options ``optfuzz reduce`` needs for it beyond the defaults, for the symptoms a
+#: campaign does not reduce but the command does: a hanging candidate costs the whole
+#: per-case timeout, so a short one.
+REDUCE_OPTIONS: dict[str, tuple[str, ...]] = {"hang": ("--timeout", "5")}
+#: the kind field of a root-cause key whose core is a crash site
+#: (:func:`fuzzer.findings.rootcause.root_cause_key`).
+CRASH_KIND = "crash"
 
 
 @dataclass
@@ -58,7 +72,7 @@ class TriageRow:
             included (counted in original.onnx and model.onnx; meta.json's where a file
             is missing or unreadable).
         status: one of ``fixed``, ``changed``, ``unusable``, ``untestable``, ``fails``,
-            ``unverified``.
+            ``not-replayed``, ``unverified``.
         new: not shown by any earlier triage of this folder.
         now_symptom: for ``changed``, the symptom the replay observed.
         breaking_pass, enabling_passes, root_cause, trigger: meta.json's schema-2 fields
@@ -69,6 +83,13 @@ class TriageRow:
         state: the maintainer's state (:data:`STATE_ORDER`; ``open`` where none was set).
         state_text: the state in a few words with its argument, e.g. ``reported <url>``
             (:func:`fuzzer.triage.marks.state_text`).
+        site: the crash site the bundle is keyed by (exception class, assertion text,
+            ``file:line``, the model's names and numbers replaced) for a crash; None for
+            other faults and for bundles without a root-cause key.
+        unreduced: model.onnx is the model as found (see the module docstring).
+        reduce_command: the shell command that reduces an unreduced bundle; None where it
+            is reduced or ``optfuzz reduce`` cannot reduce its symptom (``slow``: the
+            campaign scales such models down instead).
     """
 
     id: str
@@ -94,6 +115,9 @@ class TriageRow:
     severity_class: str = "unknown"
     state: str = OPEN
     state_text: str = OPEN
+    site: str | None = None
+    unreduced: bool = False
+    reduce_command: str | None = None
 
     @property
     def merged(self) -> int:
@@ -119,10 +143,9 @@ def _replayed(status: str) -> Callable[[BundleMeta, dict[str, str]], bool]:
     return rule
 
 
-def _fails(meta: BundleMeta, installed: dict[str, str]) -> bool:
-    return _replayed("fails")(meta, installed) or (
-        _current_replay(meta, installed) is None
-        and same_versions(found_versions(meta), installed))
+def _not_replayed(meta: BundleMeta, installed: dict[str, str]) -> bool:
+    return _current_replay(meta, installed) is None and \
+        same_versions(found_versions(meta), installed)
 
 
 #: (status, predicate over (meta, installed versions)), first match wins.
@@ -131,7 +154,8 @@ STATUS_RULES: tuple[tuple[str, Callable[[BundleMeta, dict[str, str]], bool]], ..
     ("changed", _replayed("changed")),
     ("unusable", _replayed("unusable")),
     ("untestable", _replayed("untestable")),
-    ("fails", _fails),
+    ("fails", _replayed("fails")),
+    ("not-replayed", _not_replayed),
     ("unverified", lambda meta, installed: True),
 )
 
@@ -169,6 +193,35 @@ def model_nodes(path: Path, recorded: int) -> int:
         return recorded
 
 
+def crash_site(root_cause: str | None) -> str | None:
+    """The crash site of a root-cause key ``target|culprit|crash|<site>``; None for a key of
+    another kind of fault or no key."""
+    parts = (root_cause or "").split("|", 3)
+    return parts[3] if len(parts) == 4 and parts[2] == CRASH_KIND else None
+
+
+def is_unreduced(nodes_original: int | None, nodes_minimized: int | None) -> bool:
+    """Whether a bundle's model is the model as found: as many nodes (or more) as the
+    original, which has more than one (a one-node model is as small as a model gets)."""
+    if nodes_original is None or nodes_minimized is None:
+        return False
+    return nodes_original > 1 and nodes_minimized >= nodes_original
+
+
+def reduce_command(folder: Path, symptom_name: str) -> str | None:
+    """``optfuzz reduce FOLDER`` with the options ``symptom_name`` needs
+    (:data:`REDUCE_OPTIONS`); None for a symptom ``optfuzz reduce`` does not reduce."""
+    from oracles import symptom as symptom_record
+
+    try:
+        reducible = symptom_record(symptom_name).reducible
+    except KeyError:
+        return None
+    if not reducible and symptom_name not in REDUCE_OPTIONS:
+        return None
+    return shlex.join(["optfuzz", "reduce", str(folder), *REDUCE_OPTIONS.get(symptom_name, ())])
+
+
 def make_row(meta: BundleMeta, installed: dict[str, str], seen: dict[str, Any],
              folder: Path | None = None) -> TriageRow:
     """The triage row of one bundle; ``seen`` is the ``seen`` map of the previous triage;
@@ -181,6 +234,7 @@ def make_row(meta: BundleMeta, installed: dict[str, str], seen: dict[str, Any],
     if folder is not None:
         nodes = (model_nodes(folder / "original.onnx", nodes[0]),
                  model_nodes(folder / "model.onnx", nodes[1]))
+    unreduced = is_unreduced(*nodes)
     return TriageRow(
         id=meta.id, target=meta.target.name, passes=meta.passes_shown(),
         localized=meta.localized, symptom=meta.symptom, message=meta.message,
@@ -192,7 +246,9 @@ def make_row(meta: BundleMeta, installed: dict[str, str], seen: dict[str, Any],
         breaking_pass=meta.breaking_pass, enabling_passes=meta.enabling_passes,
         root_cause=meta.root_cause, variants=len(meta.variants), trigger=meta.trigger,
         severity_class=severity_class(meta.symptom), state=state_name(meta.state),
-        state_text=state_text(meta.state))
+        state_text=state_text(meta.state), site=crash_site(meta.root_cause),
+        unreduced=unreduced,
+        reduce_command=reduce_command(folder, meta.symptom) if unreduced and folder else None)
 
 
 def reading_order(row: TriageRow) -> tuple[Any, ...]:

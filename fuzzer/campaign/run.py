@@ -89,6 +89,10 @@ def save_every() -> float:
 
 
 FINISH_GRACE = 60.0  # seconds to finish queued findings (with reduction) at the end
+#: seconds past the time limit that the cases in flight may take to come back; those still
+#: running then are stopped unjudged (a batch of hanging cases would take its timeout per
+#: case: minutes).
+DRAIN_SECONDS = 5.0
 _NOT_CONTENT = frozenset({LOCK_FILE, ".lock"})  # files a folder may hold and still be empty
 
 
@@ -352,7 +356,7 @@ class Campaign:
         while True:
             self.ctrl_c.check()
             self._fill(sandbox)
-            if self.in_flight == 0:
+            if self.in_flight == 0 or self._past_drain():
                 return
             self.findings.check()
             try:
@@ -475,6 +479,18 @@ class Campaign:
                 raise
             return disk_full(exc, self.store.root)
         return None
+
+    def _past_drain(self) -> bool:
+        """Whether the time limit passed over :data:`DRAIN_SECONDS` ago: the cases still in
+        flight then (a batch whose cases hang, each until its timeout) are left to the
+        sandbox's close, which stops them, and are said in the log. A case limit waits for
+        every case (a run of ``--max-cases`` judges that many)."""
+        limit = self.settings.seconds
+        if limit is None or time.monotonic() - self.run_started < limit + DRAIN_SECONDS:
+            return False
+        self.log.info("time limit: %d case(s) still running %g s after it were stopped "
+                      "unjudged", self.in_flight, DRAIN_SECONDS)
+        return True
 
     def _limit_reached(self) -> bool:
         settings = self.settings

@@ -204,6 +204,12 @@ def test_one_memory_fault_reached_from_two_passes_is_one_bundle_by_its_crash_sta
             plain = ids(FindingPolicy(reduce_seconds=0, verify=False), tmp_path / "plain")
             states = ids(FindingPolicy(reduce_seconds=0, verify=False, witness=witness),
                          tmp_path / "states")
+            # re-bucketing the plain folder with crash states merges its two bundles
+            from fuzzer.triage.rebucket import rebucket
+
+            store = BundleStore(tmp_path / "plain")
+            rebucket(store, box, lambda line: None, lambda name: witness)
+            (merged,) = [store.meta(i) for i in store.ids()]
     finally:
         witness.close()
     assert sorted(m.breaking_pass for m in plain.values()) == ["double-free", "double-free-b"]
@@ -212,3 +218,5 @@ def test_one_memory_fault_reached_from_two_passes_is_one_bundle_by_its_crash_sta
     assert {k.split("|")[1] for k in meta.extra["preliminary_keys"]} == \
         {"double-free", "double-free-b"}
     assert meta.extra["crash_state"]["kind"] == "attempting double-free"
+    assert (merged.root_cause, merged.hits) == (meta.root_cause, 2)
+    assert merged.extra["crash_state"]["frames"] == meta.extra["crash_state"]["frames"]

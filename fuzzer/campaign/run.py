@@ -547,11 +547,6 @@ def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:
                  folder, settings.seed, settings.resume)
 
 
-#: how many times a plain run's timeout a case may take on the sanitize build (ASan and UBSan
-#: slow a C++ optimizer several times over).
-SANITIZED_SLOWDOWN = 5.0
-
-
 def _witness(settings: CampaignSettings, target: Any) -> Any:
     """The campaign's :class:`fuzzer.handling.crash_state.CrashWitness`, or None: none asked
     for (``crash_states`` False, or None for a target without native code of its own), the
@@ -559,7 +554,7 @@ def _witness(settings: CampaignSettings, target: Any) -> Any:
     if settings.build == "sanitize" or settings.crash_states is False or \
             (settings.crash_states is None and target.reports_edges):
         return None
-    from fuzzer.handling.crash_state import CrashWitness
+    from fuzzer.handling.crash_state import SANITIZED_SLOWDOWN, CrashWitness
 
     return CrashWitness.for_target(target, settings.timeout * SANITIZED_SLOWDOWN)
 

@@ -135,14 +135,17 @@ def run_rebucket(folder: Path, execution: options.ExecutionArgs, jobs: int) -> i
     from rich.console import Console
 
     from fuzzer.execution.sandbox import SandboxError
+    from fuzzer.handling.crash_state import SANITIZED_SLOWDOWN, Witnesses
     from fuzzer.store.folder import BundleStore, damage_note
     from fuzzer.triage.rebucket import rebucket
 
     console = Console(highlight=False, soft_wrap=True)
     try:
-        with campaign_lock(folder, "rebucket"), execution.sandbox(jobs) as sandbox:
+        with campaign_lock(folder, "rebucket"), execution.sandbox(jobs) as sandbox, \
+                contextlib.closing(Witnesses(execution.timeout * SANITIZED_SLOWDOWN)) as states:
             store = BundleStore(folder)
-            summary = rebucket(store, sandbox, lambda line: console.print(line, markup=False))
+            summary = rebucket(store, sandbox, lambda line: console.print(line, markup=False),
+                               states)
     except (OSError, SandboxError) as exc:
         typer.echo(f"error: rebucketing stopped, no model lost; run it again: {exc}", err=True)
         return 1

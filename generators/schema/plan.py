@@ -375,11 +375,18 @@ def _complete(op: str, pair: Pair, keys: list[str], levels: list[list[str]],
 @cache
 def motif_plan(name: str) -> MotifPlan | None:
     """The plan of motif ``name`` over its opsets within the generator's (None where the
-    motif declares no anchors)."""
+    motif declares no anchors); built once per generator version and kept on disk
+    (:mod:`generators.schema.store`)."""
     from generators.motifs import MOTIFS
+    from generators.schema.store import load_plan, store_plan
 
     m = MOTIFS[name]
     if not m.anchors:
         return None
+    stored = load_plan(name)
+    if isinstance(stored, MotifPlan):
+        return stored
     lo, hi = max(m.since, MIN_OPSET), min(m.until, MAX_OPSET)
-    return build_plan(name, m.anchors, lo, hi, probe_ties(name, lo, hi))
+    plan = build_plan(name, m.anchors, lo, hi, probe_ties(name, lo, hi))
+    store_plan(name, plan)
+    return plan

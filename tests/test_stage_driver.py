@@ -96,3 +96,17 @@ def test_a_slow_repro_times_sessions_of_the_driver():
     own = ast.parse(script.replace(SOURCE, ""))
     assert not set(_top_level_names(ast.parse(SOURCE))) & set(_top_level_names(own))
     assert not _called(own) & (STAGE_CALLS - {"make_session", "run_session"})
+
+
+def test_the_time_of_the_stage_running_now_counts_before_it_ends() -> None:
+    """The slow oracle's quick look weighs the optimizer's time against the reference run's
+    right after that run, before the driver leaves its stage."""
+    from fuzzer.execution.stage_driver import StageDriver
+
+    driver = StageDriver(None, None, ["materialize", "reference", "optimize"])
+    assert driver.seconds_in("reference") is None  # never ran
+    driver.enter("reference")
+    running = driver.seconds_in("reference")
+    assert running is not None and running >= 0.0 and "reference" not in driver.timings
+    driver.enter("optimize")
+    assert driver.seconds_in("reference") == driver.timings["reference"] >= running

@@ -136,7 +136,7 @@ def run_case(case: TestCase, hook: StageHook | None = None,
         return unusable  # the slow oracle weighs the optimizer's time against the reference
     left = None if timeout is None else timeout - driver.elapsed()
     driver.extra.update(growth_extra(case, target, model, feeds, driver.optimize_s,
-                                     driver.timings.get("reference"), left))
+                                     driver.seconds_in("reference"), left))
     if driver.changed and (unusable := _reference(driver, source)) is not None:
         return unusable
     outcome, findings = driver.verify(partial(_documented_only, target, case.config))

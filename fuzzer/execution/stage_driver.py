@@ -209,6 +209,14 @@ class StageDriver:
         if self.announce is not None:
             self.announce(stage)
 
+    def seconds_in(self, stage: str) -> float | None:
+        """Seconds spent in ``stage`` so far, the time of the stage running now included;
+        None where it never ran."""
+        spent = self.timings.get(stage)
+        if stage == self.stage:
+            return (spent or 0.0) + time.perf_counter() - self._clock
+        return spent
+
     def elapsed(self) -> float:
         """Seconds since the driver was made."""
         return time.perf_counter() - self.started

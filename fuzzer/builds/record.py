@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fuzzer.builds.kinds import KINDS, BuildKind
+from fuzzer.cache import cache_root
 from fuzzer.errors import InputError
 
 MANIFEST = "build.json"
@@ -23,8 +24,6 @@ MANIFEST = "build.json"
 
 def builds_root() -> Path:
     """``<optfuzz cache>/builds`` (``$OPTFUZZ_CACHE_DIR`` moves the cache)."""
-    from fuzzer.corpus.cache import cache_root
-
     return cache_root() / "builds"
 
 

@@ -1,25 +1,11 @@
-"""Where fetched corpus models live: a per-user cache folder (platformdirs).
-
-``$OPTFUZZ_CACHE_DIR`` overrides the location (e.g. a shared disk, or a test's tmp folder).
-"""
+"""Where fetched corpus models live: ``corpus/<source>`` in the optfuzz cache folder
+(:func:`fuzzer.cache.cache_root`; ``$OPTFUZZ_CACHE_DIR`` moves it)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-#: Environment variable that overrides :func:`cache_root`.
-CACHE_ENV = "OPTFUZZ_CACHE_DIR"
-
-
-def cache_root() -> Path:
-    """The optfuzz cache folder: ``$OPTFUZZ_CACHE_DIR`` or platformdirs' user cache dir."""
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("optfuzz"))
+from fuzzer.cache import cache_root
 
 
 def corpus_dir(source: str) -> Path:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.builds import checkout_builder
+from fuzzer.cache import cache_root
 from fuzzer.errors import InputError
 from fuzzer.store.versions import environment_versions, utc_now
 from fuzzer.upstream.spec import Spec
@@ -137,8 +138,6 @@ def uv_binary() -> str | None:
 
 def default_root() -> Path:
     """``<optfuzz cache>/envs``."""
-    from fuzzer.corpus.cache import cache_root
-
     return cache_root() / "envs"
 
 

@@ -120,7 +120,7 @@ def test_seed_pool_keeps_new_features_and_favours_rare_ones() -> None:
 
 
 def test_code_coverage_run_of_a_target_that_reports_its_own_edges(tmp_path: Path) -> None:
-    from fuzzer.edges.measure import measure, plot
+    from fuzzer.campaign.code_coverage import measure, plot
 
     _, rows = measure("fake", ["generated", "mutated"], 8, tmp_path / "counters", jobs=1,
                       timeout=3.0)  # the fake target's "hang" pass sleeps forever

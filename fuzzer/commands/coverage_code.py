@@ -1,5 +1,5 @@
 """``optfuzz coverage --code``: the table and plot of the target's own code coverage per case
-source (see :mod:`fuzzer.edges.measure`)."""
+source (see :mod:`fuzzer.campaign.code_coverage`)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def run_code_coverage(target: Any, sources: list[str], cases: int, out: Path, *,
     from rich.console import Console
     from rich.table import Table
 
+    from fuzzer.campaign.code_coverage import measure, plot
     from fuzzer.edges.kinds import edge_kind
-    from fuzzer.edges.measure import measure, plot
 
     console = Console()
     with console.status("running ...") as status:

@@ -3,5 +3,6 @@
 (``setup``), line and branch coverage per source file (``summary``).
 
 In: a coverage build (:mod:`fuzzer.builds`) or a target that reports its own edges. Out: edge
-features per case (``CaseResult.edges``) and per-file coverage tables.
+features per case (``CaseResult.edges``) and per-file coverage tables. The runs that
+measure a campaign's coverage with them are :mod:`fuzzer.campaign.code_coverage`'s.
 """

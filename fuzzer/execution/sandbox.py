@@ -31,6 +31,7 @@ from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution.case import SOURCE_KINDS, Artifacts, CaseResult, TestCase
 from fuzzer.execution.pool import ProcessPool, process_exists
+from fuzzer.execution.slots import PENDING
 from oracles import judge
 from oracles.base import STAGES, Outcome
 
@@ -71,9 +72,6 @@ CASE_PRELOAD = ("generators.generate", "numpy.random", "secrets",
 #: :func:`late_reference`); a timeout there is retried once before it counts.
 PRE_TARGET_STAGES = ("materialize", "reference")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
-#: ``stages`` of a batch's case that has not started, and of one that has ended (its
-#: result travels with the batch's); a case running holds its index in STAGES.
-PENDING, ENDED = -1, -2
 #: a batch's task outlives the sum of its cases' timeouts by this much (seconds) before
 #: pebble kills its worker; each case's own timeout is the worker's alarm.
 BATCH_SLACK = 10.0

@@ -24,8 +24,8 @@ from fuzzer.edges.setup import EdgeCollector, EdgeSetup
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory, rss_bytes
 from fuzzer.execution.pipeline import run_case
-from fuzzer.execution.sandbox import ENDED
 from fuzzer.execution.scaling import ProbeAccount, use_account
+from fuzzer.execution.slots import ENDED
 from oracles import load_oracles
 from oracles.base import STAGES
 
@@ -111,7 +111,7 @@ def execute(case: TestCase, slot: int) -> CaseResult:
 
 def execute_batch(cases: list[TestCase], slots: list[int], timeout: float) -> list[CaseResult]:
     """Run ``cases`` one after the other, each announcing its stages in its own slot and
-    marked ended there (:data:`fuzzer.execution.sandbox.ENDED`) once its result is made.
+    marked ended there (:data:`fuzzer.execution.slots.ENDED`) once its result is made.
     Each case has ``timeout`` seconds: past them the kernel ends this worker by SIGALRM
     (an alarm with no handler, which fires inside native code too), and the sandbox reads
     from the slots which case it was."""

@@ -17,11 +17,11 @@ from onnx import TensorProto, helper
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.reduce.candidate import Built
+from fuzzer.reduce.edits import EDITS, neutral_names, smaller_numbers
 from fuzzer.reduce.predicate import Budget, Predicate, is_valid
 from fuzzer.reduce.probes import PROBES, probe_triggers
 from fuzzer.reduce.reducer import reduce_model
 from fuzzer.reduce.signature_check import SignatureCheck
-from fuzzer.reduce.simplify import EDITS, neutral_names, smaller_numbers
 
 F32 = TensorProto.FLOAT
 

@@ -15,10 +15,10 @@ from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.reduce import reduce_finding
 from fuzzer.reduce.candidate import Built
+from fuzzer.reduce.edits import EDITS
 from fuzzer.reduce.predicate import Budget, Predicate, is_valid
 from fuzzer.reduce.reducer import reduce_model
 from fuzzer.reduce.signature_check import SignatureCheck
-from fuzzer.reduce.simplify import EDITS
 from fuzzer.targets.fake import UNARY
 
 OPSET = helper.make_opsetid("", 17)

@@ -62,7 +62,7 @@ def renumbered(built: Built, removed: int) -> Built | None:
     """``built`` with every tensor named by a plain number ``n >= removed`` renamed
     ``n - removed`` (see the module docstring), lowest first, each where its new name is
     free (else it keeps its name); None where nothing would change."""
-    from fuzzer.reduce.simplify import is_number, rename_tensors, tensor_names
+    from fuzzer.reduce.edits import is_number, rename_tensors, tensor_names
 
     if removed <= 0:
         return None

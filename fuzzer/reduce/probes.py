@@ -36,9 +36,7 @@ import numpy as np
 from fuzzer.findings.rootcause import NAME_CLASH
 from fuzzer.modelio.graphs import iter_graphs
 from fuzzer.reduce.candidate import MAX_IR_VERSION, Built
-from fuzzer.reduce.predicate import OutOfTime, is_valid
-from fuzzer.reduce.reducer import NotReproducible
-from fuzzer.reduce.simplify import (
+from fuzzer.reduce.edits import (
     all_nodes,
     copy_built,
     drop_value_info,
@@ -46,6 +44,8 @@ from fuzzer.reduce.simplify import (
     neutral_names,
     tensor_names,
 )
+from fuzzer.reduce.predicate import OutOfTime, is_valid
+from fuzzer.reduce.reducer import NotReproducible
 
 Transform = Callable[[Built], "Built | None"]
 Survived = dict[str, "bool | None"]

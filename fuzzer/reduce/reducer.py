@@ -23,9 +23,10 @@ import numpy as np
 from fuzzer.reduce.candidate import MAX_IR_VERSION, Builder, Built
 from fuzzer.reduce.cut import bisect_inputs, bisect_outputs, linear_outputs, subset_outputs
 from fuzzer.reduce.delete import delete_nodes
+from fuzzer.reduce.edits import tensor_names
 from fuzzer.reduce.graph import count_nodes
 from fuzzer.reduce.predicate import OutOfTime, Predicate
-from fuzzer.reduce.simplify import simplify, tensor_names
+from fuzzer.reduce.simplify import simplify
 from fuzzer.reduce.state import Context, State
 from fuzzer.reduce.values import Recorded, record
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.reduce.candidate import Builder, Built
+from fuzzer.reduce.edits import EDITS, apply_all
 from fuzzer.reduce.graph import count_nodes
 from fuzzer.reduce.predicate import Predicate
 
@@ -59,7 +60,7 @@ class Context:
         """The state for ``(nodes, outputs)`` if it builds and still fails, else None.
 
         A candidate of one node is tried first with every simplification applied
-        (:func:`fuzzer.reduce.simplify.apply_all`): where the failure survives that, as it
+        (:func:`fuzzer.reduce.edits.apply_all`): where the failure survives that, as it
         usually does, the reduction is done in one check (no node to remove, nothing left
         to simplify)."""
         built = self.builder.build(nodes, outputs)
@@ -107,10 +108,8 @@ class Context:
 
 def _simplest(built: Built | None) -> Built | None:
     """A one-node candidate with every simplification applied
-    (:func:`fuzzer.reduce.simplify.apply_all`); None for other candidates or where none
+    (:func:`fuzzer.reduce.edits.apply_all`); None for other candidates or where none
     applies."""
-    from fuzzer.reduce.simplify import EDITS, apply_all
-
     if built is None or len(built.model.graph.node) != 1:
         return None
     return apply_all(built, EDITS)

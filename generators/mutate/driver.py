@@ -20,6 +20,7 @@ import numpy as np
 from onnx import ModelProto
 
 from generators.mutate.check import problem
+from generators.mutate.registry import MUTATORS
 from generators.mutate.spec import Mutator
 
 #: The outcomes counted per mutator: picked, returned a model, kept valid, discarded invalid.
@@ -66,7 +67,7 @@ def mutate(model: ModelProto, rng: random.Random, names: Sequence[str] | None = 
         rng: the random source of every choice.
         names: mutators to pick from (default: all of ``registry``).
         max_tries: picks before giving up on reaching the drawn stack height.
-        registry: name -> Mutator (default :data:`generators.mutate.MUTATORS`).
+        registry: name -> Mutator (default :data:`generators.mutate.registry.MUTATORS`).
         counts: where to count :data:`OUTCOMES` per mutator (default :data:`COUNTS`).
         run: also require that onnxruntime runs each result
             (:func:`generators.mutate.check.run_problem`).
@@ -81,7 +82,7 @@ def mutate(model: ModelProto, rng: random.Random, names: Sequence[str] | None = 
         ValueError: an unknown mutator name.
     """
     if registry is None:
-        from generators.mutate import MUTATORS as registry
+        registry = MUTATORS
     counts = COUNTS if counts is None else counts
     unknown = [n for n in names or () if n not in registry]
     if unknown:

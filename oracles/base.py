@@ -126,6 +126,10 @@ class Symptom:
             this kind is a variant of one bundle), ``"crash"`` (keyed by the crash site of
             the pass that raised or died) or ``""`` (a kind of its own, keyed with the
             symptom's name: size, interface, time).
+        handling: the name of the steps beyond the common path that a campaign takes for
+            its findings (an entry of :data:`fuzzer.handling.growth.HANDLINGS`:
+            ``"growth"`` times every later run at three sizes, scales the model down
+            before localization and ships the timed sizes in the bundle), or None.
     """
 
     name: str
@@ -141,6 +145,7 @@ class Symptom:
     severity_class: str = "crash"
     build: str | None = None
     fault: str = ""
+    handling: str | None = None
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.

@@ -177,4 +177,4 @@ register(Symptom(
     "slow", 110, ("optimize",), slow, "takes superlinear time in the model's size",
     "`optimize` takes time roughly proportional to the model's size, as a reference "
     "session build and run of the same model does.", key_detail="growth", confirm=True,
-    reducible=False, severity_class="hang"))
+    reducible=False, severity_class="hang", handling="growth"))

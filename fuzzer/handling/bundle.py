@@ -11,7 +11,7 @@ from typing import Any
 
 from fuzzer.execution.case import Artifacts, TestCase
 from fuzzer.findings.signature import bundle_id as make_bundle_id
-from fuzzer.handling.growth import HANDLING
+from fuzzer.handling.growth import handling_of
 from fuzzer.modelio.graphs import node_count
 from fuzzer.reduce.minimized import Minimized
 from fuzzer.report.expected_actual import Observation
@@ -77,8 +77,8 @@ def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | N
         files["expected.npz"] = npz_bytes(use.expected)
         if use.actual is not None:
             files["actual.npz"] = npz_bytes(use.actual)
-    if meta.symptom in HANDLING:
-        files.update(HANDLING[meta.symptom].files(meta, use.model))
+    if (handling := handling_of(meta.symptom)) is not None:
+        files.update(handling.files(meta, use.model))
     files["meta.json"] = dump_json(meta.to_json())
     return files
 

@@ -1,8 +1,9 @@
-"""What a campaign does beyond the common path for a ``slow`` finding (:mod:`oracles.slow`):
-scale the found model down to the smallest size that still shows the growth before
-localization (every later run, localization's and the bundle's, then times the small model
-at three sizes), record the timing table in meta.json, and ship the timed sizes in the
-bundle's ``scaling/`` folder, which its repro.py times again.
+"""What a campaign does beyond the common path for a finding whose time grows with the
+model's size (``slow``, :mod:`oracles.slow`, whose record names these steps ``growth``,
+:data:`HANDLINGS`): scale the found model down to the smallest size that still shows the
+growth before localization (every later run, localization's and the bundle's, then times the
+small model at three sizes), record the timing table in meta.json, and ship the timed sizes
+in the bundle's ``scaling/`` folder, which its repro.py times again.
 
 Localization is the usual search (:mod:`fuzzer.localize.search`) with every run timed at
 three sizes: a pass list reproduces where the time it adds to the no-pass baseline grows
@@ -26,6 +27,7 @@ from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.store.case import SCALING_DIR
+from oracles import symptom
 from oracles.base import Finding
 
 #: meta.json field holding the timing table and the exponents.
@@ -202,7 +204,19 @@ def own_passes(finding: Finding, passes: list[str] | None) -> list[str] | None:
     return [] if finding.detail.get("growth") == "framework" else passes
 
 
-SLOW = Handling(timed, scale_down, timing_fields, scaled_files, own_passes)
+GROWTH = Handling(timed, scale_down, timing_fields, scaled_files, own_passes)
 
-#: symptom -> its own steps beyond the common path (:class:`Handling`).
-HANDLING: dict[str, Handling] = {"slow": SLOW}
+#: name -> steps beyond the common path (:class:`Handling`); a symptom's record names the
+#: ones its findings take (:attr:`oracles.base.Symptom.handling`).
+HANDLINGS: dict[str, Handling] = {"growth": GROWTH}
+
+
+def handling_of(symptom_name: str) -> Handling | None:
+    """The steps beyond the common path that findings of ``symptom_name`` take (its
+    record's :attr:`~oracles.base.Symptom.handling`), or None.
+
+    Raises:
+        KeyError: an unknown symptom.
+    """
+    name = symptom(symptom_name).handling
+    return HANDLINGS[name] if name is not None else None

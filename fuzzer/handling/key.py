@@ -18,7 +18,7 @@ from fuzzer.findings.rootcause import (
     root_cause_key,
     shared_cause_key,
 )
-from fuzzer.handling.growth import HANDLING
+from fuzzer.handling.growth import handling_of
 from fuzzer.localize.culprit import Culprit, find_culprit
 from fuzzer.targets import get_target
 from oracles.base import Finding
@@ -52,14 +52,14 @@ def key_and_culprit(sandbox: Sandbox, case: TestCase, finding: Finding,
     (:func:`fuzzer.localize.culprit.find_culprit`, runs through ``sandbox``; ``deep``
     judges declared shapes and stages a typed copy too), except for a finding the target
     explains by a cause outside any pass (:meth:`fuzzer.targets.base.Target.shared_cause`),
-    keyed by that cause instead; a symptom's own :data:`fuzzer.handling.growth.HANDLING`
-    may replace ``passes`` (a ``slow`` finding whose growth is the target's own load and
-    save names none);
+    keyed by that cause instead; the steps its symptom's record names
+    (:attr:`oracles.base.Symptom.handling`) may replace ``passes`` (a ``slow`` finding
+    whose growth is the target's own load and save names none);
     ``trigger`` is the trigger probes' sentence where they ran. Names the model and its
     optimized form give tensors, nodes and graphs are kept out of a message's core
     (:func:`fuzzer.findings.rootcause.model_names`)."""
     target = get_target(case.target)
-    handling = HANDLING.get(finding.symptom)
+    handling = handling_of(finding.symptom)
     if handling is not None:
         passes = handling.passes(finding, passes)
     cause = target.shared_cause(finding)

@@ -17,7 +17,7 @@ from fuzzer.handling.bundle import build_meta, bundle_files, hit, is_plainer
 from fuzzer.handling.crash_state import CrashState
 from fuzzer.handling.determinism import deterministic
 from fuzzer.handling.exactness import float64_explains
-from fuzzer.handling.growth import HANDLING
+from fuzzer.handling.growth import handling_of
 from fuzzer.handling.key import key_and_culprit
 from fuzzer.handling.minimize import Minimal, minimize, probe
 from fuzzer.handling.outcome import FindingPolicy, Handled, RootCauseMemo
@@ -44,7 +44,7 @@ def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result:
     :func:`record_new`.
 
     In order: documented behaviour of the target (counted, never bundled); a hang or a slow
-    run must recur; a symptom's own preparation (:data:`fuzzer.handling.growth.HANDLING`: a
+    run must recur; a symptom's own preparation (:attr:`oracles.base.Symptom.handling`: a
     slow finding's model is scaled down to the smallest size that still shows the growth);
     localization on the found model (``memo`` reuses earlier answers) and the preliminary
     root-cause key, which sends a known root cause to its bundle as a hit; for a new one,
@@ -106,7 +106,7 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
         return count_hit(store, roots, known, prelim, first_wave, finding.symptom)
     if (late := _too_late(policy, screened)) is not None:
         return late
-    handling = HANDLING.get(finding.symptom)
+    handling = handling_of(finding.symptom)
     if not deterministic(sandbox, case, result):
         return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))
     minimal = minimize(sandbox, case, result, finding, passes,

@@ -17,7 +17,7 @@ from fuzzer.findings.dedup import find_root_cause, finding_signature
 from fuzzer.findings.rootcause import REWRITE
 from fuzzer.handling.bundle import is_plainer
 from fuzzer.handling.determinism import confirmed
-from fuzzer.handling.growth import HANDLING
+from fuzzer.handling.growth import handling_of
 from fuzzer.handling.key import key_of
 from fuzzer.handling.outcome import FindingPolicy, Handled, RootCauseMemo
 from fuzzer.localize.memo import LocalizationMemo
@@ -40,7 +40,7 @@ class Screened:
 
     Attributes:
         case: the case as later runs take it (a symptom's
-            :data:`fuzzer.handling.growth.HANDLING` may have scaled its model down).
+            :attr:`~oracles.base.Symptom.handling` may have scaled its model down).
         result: the run of ``case`` showing ``finding``.
         finding: the primary finding.
         found: the artifacts of the model as the campaign found it (``original.onnx``).
@@ -73,9 +73,10 @@ class Screened:
 def costly_screening(finding: Finding) -> bool:
     """Whether :func:`screen` of ``finding`` itself takes long: its symptom must recur
     (a hang runs again up to its timeout) or has steps of its own
-    (:data:`fuzzer.handling.growth.HANDLING`: a slow finding is timed at three sizes and
+    (:attr:`oracles.base.Symptom.handling`: a slow finding is timed at three sizes and
     scaled down)."""
-    return symptom(finding.symptom).confirm or finding.symptom in HANDLING
+    record = symptom(finding.symptom)
+    return record.confirm or record.handling is not None
 
 
 def screen(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
@@ -94,7 +95,7 @@ def screen(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
     documented = get_target(case.target).documented(finding, case.config)
     if documented is not None:
         return Handled("documented", name=documented.name)
-    handling = HANDLING.get(finding.symptom)
+    handling = handling_of(finding.symptom)
     if handling is not None:
         case = handling.case(case)
     if symptom(finding.symptom).confirm and not confirmed(sandbox, case, finding):

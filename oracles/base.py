@@ -130,6 +130,9 @@ class Symptom:
             its findings (an entry of :data:`fuzzer.handling.growth.HANDLINGS`:
             ``"growth"`` times every later run at three sizes, scales the model down
             before localization and ships the timed sizes in the bundle), or None.
+        exactness: whether float64 runs may explain its finding as no bug (the optimized
+            model is the float64 answer and the original is not, or float64 runs of both
+            models agree: float32 rounding), so that a campaign runs them before keying it.
     """
 
     name: str
@@ -146,6 +149,7 @@ class Symptom:
     build: str | None = None
     fault: str = ""
     handling: str | None = None
+    exactness: bool = False
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.

@@ -18,9 +18,8 @@ from fuzzer.execution.case import CaseResult
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.handling.minimize import Minimal
 from fuzzer.handling.outcome import Handled
+from oracles import symptom
 
-#: symptoms whose finding is dropped where the optimized model is the float64 answer.
-EXACTNESS_SYMPTOMS = frozenset({"output-mismatch", "metric-drift"})
 #: the name float32 rounding that float64 runs of both models show is counted under (a
 #: comparison flipped at a tie, one ulp amplified by Acos; never bundled).
 ROUNDING = "float32-rounding-only"
@@ -33,8 +32,9 @@ def float64_explains(sandbox: Sandbox, minimal: Minimal) -> Handled | None:
     """How float64 runs explain ``minimal``'s wrong output as no bug, or None: the
     optimized model is the float64 answer and the original is not (:data:`MORE_EXACT`), or
     float64 runs of both models agree (float32 rounding, counted as :data:`ROUNDING`). Only
-    for :data:`EXACTNESS_SYMPTOMS`; the float64 runs go through ``sandbox``."""
-    if minimal.finding.symptom not in EXACTNESS_SYMPTOMS:
+    for a symptom whose record asks for them (:attr:`oracles.base.Symptom.exactness`);
+    the float64 runs go through ``sandbox``."""
+    if not symptom(minimal.finding.symptom).exactness:
         return None
     if more_exact_than_original(sandbox, minimal.case.model_bytes, minimal.run):
         return MORE_EXACT

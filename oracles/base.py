@@ -133,6 +133,14 @@ class Symptom:
         exactness: whether float64 runs may explain its finding as no bug (the optimized
             model is the float64 answer and the original is not, or float64 runs of both
             models agree: float32 rounding), so that a campaign runs them before keying it.
+        outputs: whether its finding is about output values: its bundle ships the
+            reference and the optimized outputs (``expected.npz``, ``actual.npz``) and its
+            issue draft tabulates them.
+        promise: whether its issue draft's "Expected" may name a promise of the target
+            (where the bundle's ``verified`` says the behaviour is not one the target
+            documents).
+        quote: the ``Finding.detail`` field holding the report of the tool that saw it (a
+            sanitizer's), which an issue draft quotes; None where there is none.
     """
 
     name: str
@@ -150,6 +158,9 @@ class Symptom:
     fault: str = ""
     handling: str | None = None
     exactness: bool = False
+    outputs: bool = False
+    promise: bool = False
+    quote: str | None = None
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.

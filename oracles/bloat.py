@@ -382,4 +382,4 @@ def bloat(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "bloat", 90, ("compare",), bloat, "makes the model larger",
     "The optimized model has no more nodes than the input and no unused initializers.",
-    severity_class="size"))
+    severity_class="size", promise=True))

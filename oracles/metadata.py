@@ -55,4 +55,4 @@ def metadata_change(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "metadata-change", 100, ("compare",), metadata_change, "changes the model's interface",
     "IR version, opset imports and graph inputs/outputs stay as they were.",
-    severity_class="interface"))
+    severity_class="interface", promise=True))

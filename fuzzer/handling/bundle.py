@@ -21,6 +21,7 @@ from fuzzer.store.folder import BundleStore, dump_json
 from fuzzer.store.meta import SCHEMA, BundleMeta
 from fuzzer.store.npz import npz_bytes
 from fuzzer.store.versions import environment_versions, utc_now
+from oracles import symptom
 from oracles.base import STAGES, Finding
 
 
@@ -73,7 +74,7 @@ def bundle_files(meta: BundleMeta, original: Artifacts, minimized: Minimized | N
     }
     if use.optimized is not None:
         files["optimized.onnx"] = use.optimized
-    if meta.symptom == "output-mismatch" and use.expected is not None:
+    if symptom(meta.symptom).outputs and use.expected is not None:
         files["expected.npz"] = npz_bytes(use.expected)
         if use.actual is not None:
             files["actual.npz"] = npz_bytes(use.actual)

@@ -26,8 +26,6 @@ from oracles import symptom as symptom_record
 from oracles.base import Finding
 
 MAX_VALUES = 6
-#: symptoms whose "Expected" may claim a promise of the target (see :func:`expected_line`).
-PROMISE_SYMPTOMS = frozenset({"bloat", "metadata-change"})
 #: the words that mark an "Actual" worded from meta.json alone (no run of the attached model):
 #: a refresh of report.md (:mod:`fuzzer.report.refresh`) words such a section again and keeps
 #: one that a run worded. Run-worded text never contains them.
@@ -132,11 +130,13 @@ def undocumented(meta: BundleMeta) -> bool:
 
 
 def expected_line(meta: BundleMeta) -> str:
-    """The "Expected" paragraph: the symptom record's sentence; for bloat and
-    metadata-change, naming the target's promise only where ``verified`` says the behaviour
-    is undocumented (a claim the target's documentation backs)."""
-    text = symptom_record(meta.symptom).expected
-    if meta.symptom in PROMISE_SYMPTOMS and undocumented(meta):
+    """The "Expected" paragraph: the symptom record's sentence; for a symptom that may
+    claim a promise of the target (:attr:`oracles.base.Symptom.promise`: bloat,
+    metadata-change), naming the promise only where ``verified`` says the behaviour is
+    undocumented (a claim the target's documentation backs)."""
+    record = symptom_record(meta.symptom)
+    text = record.expected
+    if record.promise and undocumented(meta):
         text = f"{text.rstrip('.')} (as {meta.target.name} promises for this configuration)."
     return f"**Expected:** {text}\n"
 
@@ -175,9 +175,10 @@ def actual_lines(meta: BundleMeta, observed: Observation) -> list[str]:
     if finding.symptom != meta.symptom:
         lines = [f"**Actual:** the attached model now shows {shown}",
                  f"That is not the recorded {_recorded(meta)}"]
-    if finding.symptom == "output-mismatch" and observed.expected and observed.actual:
+    record = symptom_record(finding.symptom)
+    if record.outputs and observed.expected and observed.actual:
         lines.append(output_table(observed.expected, observed.actual) + "\n")
-    report = finding.detail.get("report") if finding.symptom == "memory-error" else None
+    report = finding.detail.get(record.quote) if record.quote else None
     if report:
         head = "\n".join(report.splitlines()[:REPORT_LINES])
         lines.append(f"The sanitizer's report (its first {REPORT_LINES} lines; repro.py runs "
@@ -206,6 +207,6 @@ def expected_actual_section(meta: BundleMeta, folder: Path | None = None,
         if folder is not None else (None, None)
     if expected and actual:
         parts.append(output_table(expected, actual) + "\n")
-    elif meta.symptom == "output-mismatch" and (recorded := recorded_line(meta.message)):
+    elif symptom_record(meta.symptom).outputs and (recorded := recorded_line(meta.message)):
         parts.append(f"{recorded}\n")
     return "\n".join(parts)

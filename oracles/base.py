@@ -141,6 +141,9 @@ class Symptom:
             documents).
         quote: the ``Finding.detail`` field holding the report of the tool that saw it (a
             sanitizer's), which an issue draft quotes; None where there is none.
+        corpus_column: the column of the corpus report (DiTOX's table,
+            :data:`fuzzer.corpus.report.COLUMNS`) that counts a model showing it:
+            ``crash_or_invalid``, ``output_discrepancy`` or ``metric_drift``; "" for none.
     """
 
     name: str
@@ -161,6 +164,7 @@ class Symptom:
     outputs: bool = False
     promise: bool = False
     quote: str | None = None
+    corpus_column: str = ""
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.

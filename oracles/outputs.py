@@ -44,4 +44,5 @@ register(Symptom(
     "output-mismatch", 70, ("compare",), output_mismatch, "changes the model's outputs",
     "The optimized model computes the same outputs as the input model (same count, dtypes and "
     "shapes; values within tolerance).", footprint=True, key_detail="class", fault="rewrite",
-    severity_class="wrong-output", exactness=True, outputs=True))
+    severity_class="wrong-output", exactness=True, outputs=True,
+    corpus_column="output_discrepancy"))

@@ -3,8 +3,10 @@ symptom over every configuration they were run with.
 
 Columns (a registry: a new column is one entry in :data:`COLUMNS`) follow DiTOX's table:
 models, % with an optimizer crash or invalid model, % with an output discrepancy, % with metric
-drift. A model counts in a column when any of its configurations produced one of the column's
-symptoms. Unusable models (the original does not run) are listed apart, once, with the reason.
+drift. A symptom's record names the column that counts it
+(:attr:`oracles.base.Symptom.corpus_column`); a model counts in a column when any of its
+configurations produced one of the column's symptoms. Unusable models (the original does not
+run) are listed apart, once, with the reason.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-#: column key -> (heading, symptoms counted in it).
-COLUMNS: dict[str, tuple[str, frozenset[str]]] = {
-    "crash_or_invalid": ("% optimizer crash or invalid model",
-                         frozenset({"optimizer-error", "optimizer-abort", "hang",
-                                    "invalid-model", "load-failure", "runtime-failure"})),
-    "output_discrepancy": ("% output discrepancy", frozenset({"output-mismatch"})),
-    "metric_drift": ("% metric drift", frozenset({"metric-drift"})),
+from oracles import load_oracles
+
+#: column key -> heading.
+COLUMNS: dict[str, str] = {
+    "crash_or_invalid": "% optimizer crash or invalid model",
+    "output_discrepancy": "% output discrepancy",
+    "metric_drift": "% metric drift",
 }
 
 #: task -> table category (detection and segmentation share a row, as in the issue's list).
@@ -58,6 +60,8 @@ def build_table(records: list[ModelRecord]) -> dict[str, Any]:
     """Aggregate records into ``{"rows": [...], "total": {...}, "unusable": [...],
     "symptoms": {symptom: cases}}``; each row has ``category``, ``models`` (usable ones) and a
     percentage (0-100, one decimal) per column."""
+    counted = {key: {s.name for s in load_oracles().values() if s.corpus_column == key}
+               for key in COLUMNS}
     by_category: dict[str, list[ModelRecord]] = defaultdict(list)
     for rec in records:
         if rec.unusable is None:
@@ -66,7 +70,7 @@ def build_table(records: list[ModelRecord]) -> dict[str, Any]:
     def row(name: str, recs: list[ModelRecord]) -> dict[str, Any]:
         out: dict[str, Any] = {"category": name, "models": len(recs),
                                "cases": sum(r.cases for r in recs)}
-        for key, (_, symptoms) in COLUMNS.items():
+        for key, symptoms in counted.items():
             hit = sum(1 for r in recs if r.symptoms & symptoms)
             out[key] = round(100.0 * hit / len(recs), 1) if recs else 0.0
         return out
@@ -82,7 +86,7 @@ def build_table(records: list[ModelRecord]) -> dict[str, Any]:
 
 def to_markdown(table: dict[str, Any]) -> str:
     """The table as GitHub markdown (one line per category, then the total)."""
-    heads = ["category", "models", *(COLUMNS[k][0] for k in COLUMNS)]
+    heads = ["category", "models", *COLUMNS.values()]
     lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
     for r in [*table["rows"], table["total"]]:
         cells = [r["category"], str(r["models"]), *(f"{r[k]:.1f}" for k in COLUMNS)]

@@ -144,6 +144,9 @@ class Symptom:
         corpus_column: the column of the corpus report (DiTOX's table,
             :data:`fuzzer.corpus.report.COLUMNS`) that counts a model showing it:
             ``crash_or_invalid``, ``output_discrepancy`` or ``metric_drift``; "" for none.
+        words: what a user of the target sees, in a few words (the parenthesis that ends an
+            issue draft's title), or a function of the finding's message that words it;
+            "" shows the name (:meth:`seen_as`).
     """
 
     name: str
@@ -165,6 +168,13 @@ class Symptom:
     promise: bool = False
     quote: str | None = None
     corpus_column: str = ""
+    words: str | Callable[[str], str] = ""
+
+    def seen_as(self, message: str) -> str:
+        """What a user of the target sees of a finding whose message is ``message``, in
+        a few words (:attr:`words`, else the symptom's name)."""
+        words = self.words(message) if callable(self.words) else self.words
+        return words or self.name
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.

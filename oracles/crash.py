@@ -42,7 +42,8 @@ def optimizer_abort(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "optimizer-abort", 10, ("optimize",), optimizer_abort, "crashes the process",
     "`optimize` returns; the process is not killed by a signal.", fault="crash",
-    corpus_column="crash_or_invalid"))
+    corpus_column="crash_or_invalid", words="process crash"))
 register(Symptom(
     "optimizer-error", 20, ("optimize",), optimizer_error, "raises an exception",
-    "`optimize` returns an optimized model.", fault="crash", corpus_column="crash_or_invalid"))
+    "`optimize` returns an optimized model.", fault="crash", corpus_column="crash_or_invalid",
+    words="exception"))

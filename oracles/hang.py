@@ -17,4 +17,4 @@ def hang(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "hang", 30, ("optimize", "validate", "load", "execute"), hang, "does not terminate",
     "`optimize` returns within seconds.", confirm=True, reducible=False,
-    severity_class="hang", corpus_column="crash_or_invalid"))
+    severity_class="hang", corpus_column="crash_or_invalid", words="hang"))

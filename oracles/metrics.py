@@ -323,4 +323,5 @@ register(Symptom(
     "metric-drift", 80, ("compare",), metric_drift, "changes the model's predictions",
     "The optimized model's task-level predictions match the input model's.", footprint=True,
     key_detail="task", fault="rewrite",
-    severity_class="wrong-output", exactness=True, corpus_column="metric_drift"))
+    severity_class="wrong-output", exactness=True, corpus_column="metric_drift",
+    words="changed predictions"))

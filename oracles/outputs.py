@@ -3,6 +3,8 @@ dtype, or values beyond the tolerance of :mod:`oracles.tolerance`."""
 
 from __future__ import annotations
 
+import re
+
 from oracles.base import Finding, Outcome, Symptom, register
 from oracles.tolerance import TOLERANCE, compare_arrays, computed_in
 
@@ -10,6 +12,14 @@ from oracles.tolerance import TOLERANCE, compare_arrays, computed_in
 #: infinities in other places: one wrong rewrite shows either, depending on the data) or a
 #: structural change (shape, dtype).
 MISMATCH_CLASS = {"shape": "shape", "dtype": "dtype"}
+#: how a message of :func:`output_mismatch` starts, per kind of difference, -> what a user
+#: sees (:func:`mismatch_words`).
+_MISMATCH_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^output count "), "wrong number of outputs"),
+    (re.compile(r"^output \d+ .*?: shape "), "wrong output shape"),
+    (re.compile(r"^output \d+ .*?: dtype "), "wrong output type"),
+    (re.compile(r"^output \d+ .*?: NaN "), "NaN in the outputs"),
+)
 
 
 def output_mismatch(outcome: Outcome) -> list[Finding]:
@@ -40,9 +50,16 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
     return []
 
 
+def mismatch_words(message: str) -> str:
+    """What a user sees of an output mismatch whose message is ``message``: a wrong
+    number of outputs, a wrong shape or type, NaN, else wrong values."""
+    return next((words for pattern, words in _MISMATCH_WORDS if pattern.search(message)),
+                "wrong output values")
+
+
 register(Symptom(
     "output-mismatch", 70, ("compare",), output_mismatch, "changes the model's outputs",
     "The optimized model computes the same outputs as the input model (same count, dtypes and "
     "shapes; values within tolerance).", footprint=True, key_detail="class", fault="rewrite",
     severity_class="wrong-output", exactness=True, outputs=True,
-    corpus_column="output_discrepancy"))
+    corpus_column="output_discrepancy", words=mismatch_words))

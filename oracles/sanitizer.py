@@ -123,4 +123,4 @@ def memory_error(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "memory-error", 5, ("optimize",), memory_error, "has a memory or undefined-behaviour error",
     "`optimize` runs without an AddressSanitizer or UndefinedBehaviorSanitizer report.",
-    key_detail="site", build="sanitize", fault="crash", quote="report"))
+    key_detail="site", build="sanitize", fault="crash", quote="report", words="memory error"))

@@ -16,11 +16,11 @@ passes or pass list and its symptom.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from fuzzer.findings.rootcause import CRASH_STATE, FRAMEWORK, NAME_CLASH, UNLOCALIZED
 from fuzzer.report.fault import RootCause, fault_words
 from fuzzer.store.meta import BundleMeta
+from oracles import load_oracles
 from oracles import symptom as symptom_record
 
 MAX_PASSES_IN_TITLE = 3
@@ -29,41 +29,14 @@ MAX_TRIGGER_IN_TITLE = 90
 #: a probes' condition (``needs ...``) longer than this stays out of the title.
 MAX_CONDITION_IN_TITLE = 60
 _CLAUSE = re.compile(r"^(?:when|if|whenever)\s+(?P<rest>.+)$", re.I | re.S)
-#: how the output oracle's message starts, per kind of difference
-#: (:func:`oracles.outputs.output_mismatch`), -> what a user sees.
-_MISMATCH: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^output count "), "wrong number of outputs"),
-    (re.compile(r"^output \d+ .*?: shape "), "wrong output shape"),
-    (re.compile(r"^output \d+ .*?: dtype "), "wrong output type"),
-    (re.compile(r"^output \d+ .*?: NaN "), "NaN in the outputs"),
-)
-
-
-def _mismatch(message: str) -> str:
-    return next((words for pattern, words in _MISMATCH if pattern.search(message)),
-                "wrong output values")
-
-
-#: symptom -> what a user sees, from the bundle's message; a symptom not listed shows its
-#: own name.
-SYMPTOM_WORDS: dict[str, Callable[[str], str]] = {
-    "output-mismatch": _mismatch,
-    "invalid-model": lambda message: "invalid model",
-    "load-failure": lambda message: "onnxruntime cannot load the result",
-    "runtime-failure": lambda message: "onnxruntime fails running the result",
-    "optimizer-error": lambda message: "exception",
-    "optimizer-abort": lambda message: "process crash",
-    "memory-error": lambda message: "memory error",
-    "hang": lambda message: "hang",
-    "metric-drift": lambda message: "changed predictions",
-}
 
 
 def symptom_words(meta: BundleMeta) -> str:
     """What a user of the target sees of the bundle's fault, in a few words (the
-    parenthesis that ends the title)."""
-    words = SYMPTOM_WORDS.get(meta.symptom)
-    return words(meta.message) if words else meta.symptom
+    parenthesis that ends the title): its symptom record's
+    (:meth:`oracles.base.Symptom.seen_as`), the symptom's name for one not registered."""
+    record = load_oracles().get(meta.symptom)
+    return record.seen_as(meta.message) if record is not None else meta.symptom
 
 
 def pass_phrase(meta: BundleMeta) -> str:

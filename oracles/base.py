@@ -147,6 +147,15 @@ class Symptom:
         words: what a user of the target sees, in a few words (the parenthesis that ends an
             issue draft's title), or a function of the finding's message that words it;
             "" shows the name (:meth:`seen_as`).
+        no_model_because: why the target returns no optimized model, for a symptom that
+            stops it before it returns ("the target raised an exception"); "" where it
+            returns one.
+        check: the kind of check by which the standalone repro of an issue draft tells
+            that it shows (:data:`fuzzer.report.snippet.CHECKS`: ``crash``, ``hang``,
+            ``checker``, ``onnxruntime``, ``outputs``); "" where only the bundle's repro.py
+            tests it.
+        reproduced: what that check's ``reproduced`` means, for the draft's sentence ("the
+            call does not finish").
     """
 
     name: str
@@ -169,6 +178,9 @@ class Symptom:
     quote: str | None = None
     corpus_column: str = ""
     words: str | Callable[[str], str] = ""
+    no_model_because: str = ""
+    check: str = ""
+    reproduced: str = ""
 
     def seen_as(self, message: str) -> str:
         """What a user of the target sees of a finding whose message is ``message``, in

@@ -42,8 +42,11 @@ def optimizer_abort(outcome: Outcome) -> list[Finding]:
 register(Symptom(
     "optimizer-abort", 10, ("optimize",), optimizer_abort, "crashes the process",
     "`optimize` returns; the process is not killed by a signal.", fault="crash",
-    corpus_column="crash_or_invalid", words="process crash"))
+    corpus_column="crash_or_invalid", words="process crash",
+    no_model_because="the target crashed (its process died by a signal)", check="crash",
+    reproduced="a signal kills the call's process (or the call raises)"))
 register(Symptom(
     "optimizer-error", 20, ("optimize",), optimizer_error, "raises an exception",
     "`optimize` returns an optimized model.", fault="crash", corpus_column="crash_or_invalid",
-    words="exception"))
+    words="exception", no_model_because="the target raised an exception", check="crash",
+    reproduced="the call raises (or a signal kills its process)"))

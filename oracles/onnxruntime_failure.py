@@ -56,10 +56,12 @@ register(Symptom(
     "produces a model onnxruntime cannot load",
     "onnxruntime loads the optimized model, as it loads the input model.",
     footprint=True, fault="rewrite", corpus_column="crash_or_invalid",
-    words="onnxruntime cannot load the result"))
+    words="onnxruntime cannot load the result", check="onnxruntime",
+    reproduced="onnxruntime cannot load the result"))
 register(Symptom(
     "runtime-failure", 60, ("execute",), stage_failure("runtime-failure", "execute", "running"),
     "produces a model that fails at run time",
     "onnxruntime runs the optimized model on the same inputs, as it runs the input model.",
     footprint=True, key_detail="error_class", fault="rewrite", corpus_column="crash_or_invalid",
-    words="onnxruntime fails running the result"))
+    words="onnxruntime fails running the result", check="onnxruntime",
+    reproduced="onnxruntime fails running the result"))

@@ -62,4 +62,5 @@ register(Symptom(
     "The optimized model computes the same outputs as the input model (same count, dtypes and "
     "shapes; values within tolerance).", footprint=True, key_detail="class", fault="rewrite",
     severity_class="wrong-output", exactness=True, outputs=True,
-    corpus_column="output_discrepancy", words=mismatch_words))
+    corpus_column="output_discrepancy", words=mismatch_words, check="outputs",
+    reproduced="onnxruntime's outputs of the two models differ beyond optfuzz's tolerance"))

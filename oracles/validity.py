@@ -51,4 +51,5 @@ register(Symptom(
     "The optimized model passes `onnx.checker.check_model(full_check=True)` and strict shape "
     "inference, as the input model does.", footprint=True, key_detail="error_class",
     fault="rewrite",
-    severity_class="invalid-model", corpus_column="crash_or_invalid", words="invalid model"))
+    severity_class="invalid-model", corpus_column="crash_or_invalid", words="invalid model",
+    check="checker", reproduced="`onnx.checker.check_model(full_check=True)` rejects the result"))

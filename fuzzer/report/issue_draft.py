@@ -38,6 +38,7 @@ from fuzzer.report.title import breaking_pass, issue_title, pass_phrase, trigger
 from fuzzer.report.tracker import status_section
 from fuzzer.store.meta import BundleMeta
 from fuzzer.store.npz import read_npz
+from oracles import load_oracles
 from oracles import symptom as symptom_record
 from oracles.base import count_nodes
 
@@ -47,10 +48,6 @@ MAX_TEXT_LINES = 120
 MAX_TEXT_WIDTH = 160
 #: heading of the optimized model's section (:mod:`fuzzer.report.refresh` finds it by it).
 OPTIMIZED_HEADING = "## The optimized model"
-#: why there is no optimized model, for the symptoms that stop the target before it returns.
-NO_MODEL_BECAUSE = {"optimizer-error": "the target raised an exception",
-                    "optimizer-abort": "the target crashed (its process died by a signal)",
-                    "hang": "the target did not finish within the per-case timeout"}
 
 
 def trigger_sentence(meta: BundleMeta) -> str:
@@ -275,13 +272,15 @@ def _parsed(model: Any) -> Any | None:
 def no_optimized_reason(meta: BundleMeta, observed: Observation | None = None,
                         folder: Path | None = None) -> str | None:
     """One line saying why a report shows no optimized model: the target raised, crashed or
-    hung (in the run ``observed``, else as meta.json records), the run gave no verdict, or
+    hung (in the run ``observed``, else as meta.json records: the symptom record's
+    :attr:`~oracles.base.Symptom.no_model_because`), the run gave no verdict, or
     the bundle ``folder`` holds no optimized.onnx; None where none of these is known (a
     draft rendered without the bundle's files)."""
     finding = observed.finding_for(meta.symptom) if observed is not None else None
     name = finding.symptom if finding is not None else meta.symptom
-    if name in NO_MODEL_BECAUSE:
-        return f"No optimized model: {NO_MODEL_BECAUSE[name]} (`{name}`)."
+    record = load_oracles().get(name)
+    if record is not None and record.no_model_because:
+        return f"No optimized model: {record.no_model_because} (`{name}`)."
     if observed is not None and observed.problem:
         return "No optimized model: the run of the attached model gave no verdict (see " \
                "\"Actual\")."
@@ -351,7 +350,7 @@ def standalone_intro(meta: BundleMeta, standalone: StandaloneRepro) -> str:
     the pass list it runs, and how it carries the model and the inputs."""
     return " ".join([
         f"This script shows the bug on its own (it needs {listed(standalone.packages)}): it "
-        f"exits 1 and prints `reproduced: ...` while {standalone.check.what}, and 0 once the "
+        f"exits 1 and prints `reproduced: ...` while {standalone.what}, and 0 once the "
         "bug is fixed.",
         pass_list_line(meta), *standalone.notes])
 

@@ -5,7 +5,8 @@ It parses the minimized model from its ONNX text (:mod:`fuzzer.report.model_sour
 writes the inputs inline (:mod:`fuzzer.report.feeds_source`), makes the target's own call
 (:meth:`fuzzer.targets.base.Target.repro_snippet`, with the configuration of
 :func:`fuzzer.report.repro.repro_context`) and checks the symptom the way its oracle does,
-by a check taken from a table keyed by the symptom (:data:`CHECKS`): the call raises or
+by the check its symptom's record names (:attr:`oracles.base.Symptom.check`, one of
+:data:`CHECKS`): the call raises or
 kills its process (in a child process), the call does not finish, onnx's checker rejects
 the result, onnxruntime cannot load or run it, or onnxruntime's outputs of the input and
 the optimized model differ beyond optfuzz's tolerance (printing the max and mean abs
@@ -30,6 +31,7 @@ from fuzzer.report.environment import EXECUTION_PROVIDER
 from fuzzer.report.feeds_source import declared, feeds_source
 from fuzzer.report.model_source import model_source
 from fuzzer.report.repro import repro_context
+from oracles import load_oracles
 
 #: most lines of the script's code, the model's data aside, where the target's call is
 #: short.
@@ -127,32 +129,23 @@ class Check:
         imports: the modules it imports beyond onnx (``numpy`` and ``onnxruntime`` are
             written ``as np`` and ``as ort``).
         feeds: whether it runs the models (on ``FEEDS``).
-        what: what ``reproduced`` means, for the report's sentence.
         compares: whether it compares their outputs (with ``TOLERANCE``).
     """
 
     template: str
     imports: tuple[str, ...]
     feeds: bool
-    what: str
     compares: bool = False
 
 
 _RUNS = ("sys", "numpy", "onnxruntime")
-#: symptom -> the check of its standalone repro.
+#: kind of check (:attr:`oracles.base.Symptom.check`) -> how a standalone repro makes it.
 CHECKS: dict[str, Check] = {
-    "optimizer-error": Check(_CRASHES, ("subprocess", "sys"), False,
-                             "the call raises (or a signal kills its process)"),
-    "optimizer-abort": Check(_CRASHES, ("subprocess", "sys"), False,
-                             "a signal kills the call's process (or the call raises)"),
-    "hang": Check(_HANGS, ("subprocess", "sys"), False, "the call does not finish"),
-    "invalid-model": Check(_INVALID, ("sys",), False,
-                           "`onnx.checker.check_model(full_check=True)` rejects the result"),
-    "load-failure": Check(_ORT_FAILS, _RUNS, True, "onnxruntime cannot load the result"),
-    "runtime-failure": Check(_ORT_FAILS, _RUNS, True, "onnxruntime fails running the result"),
-    "output-mismatch": Check(_WRONG_OUTPUT, _RUNS, True,
-                             "onnxruntime's outputs of the two models differ beyond "
-                             "optfuzz's tolerance", compares=True),
+    "crash": Check(_CRASHES, ("subprocess", "sys"), False),
+    "hang": Check(_HANGS, ("subprocess", "sys"), False),
+    "checker": Check(_INVALID, ("sys",), False),
+    "onnxruntime": Check(_ORT_FAILS, _RUNS, True),
+    "outputs": Check(_WRONG_OUTPUT, _RUNS, True, compares=True),
 }
 #: how a module is imported in the script.
 _IMPORT_LINE = {"numpy": "import numpy as np", "onnxruntime": "import onnxruntime as ort"}
@@ -168,6 +161,8 @@ class StandaloneRepro:
         notes: sentences the report puts before it (how the model and the inputs are
             carried), possibly empty.
         check: the check it makes.
+        what: what its ``reproduced`` means, for the report's sentence (the symptom record's
+            :attr:`~oracles.base.Symptom.reproduced`).
         packages: the packages it imports beyond Python's own (numpy, onnx, ...).
     """
 
@@ -175,6 +170,7 @@ class StandaloneRepro:
     code_lines: int
     notes: list[str]
     check: Check
+    what: str
     packages: list[str]
 
 
@@ -244,7 +240,7 @@ def standalone_repro(meta: Any, model: Any, feeds: dict[str, Any] | None) -> \
     """The standalone repro of the bundle of ``meta`` (a
     :class:`fuzzer.store.meta.BundleMeta`) for its minimized ``model`` (a ModelProto) and
     its inputs ``feeds`` (None: not at hand; they are drawn at random then), or None where
-    its symptom has no check (:data:`CHECKS`).
+    its symptom has no check (:attr:`oracles.base.Symptom.check`) or is not registered.
 
     Raises:
         KeyError: the bundle's target is not registered.
@@ -252,8 +248,9 @@ def standalone_repro(meta: Any, model: Any, feeds: dict[str, Any] | None) -> \
     """
     from fuzzer.targets import get_target
 
-    check = CHECKS.get(meta.symptom)
-    if check is None:
+    record = load_oracles().get(meta.symptom)
+    check = CHECKS.get(record.check) if record is not None else None
+    if record is None or check is None:
         return None
     context = repro_context(meta)
     adapter = get_target(context["target"])
@@ -275,4 +272,4 @@ def standalone_repro(meta: Any, model: Any, feeds: dict[str, Any] | None) -> \
     imports = _imports((*check.imports, *source.imports), call_imports)
     lines = [*imports, "", *data, *body]
     return StandaloneRepro("\n".join(lines) + "\n", len(lines) - source.data_lines, notes,
-                           check, packages(imports))
+                           check, record.reproduced, packages(imports))

@@ -88,6 +88,11 @@ class Finding:
 
 Oracle = Callable[[Outcome], list[Finding]]
 
+#: the classes a maintainer ranks symptoms by (:attr:`Symptom.severity_class`), most
+#: severe first.
+SEVERITY_CLASSES: tuple[str, ...] = ("wrong-output", "invalid-model", "crash", "hang", "size",
+                                     "interface")
+
 
 @dataclass(frozen=True)
 class Symptom:
@@ -116,8 +121,9 @@ class Symptom:
             before it is recorded (AFL's hang confirmation).
         reducible: whether reduction may run its candidates (a hang would cost the whole
             per-case timeout per candidate).
-        severity_class: the class a maintainer ranks by: ``wrong-output``,
-            ``invalid-model``, ``crash``, ``hang``, ``size`` or ``interface``.
+        severity_class: the class a maintainer ranks by, one of :data:`SEVERITY_CLASSES`
+            (``wrong-output``, ``invalid-model``, ``crash``, ``hang``, ``size``,
+            ``interface``).
         build: the instrumented build of the target the symptom needs to show
             (``"sanitize"``), or None where the installed target shows it.
         fault: the kind of fault it shows, which decides its root-cause key

@@ -2,8 +2,8 @@
 to the installed versions, its maintainer's state (``optfuzz mark``) and whether it is new
 since the previous triage, in the order a maintainer reads them: by state
 (:data:`STATE_ORDER`: regressed, then open, then reported, ...), then new first, then by
-severity class (:data:`SEVERITY_ORDER`), then by hits, most first. Bundles marked duplicate
-or invalid are hidden unless asked for (:func:`hide_dismissed`).
+severity class (:data:`oracles.base.SEVERITY_CLASSES`), then by hits, most first. Bundles
+marked duplicate or invalid are hidden unless asked for (:func:`hide_dismissed`).
 
 Status, decided by the first rule of :data:`STATUS_RULES` that applies:
 
@@ -45,9 +45,8 @@ from fuzzer.store.folder import BundleStore, DamagedBundle
 from fuzzer.store.meta import BundleMeta
 from fuzzer.triage.marks import state_text
 from fuzzer.triage.versions import found_versions, installed_versions, same_versions
+from oracles.base import SEVERITY_CLASSES
 
-#: severity classes of :class:`oracles.base.Symptom`, most severe first.
-SEVERITY_ORDER = ("wrong-output", "invalid-model", "crash", "hang", "size", "interface")
 #: maintainer's states (:mod:`fuzzer.store.bundle_state`) in reading order: regressions
 #: first, then what nobody has reported yet.
 STATE_ORDER = (REGRESSED, OPEN, REPORTED, FIXED, DUPLICATE, INVALID)
@@ -78,8 +77,8 @@ class TriageRow:
         breaking_pass, enabling_passes, root_cause, trigger: meta.json's schema-2 fields
             (None where the bundle predates them).
         variants: number of other models of the same root cause kept in ``variants/``.
-        severity_class: the symptom's class (:data:`SEVERITY_ORDER`), ``unknown`` for a
-            symptom no oracle registers.
+        severity_class: the symptom's class (:data:`oracles.base.SEVERITY_CLASSES`),
+            ``unknown`` for a symptom no oracle registers.
         state: the maintainer's state (:data:`STATE_ORDER`; ``open`` where none was set).
         state_text: the state in a few words with its argument, e.g. ``reported <url>``
             (:func:`fuzzer.triage.marks.state_text`).
@@ -178,8 +177,9 @@ def severity_class(symptom: str) -> str:
 
 
 def severity_rank(name: str) -> int:
-    """Position of severity class ``name`` in :data:`SEVERITY_ORDER` (unknown ones last)."""
-    return SEVERITY_ORDER.index(name) if name in SEVERITY_ORDER else len(SEVERITY_ORDER)
+    """Position of severity class ``name`` in :data:`oracles.base.SEVERITY_CLASSES` (unknown
+    ones last)."""
+    return SEVERITY_CLASSES.index(name) if name in SEVERITY_CLASSES else len(SEVERITY_CLASSES)
 
 
 def model_nodes(path: Path, recorded: int) -> int:

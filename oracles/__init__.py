@@ -47,6 +47,17 @@ def symptom_names() -> tuple[str, ...]:
     return tuple(s.name for s in sorted(load_oracles().values(), key=lambda s: s.severity))
 
 
+def shows(finding: Finding, *names: str) -> bool:
+    """Whether ``finding`` is of one of the symptoms ``names``, each looked up in the
+    registry (:func:`symptom`): the way code outside this package asks for a symptom by
+    name, so that a misspelt or retired name fails instead of never matching.
+
+    Raises:
+        KeyError: a name no oracle registers.
+    """
+    return any(finding.symptom == symptom(name).name for name in names)
+
+
 def judge(outcome: Outcome) -> list[Finding]:
     """Run every registered oracle on ``outcome``; return all findings, most severe first
     (a crash hides the comparisons that could not run)."""
@@ -58,4 +69,4 @@ def judge(outcome: Outcome) -> list[Finding]:
 
 
 __all__ = ["STAGES", "Finding", "Outcome", "Symptom", "judge", "load_oracles", "register",
-           "symptom", "symptom_names"]
+           "shows", "symptom", "symptom_names"]

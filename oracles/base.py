@@ -157,7 +157,7 @@ class Symptom:
             stops it before it returns ("the target raised an exception"); "" where it
             returns one.
         check: the kind of check by which the standalone repro of an issue draft tells
-            that it shows (:data:`fuzzer.report.snippet.CHECKS`: ``crash``, ``hang``,
+            that it shows (:data:`fuzzer.report.snippet.CHECKS`: ``crash``, ``timeout``,
             ``checker``, ``onnxruntime``, ``outputs``); "" where only the bundle's repro.py
             tests it.
         reproduced: what that check's ``reproduced`` means, for the draft's sentence ("the

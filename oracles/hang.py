@@ -18,5 +18,5 @@ register(Symptom(
     "hang", 30, ("optimize", "validate", "load", "execute"), hang, "does not terminate",
     "`optimize` returns within seconds.", confirm=True, reducible=False,
     severity_class="hang", corpus_column="crash_or_invalid", words="hang",
-    no_model_because="the target did not finish within the per-case timeout", check="hang",
+    no_model_because="the target did not finish within the per-case timeout", check="timeout",
     reproduced="the call does not finish"))

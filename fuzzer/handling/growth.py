@@ -27,7 +27,7 @@ from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.store.case import SCALING_DIR
-from oracles import symptom
+from oracles import shows, symptom
 from oracles.base import Finding
 
 #: meta.json field holding the timing table and the exponents.
@@ -59,7 +59,7 @@ def after_timeout(sandbox: Any, case: TestCase, result: CaseResult,
     from fuzzer.modelio.repeat import find_run, rescale
 
     first = result.findings[0] if result.findings else None
-    if first is None or first.symptom != "hang" or first.stage != "optimize" or \
+    if first is None or not shows(first, "hang") or first.stage != "optimize" or \
             case.model_bytes is None:
         return None
     model = parse_model(case.model_bytes)
@@ -70,7 +70,7 @@ def after_timeout(sandbox: Any, case: TestCase, result: CaseResult,
             break
         smaller = case.with_model(rescale(model, run, count).SerializeToString(), growth=True)
         again = sandbox.run(smaller)
-        if again.findings and again.findings[0].symptom == "slow":
+        if again.findings and shows(again.findings[0], "slow"):
             return smaller, again
     return None
 

@@ -142,7 +142,7 @@ _RUNS = ("sys", "numpy", "onnxruntime")
 #: kind of check (:attr:`oracles.base.Symptom.check`) -> how a standalone repro makes it.
 CHECKS: dict[str, Check] = {
     "crash": Check(_CRASHES, ("subprocess", "sys"), False),
-    "hang": Check(_HANGS, ("subprocess", "sys"), False),
+    "timeout": Check(_HANGS, ("subprocess", "sys"), False),
     "checker": Check(_INVALID, ("sys",), False),
     "onnxruntime": Check(_ORT_FAILS, _RUNS, True),
     "outputs": Check(_WRONG_OUTPUT, _RUNS, True, compares=True),

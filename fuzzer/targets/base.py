@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.errors import InputError
+from oracles import shows
 
 #: target name -> "module:attribute" of its class; imported lazily (heavy imports).
 TARGETS: dict[str, str] = {
@@ -91,7 +92,7 @@ PORTABILITY: tuple[DocumentedBehaviour, ...] = (
         "onnxruntime-lacks-a-kernel",
         "onnxruntime docs/OperatorKernels.md (types per CPU kernel); "
         "core/providers/common/pool_attributes.h (pads smaller than the kernel)",
-        lambda finding, config: finding.symptom in ("load-failure", "runtime-failure")
+        lambda finding, config: shows(finding, "load-failure", "runtime-failure")
         and any(mark in finding.message for mark in _NO_KERNEL)),
 )
 

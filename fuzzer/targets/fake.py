@@ -94,6 +94,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
+from oracles import shows
 
 #: module of the installed ``optfuzz-fake`` release, if any; ``FIXED``: the bugs it lacks.
 RELEASE_MODULE = "optfuzz_fake"
@@ -415,11 +416,11 @@ BUGS = tuple(name for name in PASSES if name != "clean")
 DOCUMENTED = (
     DocumentedBehaviour(
         "fake-ir-upgrade", "fuzzer/targets/fake.py: bump-ir raises the IR version",
-        lambda finding, config: finding.symptom == "metadata-change"
+        lambda finding, config: shows(finding, "metadata-change")
         and finding.message.startswith("IR version")),
     DocumentedBehaviour(
         "fake-dead-ends", "fuzzer/targets/fake.py: leave-dead leaves a dead node",
-        lambda finding, config: finding.symptom == "bloat"
+        lambda finding, config: shows(finding, "bloat")
         and finding.detail.get("survives_cleanup") is False),
 )
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
 from fuzzer.targets.growth import Expansion, documented_growth
+from oracles import shows
 from oracles.base import STAGES
 from oracles.tolerance import ONLY_INPUT_INFINITE
 
@@ -79,12 +80,12 @@ def cleanup_ran_last(passes: list[str]) -> bool:
 
 
 def _ir_upgrade(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "metadata-change" and \
+    return shows(finding, "metadata-change") and \
         finding.message.startswith("IR version 3 became 4")
 
 
 def _dead_ends_left(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "bloat" and finding.detail.get("survives_cleanup") is False
+    return shows(finding, "bloat") and finding.detail.get("survives_cleanup") is False
 
 
 #: Passes whose header or code documents the ops they add for what they rewrite (pass ->
@@ -113,7 +114,7 @@ def _input_casts(finding: Any, config: dict[str, Any]) -> bool:
     """Node growth made only of Cast nodes in a configuration with ``rewrite_input_dtype``,
     which retypes each int64 graph input to int32 and casts it back for its consumers."""
     added = set(finding.detail.get("ops_added", ()))
-    return finding.symptom == "bloat" and added == {"Cast"} \
+    return shows(finding, "bloat") and added == {"Cast"} \
         and "rewrite_input_dtype" in (config.get("passes") or ()) \
         and not finding.detail.get("unused_initializers")
 
@@ -121,7 +122,7 @@ def _input_casts(finding: Any, config: dict[str, Any]) -> bool:
 def _log_softmax_finite(finding: Any, config: dict[str, Any]) -> bool:
     """A wrong output of a configuration with ``fuse_consecutive_log_softmax`` that differs
     only where the input model's output is infinite and the optimized one finite."""
-    return finding.symptom == "output-mismatch" and ONLY_INPUT_INFINITE in finding.message \
+    return shows(finding, "output-mismatch") and ONLY_INPUT_INFINITE in finding.message \
         and "fuse_consecutive_log_softmax" in (config.get("passes") or ())
 
 

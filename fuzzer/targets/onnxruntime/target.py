@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
+from oracles import shows
 
 DATA = Path(__file__).with_name("transformers.json")
 #: optfuzz level name -> onnxruntime GraphOptimizationLevel member.
@@ -60,7 +61,7 @@ def transformer_data() -> dict[str, Any]:
 
 
 def _not_a_size_optimizer(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "bloat"
+    return shows(finding, "bloat")
 
 
 #: ops onnxruntime registers in the ONNX domain itself, outside the ONNX spec's versions.
@@ -73,7 +74,7 @@ def own_onnx_domain_op(finding: Any, config: dict[str, Any]) -> bool:
     """Whether ``finding`` is an invalid model only for an op of
     :data:`OWN_ONNX_DOMAIN_OPS` (onnx's checker: "No Op registered ..."); ``config`` is
     not consulted (any level or fusion that emits them)."""
-    return finding.symptom == "invalid-model" and bool(_OWN_OP.search(finding.message))
+    return shows(finding, "invalid-model") and bool(_OWN_OP.search(finding.message))
 
 
 #: transformers that replace QuantizeLinear/DequantizeLinear around an op by onnxruntime's
@@ -88,7 +89,7 @@ def quantized_rounding(finding: Any, config: dict[str, Any]) -> bool:
     quantizing transformer among its passes (a whole level names none: localization decides,
     and the check runs again on the minimal pass list)."""
     detail = finding.detail
-    return finding.symptom == "output-mismatch" and detail.get("kind") == "values" and \
+    return shows(finding, "output-mismatch") and detail.get("kind") == "values" and \
         detail.get("dtype") in QUANTIZED_TYPES and 0 < detail.get("max_abs_error", 2) <= 1 \
         and any(name in QUANTIZING for name in config.get("passes") or ())
 
@@ -266,7 +267,7 @@ class OnnxRuntimeTarget(Target):
         stores the initializers its transformers create (folded constants, fused weights)
         without listing them as inputs, so every transformer that creates one shows the
         same invalid model (seen with 1.32 on every such bundle: all had an IR 3 input)."""
-        if finding.symptom == "invalid-model" and \
+        if shows(finding, "invalid-model") and \
                 "in initializer but not in graph input" in finding.message:
             return "saved-ir3-initializers"
         return None

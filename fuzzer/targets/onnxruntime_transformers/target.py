@@ -62,6 +62,7 @@ from typing import Any
 from fuzzer.targets.base import DocumentedBehaviour, Target
 from fuzzer.targets.onnxruntime.target import own_onnx_domain_op
 from fuzzer.targets.onnxruntime_transformers.fusions import FUSIONS, NOT_ON_CPU
+from oracles import shows
 
 #: model types offered, with their weight in a campaign's draw.
 MODEL_TYPES: dict[str, int] = {"bert": 3, "gpt2": 1, "t5": 1, "clip": 1, "bart": 1}
@@ -77,17 +78,17 @@ def _passes(config: dict[str, Any]) -> list[str]:
 
 
 def _speed_not_size(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "bloat"
+    return shows(finding, "bloat")
 
 
 def _gelu_approximation(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "output-mismatch" and \
+    return shows(finding, "output-mismatch") and \
         "enable_gelu_approximation" in _passes(config)
 
 
 def _inputs_pruned(finding: Any, config: dict[str, Any]) -> bool:
     """Graph inputs only removed: what is left is the original's inputs in their order."""
-    if finding.symptom != "metadata-change" or finding.message != "graph inputs changed":
+    if not shows(finding, "metadata-change") or finding.message != "graph inputs changed":
         return False
     before = [tuple(v) for v in finding.detail.get("before", ())]
     after = iter(tuple(v) for v in finding.detail.get("after", ()))
@@ -99,7 +100,7 @@ def _inputs_pruned(finding: Any, config: dict[str, Any]) -> bool:
 
 
 def _gpu_only_op(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "load-failure" and \
+    return shows(finding, "load-failure") and \
         any(f"{op}(" in finding.message for op in GPU_ONLY_OPS)
 
 

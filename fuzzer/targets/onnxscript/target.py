@@ -33,6 +33,7 @@ from typing import Any
 from fuzzer.targets.base import ANY, DocumentedBehaviour, Target
 from fuzzer.targets.onnxruntime_transformers.target import _quiet
 from fuzzer.targets.onnxscript.rules import DONORS, RULE_SETS, rule_set
+from oracles import shows
 
 DEFAULT_RULE_SET = "default"
 #: the name of the rewrite-rule slot in :data:`STEPS` (filled by the rule set's names).
@@ -150,7 +151,7 @@ def _inlined(finding: Any, config: dict[str, Any]) -> bool:
     schema for) left the graph, with ``InlinePass`` in the configuration."""
     import onnx.defs
 
-    if finding.symptom != "bloat" or not finding.detail.get("ops_removed"):
+    if not shows(finding, "bloat") or not finding.detail.get("ops_removed"):
         return False
     steps = config.get("passes")
     calls = [op for op in finding.detail["ops_removed"] if not onnx.defs.has(op)]
@@ -161,7 +162,7 @@ def _left_for_cleanup(finding: Any, config: dict[str, Any]) -> bool:
     """Node growth made only of dead or constant-foldable nodes (gone after dead-node
     removal and folding), of a configuration that leaves out ``RemoveUnusedNodesPass``."""
     steps = config.get("passes")
-    return finding.symptom == "bloat" and finding.detail.get("survives_cleanup") is False \
+    return shows(finding, "bloat") and finding.detail.get("survives_cleanup") is False \
         and steps is not None and "RemoveUnusedNodesPass" not in steps
 
 
@@ -324,10 +325,10 @@ class OnnxScriptTarget(Target):
         original did not: the initializer that gave an overridable input its default is
         gone while the input stays (seen after constant folding consumed it), whatever
         the pass that last touched the graph."""
-        if finding.symptom == "invalid-model" and \
+        if shows(finding, "invalid-model") and \
                 "in initializer but not in graph input" in finding.message:
             return "ir3-initializers-not-inputs"
-        if finding.symptom == "runtime-failure" and \
+        if shows(finding, "runtime-failure") and \
                 "that the original did not have" in finding.message:
             return "input-default-dropped"
         return None

@@ -49,6 +49,7 @@ from fuzzer.targets.onnxsim.passes import (
 )
 from fuzzer.targets.onnxsim.silence import silenced
 from fuzzer.targets.onnxsim.snippet import python_list
+from oracles import shows
 
 #: The optimizer pass ``skip_fuse_bn`` names.
 FUSE_BN = "fuse_bn_into_conv"
@@ -84,7 +85,7 @@ def _named_passes(config: dict[str, Any]) -> list[str]:
 
 
 def _ir_upgrade(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "metadata-change" and \
+    return shows(finding, "metadata-change") and \
         finding.message.startswith("IR version 3 became 4")
 
 
@@ -93,11 +94,11 @@ def _documented_expansion(finding: Any, config: dict[str, Any]) -> bool:
 
 
 def _work_left_for_its_stages(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "bloat" and finding.detail.get("survives_cleanup") is False
+    return shows(finding, "bloat") and finding.detail.get("survives_cleanup") is False
 
 
 def _softmax_of_one_element(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "output-mismatch" and finding.detail.get("kind") == "nan" and \
+    return shows(finding, "output-mismatch") and finding.detail.get("kind") == "nan" and \
         "eliminate_nop_softmax" in _named_passes(config)
 
 
@@ -217,7 +218,7 @@ class OnnxSimTarget(EnabledRewrites):
         initializer from the inputs (model_prep.cpp, RemoveInitializerFromInput), and every
         stage that creates an initializer (constant folding, a fusion's new weight) then
         breaks the rule, whichever it is."""
-        if finding.symptom in ("optimizer-error", "invalid-model") and \
+        if shows(finding, "optimizer-error", "invalid-model") and \
                 "in initializer but not in graph input" in finding.message:
             return "ir3-initializers-not-inputs"
         return None

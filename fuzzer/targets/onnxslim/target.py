@@ -42,12 +42,13 @@ from fuzzer.targets.onnxslim.passes import (
     SHAPE_INFER,
     UNREACHABLE,
 )
+from oracles import shows
 
 
 def _inputs_only_removed(finding: Any, config: dict[str, Any]) -> bool:
     """A changed graph input list that is the original's with some inputs left out (the
     rest in their order, names and types kept)."""
-    if finding.symptom != "metadata-change" or finding.message != "graph inputs changed":
+    if not shows(finding, "metadata-change") or finding.message != "graph inputs changed":
         return False
     remaining = iter(tuple(v) for v in finding.detail.get("before", ()))
     return all(tuple(v) in remaining for v in finding.detail.get("after", ()))
@@ -161,7 +162,7 @@ class OnnxSlimTarget(EnabledRewrites):
         be a graph input: ``slim`` starts with ``freeze`` ("removing the initializers from
         the input graph", onnxslim/core/__init__.py) and keeps the IR version, so every IR 3
         model leaves invalid whatever rewrite ran."""
-        if finding.symptom == "invalid-model" and \
+        if shows(finding, "invalid-model") and \
                 "in initializer but not in graph input" in finding.message:
             return "freeze-ir3-initializers"
         return None

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fuzzer.targets.base import DocumentedBehaviour, Target
@@ -43,6 +43,7 @@ from fuzzer.targets.version_converter.adapters import (
     steps,
 )
 from generators.versions import MAX_OPSET, opset_hint, steps_hint
+from oracles import shows
 
 #: the lowest opset onnxruntime runs (docs, "ONNX Runtime supports ONNX opset 7 and up";
 #: a lower model loads with a warning and without kernels for most ops).
@@ -68,7 +69,7 @@ def model_opset(model: Any) -> int:
 def _opset_changed(finding: Any, config: dict[str, Any]) -> bool:
     """The default opset moved toward the configuration's target, no further."""
     m = re.fullmatch(r"default opset (\d+) became (\d+)", finding.message)
-    if finding.symptom != "metadata-change" or m is None:
+    if not shows(finding, "metadata-change") or m is None:
         return False
     start, now = int(m.group(1)), int(m.group(2))
     to = config.get("to") or now
@@ -76,14 +77,14 @@ def _opset_changed(finding: Any, config: dict[str, Any]) -> bool:
 
 
 def _growth(finding: Any, config: dict[str, Any]) -> bool:
-    return finding.symptom == "bloat"
+    return shows(finding, "bloat")
 
 
 def _refusal(*patterns: str) -> Any:
     wanted = re.compile("|".join(patterns))
 
     def applies(finding: Any, config: dict[str, Any]) -> bool:
-        return finding.symptom == "optimizer-error" and bool(wanted.search(finding.message))
+        return shows(finding, "optimizer-error") and bool(wanted.search(finding.message))
     return applies
 
 
@@ -141,14 +142,16 @@ DOCUMENTED = (
 )
 
 
-#: cause -> (symptom, message text) of findings every adapter that touches the model shows.
-SHARED_CAUSES: dict[str, tuple[str, str]] = {
+#: cause -> whether a finding is of it: findings every adapter that touches the model shows.
+SHARED_CAUSES: dict[str, Callable[[Any], bool]] = {
     # the model keeps IR 3, where every initializer must be a graph input, and adapters
     # add initializers (Constant inputs) without listing them
-    "ir3-initializers-not-inputs": ("invalid-model", "in initializer but not in graph input"),
+    "ir3-initializers-not-inputs": lambda finding: shows(finding, "invalid-model")
+    and "in initializer but not in graph input" in finding.message,
     # a model-local function keeps the opset its body imports while the model's moves:
     # onnxruntime no longer resolves the call
-    "functions-not-converted": ("load-failure", "is not a registered function/op"),
+    "functions-not-converted": lambda finding: shows(finding, "load-failure")
+    and "is not a registered function/op" in finding.message,
 }
 
 
@@ -306,8 +309,8 @@ class VersionConverterTarget(Target):
         """A cause outside any one adapter (:data:`SHARED_CAUSES`): the IR version the
         converter keeps whatever the target opset, and model-local functions, which it
         does not convert (``convert.cc`` walks the main graph and its subgraphs only)."""
-        return next((name for name, (symptom, text) in SHARED_CAUSES.items()
-                     if finding.symptom == symptom and text in finding.message), None)
+        return next((name for name, applies in SHARED_CAUSES.items() if applies(finding)),
+                    None)
 
     def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:
         """Not a size optimizer (no node or initializer growth is a finding); the graph

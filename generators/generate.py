@@ -22,6 +22,7 @@ from generators.names import Namer
 from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
 from generators.schema.apply import Mark, vary
+from generators.schema.plan import motif_plan
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
 from generators.versions import (
     MAX_OPSET,
@@ -180,8 +181,6 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: tuple[int, dict[str, str]] |
         result = motif.emit(b, x)
         if result is not None:
             if row is not None:
-                from generators.schema.plan import motif_plan
-
                 plan = motif_plan(motif.name)
                 notes = vary(b, mark, plan, row[1], result) if plan is not None else []
                 if varied is not None:
@@ -205,8 +204,6 @@ def _plan_rows(recipe: Recipe, chosen: list[Motif],
     row is ``seed`` modulo the plan's length, so that consecutive seeds walk the plan."""
     if not recipe.schema_share:
         return [None] * len(chosen)
-    from generators.schema.plan import motif_plan
-
     pick = random.Random(seed ^ SCHEMA_SALT)
     out: list[tuple[int, dict[str, str]] | None] = []
     for m in chosen:
@@ -223,8 +220,6 @@ def _row_opsets(chosen: list[Motif], rows: list[tuple[int, dict[str, str]] | Non
                 lo: int, hi: int) -> tuple[int, int]:
     """``lo..hi`` narrowed to the opset interval the first plan row asks for (unchanged
     where they do not meet)."""
-    from generators.schema.plan import motif_plan
-
     for m, r in zip(chosen, rows, strict=True):
         if r is None:
             continue

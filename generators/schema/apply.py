@@ -53,7 +53,7 @@ from generators.schema.levels import (
     candidates,
     classify,
 )
-from generators.schema.plan import MotifPlan, Row
+from generators.schema.rows import MotifPlan, Row
 from generators.values import NP_DTYPE, Value
 from generators.versions import ir_version_for
 

@@ -71,6 +71,7 @@ def test_the_gcov_kind_reads_the_builds_extension_module(library: Path,
     import ctypes
     from types import SimpleNamespace
 
+    from fuzzer.edges.kinds import edge_kind
     from fuzzer.edges.setup import EdgeSetup
 
     site = tmp_path / "site"
@@ -78,7 +79,8 @@ def test_the_gcov_kind_reads_the_builds_extension_module(library: Path,
     module = site / "walk_lib" / "walk.so"
     shutil.copy(library, module)
     build = SimpleNamespace(site=str(site), target="walk-lib", activate=lambda: None)
-    collector = EdgeSetup(str(tmp_path / "edges"), "gcov", build=build).collector()
+    setup = EdgeSetup(str(tmp_path / "edges"), "gcov", build=build)
+    collector = edge_kind(setup.kind).collector(setup)
     assert isinstance(collector, GcovCollector)
     walk = ctypes.CDLL(str(module)).walk
     collector.start()

@@ -49,14 +49,3 @@ class EdgeSetup:
         """
         if self.build is not None:
             self.build.activate()
-
-    def collector(self) -> EdgeCollector:
-        """This process's collector (call once per worker, after :meth:`activate`).
-
-        Raises:
-            FileNotFoundError: a gcov build has no extension module.
-            fuzzer.errors.InputError: the kind is unknown, or its tool is not installed.
-        """
-        from fuzzer.edges.kinds import edge_kind
-
-        return edge_kind(self.kind).collector(self)

@@ -20,6 +20,7 @@ import onnxruntime
 
 from fuzzer.builds.sanitizer import SanitizerRuntime
 from fuzzer.edges.collector import features
+from fuzzer.edges.kinds import edge_kind
 from fuzzer.edges.setup import EdgeCollector, EdgeSetup
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.memory import release_free_memory, rss_bytes
@@ -80,7 +81,7 @@ def init_worker(stages: Any, memory_limit: int | None,
         sanitizer.activate()
     if edges is not None:
         edges.activate()
-        _edges = edges.collector()
+        _edges = edge_kind(edges.kind).collector(edges)
     faulthandler.disable()  # a signal here is an outcome to record, not a crash to dump
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the campaign, not a case
     signal.signal(signal.SIGALRM, signal.SIG_DFL)  # a batch's case past its timeout

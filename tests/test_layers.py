@@ -24,17 +24,18 @@ PACKAGES = ("fuzzer", "generators", "oracles")
 
 #: the layers, lowest first: a unit imports only its own modules and the units of lower
 #: layers. The order follows the data flow of design.md: the oracles and generators know
-#: nothing of the campaign; targets are adapters over a model; execution runs a case through
-#: a target in a worker and judges it; corpus and store feed and keep cases; findings,
+#: nothing of the campaign; targets are adapters over a model; builds and edges are a
+#: target's instrumented builds and the measure of its own code; execution runs a case
+#: through a target in a worker and judges it; corpus and store feed and keep cases; findings,
 #: localization, reduction and reports work on one finding; handling strings them together
 #: for a campaign; the commands and the CLI sit on top.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("oracles", "generators"),
     ("fuzzer", "fuzzer.errors", "fuzzer.cache", "fuzzer.delta"),
     ("fuzzer.modelio", "fuzzer.pipdownload"),
+    ("fuzzer.targets",),
     ("fuzzer.builds",),
     ("fuzzer.edges",),
-    ("fuzzer.targets",),
     ("fuzzer.execution",),
     ("fuzzer.corpus", "fuzzer.store"),
     ("fuzzer.findings",),

@@ -4,7 +4,7 @@ per-file line and branch coverage is read.
 
 - ``gcov``: an instrumented build of a native target (:mod:`fuzzer.builds`), its counters
   read per case (:class:`fuzzer.edges.collector.GcovCollector`) and per file by gcovr.
-- ``hits``: the target calls :func:`fuzzer.edges.python_edges.hit` at the branches it wants
+- ``hits``: the target calls :func:`fuzzer.targets.hits.hit` at the branches it wants
   counted (the planted-bug ``fake`` target); no per-file table.
 - ``python``: coverage.py's arcs of the target's rewrite sources
   (:attr:`fuzzer.targets.base.Target.coverage_modules`, :mod:`fuzzer.edges.python_coverage`).

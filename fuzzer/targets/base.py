@@ -123,13 +123,13 @@ class Target:
     #: find damage that saving hides (:mod:`fuzzer.localize.culprit`). False where a run
     #: does more around its passes (shape inference, folding, sorting on every call).
     splits_at_saved_models: bool = False
-    #: whether the target reports its own branch edges (:mod:`fuzzer.edges.python_edges`),
+    #: whether the target reports its own branch edges (:mod:`fuzzer.targets.hits`),
     #: so that code coverage and ``--guided`` need no instrumented build of it.
     reports_edges: bool = False
     #: how code coverage (``optfuzz coverage --code``) and ``--guided`` measure the target's
     #: own code, a key of :data:`fuzzer.edges.kinds.EDGE_KINDS`: ``gcov`` (its instrumented
     #: build, :mod:`fuzzer.builds`), ``hits`` (the branches it names itself,
-    #: :mod:`fuzzer.edges.python_edges`), ``python`` (coverage.py's arcs of
+    #: :mod:`fuzzer.targets.hits`), ``python`` (coverage.py's arcs of
     #: :attr:`coverage_modules`).
     code_coverage: str = "gcov"
     #: the modules holding the rewrites that a ``python`` coverage measures: dotted package

@@ -63,7 +63,7 @@ pass               effect on the model
                    worker recycling must bound)
 ``ladder``         raises ``fake/ladder.cc:6`` on a run of :data:`LADDER_DEPTH` Neg nodes,
                    each reading the one before; each shorter run is a branch edge of its
-                   own (:func:`fuzzer.edges.python_edges.hit`): the planted deep branch that
+                   own (:func:`fuzzer.targets.hits.hit`): the planted deep branch that
                    coverage guidance climbs to and chance does not reach
 ``double-free``    frees one heap block twice (through libc, with ctypes) on a graph with an
                    Exp node: ``memory-error`` under the sanitizer runtime (``--build
@@ -334,7 +334,7 @@ LADDER_DEPTH = 6
 
 
 def _ladder(graph: Any) -> None:
-    from fuzzer.edges.python_edges import hit
+    from fuzzer.targets.hits import hit
 
     run: dict[str, int] = {}  # tensor -> Neg nodes in the run that ends in it
     longest = 0

@@ -162,6 +162,10 @@ class Symptom:
             tests it.
         reproduced: what that check's ``reproduced`` means, for the draft's sentence ("the
             call does not finish").
+        reduce_options: the options ``optfuzz reduce`` needs for it beyond the defaults,
+            for a symptom a campaign does not reduce (not :attr:`reducible`) but the command
+            does: a hanging candidate costs the whole per-case timeout, so a short one; ()
+            where the command takes the defaults or does not reduce it either.
     """
 
     name: str
@@ -187,6 +191,7 @@ class Symptom:
     no_model_because: str = ""
     check: str = ""
     reproduced: str = ""
+    reduce_options: tuple[str, ...] = ()
 
     def seen_as(self, message: str) -> str:
         """What a user of the target sees of a finding whose message is ``message``, in

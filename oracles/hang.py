@@ -19,4 +19,4 @@ register(Symptom(
     "`optimize` returns within seconds.", confirm=True, reducible=False,
     severity_class="hang", corpus_column="crash_or_invalid", words="hang",
     no_model_because="the target did not finish within the per-case timeout", check="timeout",
-    reproduced="the call does not finish"))
+    reproduced="the call does not finish", reduce_options=("--timeout", "5")))

@@ -50,10 +50,6 @@ from oracles.base import SEVERITY_CLASSES
 #: maintainer's states (:mod:`fuzzer.store.bundle_state`) in reading order: regressions
 #: first, then what nobody has reported yet.
 STATE_ORDER = (REGRESSED, OPEN, REPORTED, FIXED, DUPLICATE, INVALID)
-#: symptom -> options ``optfuzz reduce`` needs for it beyond the defaults, for the symptoms a
-#: campaign does not reduce but the command does: a hanging candidate costs the whole
-#: per-case timeout, so a short one.
-REDUCE_OPTIONS: dict[str, tuple[str, ...]] = {"hang": ("--timeout", "5")}
 #: the kind field of a root-cause key whose core is a crash site
 #: (:func:`fuzzer.findings.rootcause.root_cause_key`).
 CRASH_KIND = "crash"
@@ -210,16 +206,17 @@ def is_unreduced(nodes_original: int | None, nodes_minimized: int | None) -> boo
 
 def reduce_command(folder: Path, symptom_name: str) -> str | None:
     """``optfuzz reduce FOLDER`` with the options ``symptom_name`` needs
-    (:data:`REDUCE_OPTIONS`); None for a symptom ``optfuzz reduce`` does not reduce."""
+    (its record's :attr:`~oracles.base.Symptom.reduce_options`); None for a symptom
+    ``optfuzz reduce`` does not reduce."""
     from oracles import symptom as symptom_record
 
     try:
-        reducible = symptom_record(symptom_name).reducible
+        record = symptom_record(symptom_name)
     except KeyError:
         return None
-    if not reducible and symptom_name not in REDUCE_OPTIONS:
+    if not record.reducible and not record.reduce_options:
         return None
-    return shlex.join(["optfuzz", "reduce", str(folder), *REDUCE_OPTIONS.get(symptom_name, ())])
+    return shlex.join(["optfuzz", "reduce", str(folder), *record.reduce_options])
 
 
 def make_row(meta: BundleMeta, installed: dict[str, str], seen: dict[str, Any],

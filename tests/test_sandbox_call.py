@@ -196,3 +196,34 @@ def test_a_new_sandbox_removes_the_scratch_folders_of_killed_owners(tmp_path, mo
         assert not left.exists()
         assert running.exists() and elsewhere.exists()
     assert not Path(box.scratch).exists()
+
+
+def test_a_call_whose_pool_breaks_before_it_runs_runs_again_on_the_new_pool():
+    """pebble's scheduler thread takes a task off its queue before the pool breaks and
+    never sends it (its workers are gone): the call must not wait for it forever."""
+    import threading
+    from concurrent.futures.process import BrokenProcessPool
+
+    data = unary_chain_model().SerializeToString()
+    with Sandbox(jobs=1, timeout=30.0) as box:
+        old = box._pool
+        manager = old._pool_manager
+        held: list = []
+        taken = threading.Event()
+
+        def hold(task) -> None:  # the task is taken and goes nowhere
+            held.append(task)
+            taken.set()
+
+        manager.schedule = hold
+        breaker = threading.Thread(target=lambda: taken.wait(60) and
+                                   manager.handle_broken_pool(BrokenProcessPool("planted")))
+        breaker.start()
+        answer: list = []
+        caller = threading.Thread(target=lambda: answer.append(box.call(_node_count, data)),
+                                  daemon=True)
+        caller.start()
+        caller.join(120)  # a bound on a deadlock, not a speed: the call needs about a second
+        breaker.join()
+        assert held and answer == [len(unary_chain_model().graph.node)]
+        assert box._pool is not old and box.restarts == 1

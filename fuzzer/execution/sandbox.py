@@ -72,6 +72,14 @@ CASE_PRELOAD = ("generators.generate", "numpy.random", "secrets",
 #: :func:`late_reference`); a timeout there is retried once before it counts.
 PRE_TARGET_STAGES = ("materialize", "reference")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
+#: times :meth:`Sandbox.call` schedules its function while the pool holding it breaks first.
+CALL_ATTEMPTS = 3
+
+
+class _PoolReplaced(Exception):
+    """A waited-for task's pool broke and was replaced before the task ran."""
+
+
 #: a batch's task outlives the sum of its cases' timeouts by this much (seconds) before
 #: pebble kills its worker; each case's own timeout is the worker's alarm.
 BATCH_SLACK = 10.0
@@ -402,9 +410,11 @@ class Sandbox:
         """
         return self._wait(self.submit(case))
 
-    def _wait(self, future: Future[T]) -> T:
+    def _wait(self, future: Future[T], pool: ProcessPool | None = None) -> T:
         """``future.result()``, polling the pool: a dead pool raises SandboxError instead of
-        waiting forever."""
+        waiting forever, and so does ``pool``, the pool that holds ``future``'s task, once
+        a broken pool was replaced by a new one (:class:`_PoolReplaced`: a task still queued
+        in the old pool never runs)."""
         while True:
             try:
                 return future.result(timeout=_POLL)
@@ -413,6 +423,8 @@ class Sandbox:
                     raise
                 if not self.alive:
                     raise SandboxError("the worker pool stopped") from None
+                if pool is not None and pool is not self._pool and not pool.active:
+                    raise _PoolReplaced from None
 
     def call(self, function: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
         """Run ``function(*args)`` in a worker and return its result.
@@ -425,21 +437,26 @@ class Sandbox:
                 (default: the per-case timeout), or the pool stopped.
             Exception: whatever ``function`` raised.
         """
-        try:
-            future = self._healthy_pool().schedule(function, args=args,
-                                                   timeout=timeout or self.timeout)
-        except RuntimeError as exc:
-            raise SandboxError(f"the worker pool is not running: {exc}") from None
-        try:
-            return self._wait(future)
-        except FutureTimeout:
-            self._sweep()
-            raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result after "
-                               f"{timeout or self.timeout:g} s") from None
-        except (ProcessExpired, BrokenProcessPool) as exc:
-            self._sweep()
-            raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
-                               f"({exc})") from None
+        for _ in range(CALL_ATTEMPTS):
+            try:
+                pool = self._healthy_pool()
+                future = pool.schedule(function, args=args, timeout=timeout or self.timeout)
+            except RuntimeError as exc:
+                raise SandboxError(f"the worker pool is not running: {exc}") from None
+            try:
+                return self._wait(future, pool)
+            except _PoolReplaced:
+                continue  # its pool broke before it ran: once more on the new pool
+            except FutureTimeout:
+                self._sweep()
+                raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result "
+                                   f"after {timeout or self.timeout:g} s") from None
+            except (ProcessExpired, BrokenProcessPool) as exc:
+                self._sweep()
+                raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
+                                   f"({exc})") from None
+        raise SandboxError(f"{getattr(function, '__name__', 'call')}: the worker pool broke "
+                           f"{CALL_ATTEMPTS} times before it ran")
 
     def _finish(self, done: Future, case: TestCase, slot: int, future: Future,
                 retried: bool = False) -> None:

@@ -166,6 +166,9 @@ class Symptom:
             for a symptom a campaign does not reduce (not :attr:`reducible`) but the command
             does: a hanging candidate costs the whole per-case timeout, so a short one; ()
             where the command takes the defaults or does not reduce it either.
+        observer: for a symptom that one run of model.onnx cannot show, the Python source
+            of the ``observe()`` that a bundle's repro.py runs in place of its own (``slow``
+            times the target on the sizes of ``scaling/``); "" for the others.
     """
 
     name: str
@@ -192,6 +195,7 @@ class Symptom:
     check: str = ""
     reproduced: str = ""
     reduce_options: tuple[str, ...] = ()
+    observer: str = ""
 
     def seen_as(self, message: str) -> str:
         """What a user of the target sees of a finding whose message is ``message``, in

@@ -173,8 +173,46 @@ def slow(outcome: Outcome) -> list[Finding]:
     return [found] if found is not None else []
 
 
+#: the test of ``slow`` in a bundle's repro.py, in place of its ``observe`` (one run of
+#: model.onnx cannot show it): time the target on the sizes in ``scaling/`` (the bundle's
+#: timing table), interleaved, and hand the series to the oracle.
+REPRO_OBSERVER = r'''
+def observe():
+    """The child, for ``slow``: time optimize, the target with no pass and a reference
+    session build and run on every size of scaling/, REPEATS times, interleaved (up to three
+    times that while the minima do not pass the threshold); the findings of the series."""
+    import glob
+    import time
+
+    feeds = dict(np.load("inputs.npz", allow_pickle=False))
+    models = sorted((onnx.load(p) for p in glob.glob(os.path.join("scaling", "*.onnx"))),
+                    key=lambda m: len(m.graph.node))
+    rows = [{"nodes": len(m.graph.node), "optimize_s": [], "reference_s": [],
+             "baseline_s": []} for m in models]
+    stage("optimize")
+    for _ in range(3):  # more repeats while the minima do not pass, as the campaign does
+        for _ in range(REPEATS):
+            for row, model in zip(rows, models):
+                start = time.perf_counter()
+                optimize(model)
+                took = time.perf_counter() - start
+                row["optimize_s"].append(took)
+                if optimize_without_passes is not None:
+                    start = time.perf_counter()
+                    optimize_without_passes(model)
+                    took = time.perf_counter() - start
+                row["baseline_s"].append(took)
+                start = time.perf_counter()
+                run_session(make_session(model.SerializeToString()), feeds)
+                row["reference_s"].append(time.perf_counter() - start)
+        if superlinear(growth(rows)):
+            break
+    return judge(Outcome("ok", "optimize", extra={"scaling": rows}))
+'''
+
+
 register(Symptom(
     "slow", 110, ("optimize",), slow, "takes superlinear time in the model's size",
     "`optimize` takes time roughly proportional to the model's size, as a reference "
     "session build and run of the same model does.", key_detail="growth", confirm=True,
-    reducible=False, severity_class="hang", handling="growth"))
+    reducible=False, severity_class="hang", handling="growth", observer=REPRO_OBSERVER))

@@ -22,9 +22,6 @@ LOOKUPS = frozenset({"symptom", "shows"})
 EXEMPT_KEYS = {
     # the fake target's passes, each named after the bug it plants ("hang", "bloat")
     ("fuzzer/targets/fake.py", "PASSES"),
-    # repro.py's observer of slow: moves into the symptom's record with the stage driver
-    # that replaces repro.py's _DRIVER (rewritten elsewhere at the time of this rule)
-    ("fuzzer/report/repro.py", "_OBSERVERS"),
 }
 
 

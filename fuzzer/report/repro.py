@@ -159,43 +159,6 @@ if __name__ == "__main__":
     child() if "--child" in sys.argv else parent()
 '''
 
-#: the test of a symptom that one run of model.onnx cannot show, in place of ``observe``:
-#: ``slow`` times the target on the sizes in ``scaling/`` (the bundle's timing table),
-#: interleaved, and hands the series to the oracle.
-_OBSERVERS = {"slow": r'''
-def observe():
-    """The child, for ``slow``: time optimize, the target with no pass and a reference
-    session build and run on every size of scaling/, REPEATS times, interleaved (up to three
-    times that while the minima do not pass the threshold); the findings of the series."""
-    import glob
-    import time
-
-    feeds = dict(np.load("inputs.npz", allow_pickle=False))
-    models = sorted((onnx.load(p) for p in glob.glob(os.path.join("scaling", "*.onnx"))),
-                    key=lambda m: len(m.graph.node))
-    rows = [{"nodes": len(m.graph.node), "optimize_s": [], "reference_s": [],
-             "baseline_s": []} for m in models]
-    stage("optimize")
-    for _ in range(3):  # more repeats while the minima do not pass, as the campaign does
-        for _ in range(REPEATS):
-            for row, model in zip(rows, models):
-                start = time.perf_counter()
-                optimize(model)
-                took = time.perf_counter() - start
-                row["optimize_s"].append(took)
-                if optimize_without_passes is not None:
-                    start = time.perf_counter()
-                    optimize_without_passes(model)
-                    took = time.perf_counter() - start
-                row["baseline_s"].append(took)
-                start = time.perf_counter()
-                run_session(make_session(model.SerializeToString()), feeds)
-                row["reference_s"].append(time.perf_counter() - start)
-        if superlinear(growth(rows)):
-            break
-    return judge(Outcome("ok", "optimize", extra={"scaling": rows}))
-'''}
-
 _HEAD = '''#!/usr/bin/env python3
 """optfuzz {bundle_id}: {symptom} in {target} {version}.
 
@@ -308,6 +271,7 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
     """
     from fuzzer.execution.pipeline import oracle_extra
     from fuzzer.targets import get_target
+    from oracles import symptom as symptom_record
 
     adapter = get_target(target)
     sanitizer = _sanitizer(symptom, adapter)
@@ -317,7 +281,7 @@ def render_repro(bundle_id: str, symptom: str, target: str, config: dict[str, An
                         memory_limit=None if sanitizer else memory_limit,
                         extra=oracle_extra(adapter, config),
                         codes=(REPRODUCES, FIXED, CANNOT_RUN), snippet=snippet + "\n")
-    observer = _OBSERVERS.get(symptom, "")
+    observer = symptom_record(symptom).observer
     if observer:
         observer = f"\n# ---- the test of {symptom}, in place of observe above ----{observer}"
     if "optimize_without_passes" in observer:

@@ -36,8 +36,7 @@ def test_the_exported_module_fails_while_the_bug_reproduces(tmp_path: Path) -> N
     mark_bundle(out / ids["invalid-model"], ["reported", "https://example.org/issues/1"])
     (out / ids["invalid-model"] / "repro.py").unlink()
 
-    module = project / "ci" / "test_bundles.py"
-    module.parent.mkdir()
+    module = project / "ci" / "test_bundles.py"  # its folder is made as it is written
     proc = optfuzz("export", "pytest", str(out), "-o", str(module))
     assert proc.returncode == 0, proc.stderr
     assert f"wrote {module}: 1 test(s)" in proc.stdout

@@ -113,6 +113,7 @@ def test_sanitize_campaign_bundles_a_memory_error_that_its_repro_shows(tmp_path)
     (["--build", "bogus"], "unknown build 'bogus'"),
     (["--build", "sanitize", "--ray"], "--build sanitize runs locally"),
     (["--build", "sanitize", "--guided"], "--build sanitize runs locally"),
+    (["--crash-states", "--guided"], "--crash-states runs unguided"),
 ])
 def test_bad_build_options_are_refused_in_one_line(tmp_path, args, words):
     proc = fuzz(tmp_path / "out", *args)

@@ -550,10 +550,12 @@ def _guide(settings: CampaignSettings, folder: Path, target: Any) -> Any:
 def _witness(settings: CampaignSettings, target: Any) -> Any:
     """The campaign's :class:`fuzzer.handling.crash_state.CrashWitness`, or None: none asked
     for (``crash_states`` False, or None for a target without native code of its own), the
-    cases run on the sanitize build already, or there is no sanitize build here."""
-    if settings.build == "sanitize" or settings.crash_states is False or \
+    cases run on the sanitize build already, a guided campaign (the sanitizer runtime sets
+    the interpreter that multiprocessing starts processes with, and the coverage workers
+    start by spawn), or there is no sanitize build here."""
+    if settings.build == "sanitize" or settings.guided or settings.crash_states is False or \
             (settings.crash_states is None and target.reports_edges):
-        return None
+        return None  # guided: its coverage workers start by spawn, which the runtime redirects
     from fuzzer.handling.crash_state import SANITIZED_SLOWDOWN, CrashWitness
 
     return CrashWitness.for_target(target, settings.timeout * SANITIZED_SLOWDOWN)

@@ -38,6 +38,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"{out}: a folder; give the test module's file name")
         chosen = exported(BundleStore(folder))
         try:
+            out.parent.mkdir(parents=True, exist_ok=True)  # as pytest's --junitxml does
             out.write_text(pytest_module(folder, chosen.tested, out), encoding="utf-8")
         except OSError as exc:
             raise InputError(f"{out}: cannot write ({exc.strerror or exc})") from None

@@ -100,6 +100,9 @@ def register(app: typer.Typer) -> None:
             raise InputError("--build sanitize runs locally and unguided; leave out "
                              + ("--guided" if guided else "--ray"))
         guided = guided or build == "coverage"
+        if crash_states and guided:
+            raise InputError("--crash-states runs unguided (the sanitizer runtime would start "
+                             "the coverage workers); leave out --crash-states or --guided")
         settings = CampaignSettings(
             out=out, target=adapter.name, seconds=limits[0] if limits else None,
             max_cases=max_cases, jobs=jobs or (0 if ray else 2), seed=seed,

@@ -114,8 +114,10 @@ def _replace_names(text: str, names: Iterable[str]) -> str:
     """``text`` with every whole-word occurrence of one of ``names`` replaced by
     ``<name>``, longest names first (so ``conv.weight`` goes before ``conv``); empty names,
     :data:`MESSAGE_WORDS` and op type names are left alone."""
-    wanted = sorted({n for n in names if n and n not in MESSAGE_WORDS and n not in _op_types()},
-                    key=len, reverse=True)
+    # only names the text holds at all: a model's names run to thousands, and a pattern of
+    # all of them was compiled anew for every finding
+    wanted = sorted({n for n in names if n and n in text and n not in MESSAGE_WORDS
+                     and n not in _op_types()}, key=len, reverse=True)
     if not wanted:
         return text
     pattern = re.compile("|".join(f"(?<![\\w.:/]){re.escape(n)}(?![\\w:/]|\\.\\w)"

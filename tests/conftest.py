@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -47,3 +48,16 @@ def sandbox() -> Sandbox:
     """Two workers with a short per-case timeout (seconds)."""
     with Sandbox(jobs=2, timeout=3.0) as box:
         yield box
+
+
+def cpu_session(model: onnx.ModelProto) -> Any:
+    """An onnxruntime CPU session of ``model`` with graph optimizations off and one thread
+    (the generator's validity contract: the model runs as written)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 3
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])

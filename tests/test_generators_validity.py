@@ -4,26 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 from generators import generate_model
 from generators.inputs import synthesize_inputs
 from generators.motifs import MOTIFS
-
-
-def _session(model: onnx.ModelProto) -> ort.InferenceSession:
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
-    so.intra_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
+from tests.conftest import cpu_session
 
 
 def _check_and_run(gm, seed: int) -> list:
     onnx.checker.check_model(gm.model, full_check=True)
-    return _session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+    return cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
 
 
 @pytest.mark.parametrize(("generator", "count"), [("v1", 150), ("v2", 300)])

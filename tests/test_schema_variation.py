@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import onnx
-import onnxruntime as ort
 import pytest
 from typer.testing import CliRunner
 
@@ -20,6 +19,7 @@ from generators.motifs import MOTIFS
 from generators.schema.measure import schema_coverage
 from generators.schema.plan import _op_pairs_with_opset, build_plan, motif_plan
 from generators.schema.space import op_space
+from tests.conftest import cpu_session
 
 ANCHORED = sorted(name for name, m in MOTIFS.items() if m.anchors and m.emit is not None)
 
@@ -77,15 +77,6 @@ def test_infeasible_pairs_carry_their_reason() -> None:
     assert any("ties BatchNormalization.T to Conv.T" in r for r in reasons)
 
 
-def _session(model: onnx.ModelProto) -> ort.InferenceSession:
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
-    so.intra_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-
-
 def test_every_varied_draw_passes_the_checker_and_runs(always: str) -> None:
     varied = 0
     for seed in range(360):
@@ -93,7 +84,7 @@ def test_every_varied_draw_passes_the_checker_and_runs(always: str) -> None:
         gm = generate(seed, always, motifs=[name])
         varied += bool(gm.varied)
         onnx.checker.check_model(gm.model, full_check=True)
-        _session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
     assert varied >= 300
 
 

@@ -221,3 +221,24 @@ def test_one_memory_fault_reached_from_two_passes_is_one_bundle_by_its_crash_sta
     assert meta.extra["crash_state"]["kind"] == "attempting double-free"
     assert (merged.root_cause, merged.hits) == (meta.root_cause, 2)
     assert merged.extra["crash_state"]["frames"] == meta.extra["crash_state"]["frames"]
+
+
+@needs_asan
+def test_each_sanitizer_runtime_in_one_process_gets_its_own_fork_server():
+    """multiprocessing keeps one fork server per process, with the environment it started
+    under: a second runtime's workers must not report into the first one's folder."""
+    from fuzzer.handling.crash_state import CrashWitness
+    from fuzzer.targets import get_target
+    from tests.localize_models import chain, fake_case, fillers
+
+    case = fake_case(chain(["Neg", "Exp"]), fillers({4: "double-free"}))
+    folders = []
+    for _ in range(2):
+        witness = CrashWitness.for_target(get_target("fake"), 60.0)
+        folders.append(witness.runtime.folder)
+        try:
+            state = witness.state(case)
+        finally:
+            witness.close()
+        assert state is not None and state.kind == "attempting double-free"
+    assert folders[0] != folders[1]

@@ -17,6 +17,7 @@ output, which goes to ``<folder>/stderr.<pid>``) and halts the worker
 
 from __future__ import annotations
 
+import multiprocessing.forkserver
 import multiprocessing.spawn
 import os
 import shlex
@@ -37,6 +38,7 @@ SITE_VARIABLE = "OPTFUZZ_SANITIZE_SITE"
 
 _users = 0  # sandboxes using the installed runtime
 _before: str | None = None  # the executable spawn used before
+_server: str | None = None  # folder of the runtime under which the fork server started
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,27 @@ class SanitizerRuntime:
     def install(self) -> None:
         """Make ``spawn`` start new processes through :attr:`python` until as many
         :func:`release` calls as ``install`` calls were made (the sandboxes of a campaign
-        share one runtime: one per process at a time)."""
-        global _users, _before
+        share one runtime: one per process at a time). The fork server that an earlier
+        runtime started is stopped first, so that the workers start under this one.
+
+        Raises:
+            fuzzer.errors.InputError: another runtime is in use (its sandboxes are open).
+        """
+        global _users, _before, _server
         if _users == 0:
             _before = str(multiprocessing.spawn.get_executable())
             multiprocessing.spawn.set_executable(self.python)
+            if _server not in (None, self.folder):
+                # one fork server per process, with the interpreter, environment and report
+                # folder of the runtime it started under: another runtime's would send this
+                # one's reports to a folder nobody reads
+                multiprocessing.forkserver._forkserver._stop()
+            _server = self.folder
+        elif _server != self.folder:
+            from fuzzer.errors import InputError
+
+            raise InputError("another sanitizer runtime is in use in this process; close "
+                             "its sandboxes first")
         _users += 1
 
     def activate(self) -> None:

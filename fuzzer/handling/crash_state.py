@@ -134,7 +134,7 @@ class CrashWitness:
             if self._sandbox is None:
                 self._sandbox = Sandbox(1, self.timeout, None, sanitizer=self.runtime)
             result = self._sandbox.run(case)
-        except (SandboxError, OSError) as exc:
+        except (SandboxError, InputError, OSError) as exc:
             self._broken = str(exc)
             return None
         self.runs += 1
@@ -163,7 +163,12 @@ class Witnesses:
         self._made: dict[str, CrashWitness | None] = {}
 
     def __call__(self, name: str) -> CrashWitness | None:
-        """The witness of target ``name``, or None."""
+        """The witness of target ``name``, or None. The others' workers stop first (one
+        sanitizer runtime runs in a process at a time; a witness starts its worker again
+        when next asked)."""
+        for other, witness in self._made.items():
+            if other != name and witness is not None:
+                witness.close()
         if name not in self._made:
             from fuzzer.targets import get_target
 

@@ -104,7 +104,7 @@ def _hint_key(generator: str, passes: tuple[str, ...]) -> int:
 def _motif_pool(recipe: Recipe, passes: tuple[str, ...],
                 opset: int | None = None) -> tuple[tuple[Motif, ...], bool]:
     """Motifs to draw from, and whether they are a pass hint's (then used more often).
-    Motifs of :data:`generators.motifs.HINTED_ONLY` families join only a hint's pool;
+    Motifs of ``HINTED_ONLY`` families (:mod:`generators.motifs`) join only a hint's pool;
     ``opset`` (an opset the hint pins) keeps the motifs that exist at it."""
     allowed = tuple(m for m in MOTIFS.values() if (m.v1 or not recipe.motifs_v1_only)
                     and (opset is None or m.since <= opset <= m.until))

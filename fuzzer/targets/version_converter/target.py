@@ -17,7 +17,7 @@ op of the model changes (its load, shape inference and save).
 The campaign draws every adjacent pair both runtimes run: from opsets 7 (the lowest
 onnxruntime supports) to 21 (the highest the generator declares), one step up or down, and
 now and then two to four steps. Models at the ``from`` opset come from the generator's
-``opset=N`` hint; the ``opset_changes`` motifs build the ops whose form changed between
+``opset=N`` hint; the ``version_converter`` motifs build the ops whose form changed between
 opsets (Upsample, Resize, Split, Squeeze/Unsqueeze, Reduce*, Pad, Clip, BatchNormalization,
 Dropout, Softmax, TopK, Slice ...) at the opsets where their adapters run.
 
@@ -264,7 +264,7 @@ class VersionConverterTarget(Target):
 
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
         """``opset=<from>`` (the generator then declares that opset), then the adapters
-        the conversion looks up (the ``opset_changes`` motifs name them); a configuration
+        the conversion looks up (the ``version_converter`` motifs name them); a configuration
         that names its adapters asks for them only, in graphs of at most
         :data:`FOCUSED_STEPS` random ops besides the motifs (an adapter it does not name
         that would act stops the conversion)."""

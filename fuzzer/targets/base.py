@@ -139,6 +139,11 @@ class Target:
     #: the GitHub repository (``owner/name``) whose issue tracker takes the target's bugs
     #: (report.md's ``gh issue create --repo`` line); "" where there is none.
     repository: str = ""
+    #: the module that builds the target with instrumentation (``build(kind, ...)`` for the
+    #: installed version, optionally ``build_checkout(checkout, site, ...)`` for a source
+    #: checkout, as :mod:`fuzzer.builds.onnxoptimizer` does); None where optfuzz builds
+    #: nothing of it (:mod:`fuzzer.builds` finds it here).
+    build_module: str | None = None
 
     def version(self) -> str:
         """Installed version of the optimizer (e.g. ``"0.4.2"``)."""

@@ -80,7 +80,8 @@ MOTIFS: dict[str, Motif] = {}
 
 def reload() -> dict[str, Motif]:
     """Discovers the families again (after a plugin was installed) and refills
-    :data:`MOTIFS` in place."""
+    :data:`MOTIFS` in place; what was drawn from the old library (the generator's cached
+    motif pools, ``generators.generate._motif_pool``) is the caller's to clear."""
     fresh = _load()
     MOTIFS.clear()
     MOTIFS.update(fresh)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from generators.hints import GenerationHints
 from generators.recipe import RECIPES
 
 if TYPE_CHECKING:
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 GENERATORS: tuple[str, ...] = tuple(RECIPES)
 
 
-def generate_model(seed: int, *, generator: str = "v2", passes: list[str] | None = None,
+def generate_model(seed: int, *, generator: str = "v2",
+                   passes: list[str] | GenerationHints | None = None,
                    nodes: tuple[int, int] | None = None,
                    motifs: list[str] | None = None,
                    opset: int | None = None) -> GeneratedModel:
@@ -31,7 +33,9 @@ def generate_model(seed: int, *, generator: str = "v2", passes: list[str] | None
     Args:
         seed: any int.
         generator: one of :data:`GENERATORS`.
-        passes: target pass list; biases motif choice toward those passes' motifs.
+        passes: target pass list, or :class:`~generators.hints.GenerationHints` (an opset
+            and a step bound with the passes); biases motif choice toward those passes'
+            motifs.
         nodes: (min, max) number of random steps, overriding the generator's default.
         motifs: exact motif names to apply (see :data:`generators.motifs.MOTIFS`).
         opset: default-domain opset to declare (7..21) instead of drawing one.
@@ -60,4 +64,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'generators' has no attribute {name!r}")
 
 
-__all__ = ["GENERATORS", "GeneratedModel", "generate_model"]
+__all__ = ["GENERATORS", "GeneratedModel", "GenerationHints", "generate_model"]

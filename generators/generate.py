@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import random
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from generators import ops
 from generators.builder import GraphBuilder, store_typed
+from generators.hints import GenerationHints
 from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, Motif
 from generators.names import Namer
 from generators.pooled_random import PooledRandom
@@ -27,8 +29,6 @@ from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
 from generators.versions import (
     MAX_OPSET,
     MIN_OPSET,
-    hinted_opset,
-    hinted_steps,
     ir_version_for,
 )
 
@@ -104,7 +104,7 @@ def _hint_key(generator: str, passes: tuple[str, ...]) -> int:
 def _motif_pool(recipe: Recipe, passes: tuple[str, ...],
                 opset: int | None = None) -> tuple[tuple[Motif, ...], bool]:
     """Motifs to draw from, and whether they are a pass hint's (then used more often).
-    Motifs of :data:`generators.motifs.HINTED_ONLY` families join only a hint's pool;
+    Motifs of ``HINTED_ONLY`` families (:mod:`generators.motifs`) join only a hint's pool;
     ``opset`` (an opset the hint pins) keeps the motifs that exist at it."""
     allowed = tuple(m for m in MOTIFS.values() if (m.v1 or not recipe.motifs_v1_only)
                     and (opset is None or m.since <= opset <= m.until))
@@ -249,7 +249,8 @@ def _adapt(b: GraphBuilder, motif: Motif) -> Value | None:
     return b.op("Reshape", [src, b.ints(list(shape), "Reshape")], FLOAT, shape, src.props)
 
 
-def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
+def generate(seed: int, generator: str = "v2",
+             passes: Sequence[str] | GenerationHints | None = None,
              nodes: tuple[int, int] | None = None,
              motifs: list[str] | None = None, opset: int | None = None) -> GeneratedModel:
     """Generate one model.
@@ -257,11 +258,10 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     Args:
         seed: any int; with ``generator`` and ``passes`` it determines the model.
         generator: a key of :data:`generators.recipe.RECIPES`.
-        passes: target pass list; biases motif choice toward motifs of these passes; an
-            ``opset=N`` hint (:func:`generators.versions.opset_hint`) declares opset N where
-            ``opset`` is None, drawing only motifs that exist at it; a ``steps=A..B`` hint
-            (:func:`generators.versions.steps_hint`) draws A to B random ops where
-            ``nodes`` is None.
+        passes: target pass list, or :class:`~generators.hints.GenerationHints`; biases
+            motif choice toward motifs of these passes; the hints' ``opset`` declares that
+            opset where ``opset`` is None, drawing only motifs that exist at it; their
+            ``steps`` draws that many random ops where ``nodes`` is None.
         nodes: override the recipe's (min, max) number of steps.
         motifs: apply exactly these motifs (by name) instead of drawing them.
         opset: declare this default-domain opset (7..21) instead of drawing one; motifs that
@@ -279,11 +279,12 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
     recipe = RECIPES[generator]
     if opset is not None and not MIN_OPSET <= opset <= MAX_OPSET:
         raise ValueError(f"opset {opset} outside {MIN_OPSET}..{MAX_OPSET}")
-    rng = random.Random((_hint_key(generator, tuple(passes or ())) << 64) ^ (seed % 2**64))
-    pinned = hinted_opset(passes) if opset is None else None
+    hints = GenerationHints.of(passes)
+    rng = random.Random((_hint_key(generator, hints.key()) << 64) ^ (seed % 2**64))
+    pinned = hints.opset if opset is None else None
     if pinned is not None and not MIN_OPSET <= pinned <= MAX_OPSET:
         raise ValueError(f"opset {pinned} outside {MIN_OPSET}..{MAX_OPSET}")
-    pool, hinted = _motif_pool(recipe, tuple(passes or ()), pinned)
+    pool, hinted = _motif_pool(recipe, hints.passes, pinned)
     opset = pinned if pinned is not None else opset
     if motifs is not None:
         chosen = [MOTIFS[m] for m in motifs]
@@ -310,7 +311,7 @@ def generate(seed: int, generator: str = "v2", passes: list[str] | None = None,
             b.motifs.append(m.name)
     shapes: dict[str, list[int]] = {}
     _graph_inputs(b, recipe, shapes)
-    lo_n, hi_n = nodes or hinted_steps(passes) or recipe.nodes
+    lo_n, hi_n = nodes or hints.steps or recipe.nodes
     steps = rng.randint(lo_n, hi_n)
     emitters = [(m, r) for m, r in kept if m.emit is not None]
     slots = sorted(rng.sample(range(steps + len(emitters)), len(emitters)))

@@ -35,7 +35,8 @@ def materialize(source: dict[str, Any], input_seed: int,
 
     Args:
         source: ``{"kind": "generated", "seed": int, "generator": "v1" | "v2" (default
-            "v2"), "passes": [pass names] (optional hint), "with_motifs": [motif names]
+            "v2"), the JSON of :class:`~generators.hints.GenerationHints` ("passes": [pass
+            names], "opset": int, "steps": [low, high], each optional), "with_motifs": [motif names]
             (optional: exactly these motifs, e.g. the ``block-run`` of a case that asks for
             the scaling probe)}``.
         input_seed: unused here (feeds are synthesized by the worker from the model).
@@ -48,10 +49,12 @@ def materialize(source: dict[str, Any], input_seed: int,
     Raises:
         KeyError: missing ``seed`` or unknown generator.
     """
-    from generators.generate import generate  # the generator is heavy to import: not for
+    from generators.generate import generate
+    from generators.hints import GenerationHints  # the generator is heavy to import: not for
     # every importer of Materialized (a reducer process never generates)
 
-    gm = generate(int(source["seed"]), source.get("generator", "v2"), source.get("passes"),
+    gm = generate(int(source["seed"]), source.get("generator", "v2"),
+                  GenerationHints.from_source(source),
                   motifs=source.get("with_motifs"))
     shapes = gm.input_shapes
     if input_shapes:

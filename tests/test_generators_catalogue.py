@@ -1,12 +1,13 @@
 """The operator catalogue and the motif library: sizes, required op types, one motif family
-per onnxoptimizer pass, and the first generator's three motifs."""
+per onnxoptimizer pass, the families found per target folder, and the first generator's three
+motifs."""
 
 from __future__ import annotations
 
 import onnxoptimizer
 
 from generators import generate_model
-from generators.motifs import MOTIFS, motifs_for_pass
+from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, families, motifs_for_pass
 from generators.motifs.reach import UNREACHABLE
 from generators.ops import OP_TYPES, V1_OP_TYPES
 
@@ -29,6 +30,19 @@ def test_catalogue_sizes() -> None:
 def test_every_pass_has_a_motif_or_a_reason() -> None:
     for name in onnxoptimizer.get_available_passes():
         assert motifs_for_pass(name) or name in UNREACHABLE, name
+
+
+def test_families_are_found_in_each_targets_folder() -> None:
+    found = {m.__name__.removeprefix("generators.motifs.") for m in families()}
+    assert {"weights", "fusion", "runs", "onnxruntime.fusion", "onnxruntime.qdq",
+            "onnxruntime_transformers.blocks", "onnxscript.rules", "onnxslim.conv",
+            "onnxsim.fold", "version_converter.opset_changes"} <= found
+    assert not found & {"helpers", "shaped", "spec", "reach"}  # helpers, not families
+    orders = [m.ORDER for m in families()]
+    assert orders == sorted(set(orders))  # every family has its own place in the draw order
+    hinted = {m.name for f in families() if getattr(f, "HINTED_ONLY", False) for m in f.MOTIFS}
+    assert hinted == HINTED_ONLY_MOTIFS and hinted
+    assert sum(len(f.MOTIFS) for f in families()) == len(MOTIFS)
 
 
 def test_generated_models_use_many_op_types_and_dtypes() -> None:

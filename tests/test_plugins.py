@@ -1,15 +1,19 @@
 """Third-party targets: the package in tests/plugin_target declares two entry points of the
 ``optfuzz.targets`` group in its pyproject.toml (onnx's inliner, and one whose module fails
-on import). The test installs it into the run as pip would, as a ``.dist-info`` folder with
-its ``entry_points.txt`` on a temporary sys.path entry (no network, no build, the shared
+on import) and the inliner's motif family through the ``optfuzz.motifs`` group: a new target
+with a family of its own is one target module and one family folder, nothing in optfuzz. The
+test installs it into the run as pip would, as a ``.dist-info`` folder with its
+``entry_points.txt`` on a temporary sys.path entry (no network, no build, the shared
 environment untouched), and for child processes on PYTHONPATH."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomllib
@@ -42,12 +46,22 @@ def plugin_path(tmp_path_factory: pytest.TempPathFactory):
     _install(site)
     entries = [str(site), str(PLUGIN)]
     sys.path[:0] = entries
-    base.plugin_targets.cache_clear()
+    _rediscover()
     yield entries
     del sys.path[:2]
-    base.plugin_targets.cache_clear()
+    _rediscover()
     for name in ("onnx-inliner", "broken-example"):
         base._cache.pop(name, None)
+
+
+def _rediscover() -> None:
+    """Read the entry points again: targets, and the motif library (and the generator's
+    pools drawn from it)."""
+    from generators import generate, motifs
+
+    base.plugin_targets.cache_clear()
+    motifs.reload()
+    generate._motif_pool.cache_clear()
 
 
 def _optfuzz(args: list[str], entries: list[str], prelude: str = "") -> subprocess.CompletedProcess:
@@ -112,6 +126,48 @@ def test_plugin_target_runs_a_case_in_the_sandbox(plugin_path: list[str]) -> Non
     # the calls became their bodies: more nodes (bloat, which this target does not
     # document), the same outputs
     assert {f.symptom for f in result.findings} <= {"bloat"}
+
+
+def test_the_example_is_one_target_module_and_one_family_folder() -> None:
+    package = PLUGIN / "optfuzz_inliner_example"
+    files = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
+    assert files == {"__init__.py", "broken.py", "motifs/__init__.py", "motifs/chains.py"}
+
+
+def test_plugin_family_joins_the_motif_library(plugin_path: list[str]) -> None:
+    from generators.generate import generate
+    from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, families, motifs_for_pass
+
+    assert families()[-1].__name__ == "optfuzz_inliner_example.motifs.chains"
+    assert [m.name for m in motifs_for_pass("inline_local_functions")] == ["inliner-chain"]
+    assert "inliner-chain" in HINTED_ONLY_MOTIFS and "fn-nested" in MOTIFS
+    hints = base.get_target("onnx-inliner").generation_hints(
+        {"passes": ["inline_local_functions"], "fixed_point": False})
+    drawn = {m for s in range(10) for m in generate(s, passes=hints).motifs}
+    assert "inliner-chain" in drawn
+
+
+def test_a_campaign_on_the_plugin_draws_its_family(plugin_path: list[str],
+                                                   tmp_path: Path) -> None:
+    out = tmp_path / "crashes"
+    done = _optfuzz(["fuzz", "--target", "onnx-inliner", "--max-cases", "12", "--jobs", "1",
+                     "--seed", "1", "--out", str(out)], plugin_path)
+    assert done.returncode in (0, 1), done.stderr
+    stats = json.loads((out / "campaign.json").read_text())
+    per_motif = _find(stats, "per_motif")
+    assert per_motif.get("inliner-chain"), per_motif
+
+
+def _find(data: Any, key: str) -> Any:
+    """The first value of ``key`` anywhere in the JSON ``data``."""
+    if isinstance(data, dict):
+        if key in data:
+            return data[key]
+        data = list(data.values())
+    for item in data if isinstance(data, list) else ():
+        if (found := _find(item, key)) is not None:
+            return found
+    return None
 
 
 @pytest.mark.slow

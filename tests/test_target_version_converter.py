@@ -22,9 +22,10 @@ from fuzzer.targets import get_target
 from fuzzer.targets.version_converter.adapters import all_adapters, step_adapters, table
 from fuzzer.targets.version_converter.read_convert_h import read
 from generators.generate import generate
+from generators.hints import GenerationHints
 from generators.inputs import synthesize_inputs
 from generators.motifs import MOTIFS
-from generators.versions import ir_version_for, opset_hint, steps_hint
+from generators.versions import ir_version_for
 from oracles.base import Finding
 from tests.planted_cases import cases, check_detected_and_localized, check_repro_exits_1
 
@@ -66,10 +67,10 @@ def test_generated_models_declare_the_from_opset(target) -> None:
     for seed in range(20):
         config = target.configurations(rng, None)
         assert 7 <= config["from"] <= 21 and abs(config["to"] - config["from"]) <= 4
-        gm = generate(seed, passes=target.motif_hints(config))
+        gm = generate(seed, passes=target.generation_hints(config))
         assert gm.opset == config["from"]
         assert gm.model.ir_version == ir_version_for(gm.opset)  # VERSION_TABLE's pairing
-    small = generate(3, passes=[opset_hint(9), steps_hint(0, 0), "Upsample 9->10"])
+    small = generate(3, passes=GenerationHints(("Upsample 9->10",), opset=9, steps=(0, 0)))
     assert small.opset == 9 and set(small.motifs) == {"oc-upsample"}
     assert {n.op_type for n in small.model.graph.node} <= {"Upsample", "Constant", "Reshape"}
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.builds import BUILDERS, checkout_builder
+from fuzzer.builds import checkout_builder
+from fuzzer.targets.fake import FakeTarget
 from fuzzer.upstream.spec import parse_spec
 from tests.fake_checkout import PROJECT, fake_checkout, fix
 from tests.fake_releases import fake_bundle
@@ -20,7 +21,7 @@ from tests.test_upstream_builds import DROP, RAISE, optfuzz
 
 @pytest.fixture
 def own_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(BUILDERS, PROJECT, "tests.fake_checkout")
+    monkeypatch.setattr(FakeTarget, "build_module", "tests.fake_checkout")
 
 
 def test_a_patched_checkout_turns_exactly_the_bundles_of_its_fault_fixed(
@@ -71,3 +72,4 @@ def test_only_a_project_with_an_offline_build_is_built_by_optfuzz() -> None:
 
     assert checkout_builder("onnxoptimizer") is build_checkout
     assert checkout_builder("onnxslim") is None
+    assert checkout_builder("OnnxOptimizer") is build_checkout  # through the target's package

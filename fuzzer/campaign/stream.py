@@ -163,7 +163,7 @@ class CaseStream:
         config = self._fixed_config() if self.config.fixed_passes else \
             self.target.configurations(self._rng, self.config.passes)
         source = {"kind": "generated", "seed": seed, "generator": self.config.generator,
-                  "passes": self.target.motif_hints(config)}
+                  **self.target.generation_hints(config).as_source()}
         task = None
         if self.config.mutated and (not self.config.generated or seed % 2):
             source, task = self._mutated(source, seed)

@@ -62,6 +62,7 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
     from fuzzer.execution.case import TestCase
     from fuzzer.execution.sandbox import Sandbox
     from fuzzer.targets import get_target
+    from generators.hints import GenerationHints
     from generators.motifs import motifs_for_pass
     from generators.motifs.reach import UNREACHABLE
 
@@ -70,13 +71,14 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
     known = {**UNREACHABLE, **adapter.unreachable()}  # pass -> why nothing can reach it
     with Sandbox(jobs=jobs, timeout=timeout) as sb:
         for name in passes:
-            hints = adapter.motif_hints(adapter.with_passes(adapter.default_config(), [name]))
+            hints = adapter.generation_hints(
+                adapter.with_passes(adapter.default_config(), [name]))
 
-            def case(i: int, run: list[str], hints: list[str] = hints) -> TestCase:
+            def case(i: int, run: list[str], hints: GenerationHints = hints) -> TestCase:
                 return TestCase(
                     target=target, config=adapter.with_passes(adapter.default_config(), run),
                     source={"kind": "generated", "seed": seed + i, "generator": generator,
-                            "passes": hints}, input_seed=seed + i, keep=True)
+                            **hints.as_source()}, input_seed=seed + i, keep=True)
 
             futures = [(sb.submit(case(i, [name])), sb.submit(case(i, [])))
                        for i in range(cases)]
@@ -98,7 +100,7 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
             share = changed / usable if usable else 0.0
             reached = share >= REACH_THRESHOLD
             reason = None
-            motifs = [m.name for hint in hints for m in motifs_for_pass(hint)]
+            motifs = [m.name for hint in hints.passes for m in motifs_for_pass(hint)]
             if not reached:
                 if name in known:
                     reason = known[name]

@@ -31,13 +31,13 @@ def schema_report(target: Any, passes: list[str], cases: int, *, generator: str 
 
     report: dict[str, dict[str, Any]] = {}
     for name in passes:
-        hints = target.motif_hints(target.with_passes(target.default_config(), [name]))
-        motifs = list(dict.fromkeys(m.name for h in hints for m in motifs_for_pass(h)))
+        hints = target.generation_hints(target.with_passes(target.default_config(), [name]))
+        motifs = list(dict.fromkeys(m.name for h in hints.passes for m in motifs_for_pass(h)))
         anchored = [m for m in motifs if _anchors(m)]
         draws = [generate(seed + i, generator, hints) for i in range(cases)] if anchored \
             else []
         cov = schema_coverage(draws, anchored)
-        report[name] = {"hints": hints,
+        report[name] = {"hints": list(hints.passes),
                         "motifs": {m: c.as_json() for m, c in cov.items()},
                         "unanchored": [m for m in motifs if m not in anchored]}
         if progress is not None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.errors import InputError
+from generators.hints import GenerationHints
 from oracles import shows
 
 #: target name -> "module:attribute" of its class; imported lazily (heavy imports).
@@ -139,6 +140,11 @@ class Target:
     #: the GitHub repository (``owner/name``) whose issue tracker takes the target's bugs
     #: (report.md's ``gh issue create --repo`` line); "" where there is none.
     repository: str = ""
+    #: the module that builds the target with instrumentation (``build(kind, ...)`` for the
+    #: installed version, optionally ``build_checkout(checkout, site, ...)`` for a source
+    #: checkout, as :mod:`fuzzer.builds.onnxoptimizer` does); None where optfuzz builds
+    #: nothing of it (:mod:`fuzzer.builds` finds it here).
+    build_module: str | None = None
 
     def version(self) -> str:
         """Installed version of the optimizer (e.g. ``"0.4.2"``)."""
@@ -177,6 +183,11 @@ class Target:
         (:func:`generators.generate.generate`'s ``passes``): the configuration's own pass
         list; a target whose rewrites have no motifs of their own names analogous ones."""
         return list(config.get("passes") or [])
+
+    def generation_hints(self, config: dict[str, Any]) -> GenerationHints:
+        """What the generator is told for a case of ``config``: the :meth:`motif_hints`
+        (a target that pins the models' opset or bounds their random ops says so here)."""
+        return GenerationHints(passes=tuple(self.motif_hints(config)))
 
     def config_phrase(self, config: dict[str, Any]) -> str:
         """Words that place a run of ``config`` for a report's first sentence, after the

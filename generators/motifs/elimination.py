@@ -218,3 +218,6 @@ MOTIFS = (
     Motif("common-subexpression", ("eliminate_common_subexpression",), emit=_cse,
           anchors=("Softmax", "Transpose", "Add")),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 30

@@ -204,3 +204,8 @@ MOTIFS = (
     _fn_motif("fn-two-outputs", _two_outputs),
     _fn_motif("fn-constant-body", _constant_body, ranks=(2, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 130
+#: Drawn only for a pass hint that names one of its passes (see :mod:`generators.motifs`).
+HINTED_ONLY = True

@@ -180,3 +180,6 @@ MOTIFS = (
     Motif("qkv", ("fuse_qkv",), emit=_qkv, ranks=(2, 3),
           anchors=("MatMul", "Add")),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 20

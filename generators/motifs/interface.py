@@ -50,3 +50,6 @@ MOTIFS = (
           anchors=("Add", "Mul")),
     Motif("exporter-io-names", ("rename_input_output",), emit=_renamed),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 60

@@ -57,3 +57,6 @@ MOTIFS = (
                         "eliminate_nop_expand"),
           emit=_block_run, dtypes=frozenset(ALL), ranks=(1, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 220

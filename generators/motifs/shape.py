@@ -208,3 +208,6 @@ MOTIFS = (
           ranks=(2, 3),
           anchors=("Slice", "MatMul")),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 40

@@ -30,3 +30,6 @@ MOTIFS = (
     Motif("outer-scope-subgraph", ("lift_lexical_references",), emit=_outer_scope,
           anchors=("If", "Loop")),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 50

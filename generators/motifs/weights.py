@@ -182,3 +182,6 @@ MOTIFS = (
           since=9,
           anchors=("Cast",)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 10

@@ -170,6 +170,7 @@ class OnnxOptimizerTarget(Target):
     name = "onnxoptimizer"
     repository = "onnx/optimizer"
     package = "onnxoptimizer"
+    build_module = "fuzzer.builds.onnxoptimizer"
     #: ``onnxoptimizer.optimize`` loads the model into onnx IR, applies the passes in turn
     #: and saves it (optimize.h); nothing else happens between two passes.
     splits_at_saved_models = True

@@ -268,7 +268,7 @@ class OnnxRuntimeTransformersTarget(Target):
         return {"model_type": model_type, "passes": pool}
 
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
-        """The enabled flags (the ``transformer_blocks`` motifs name them in
+        """The enabled flags (the ``onnxruntime_transformers`` motifs name them in
         ``Motif.passes``), then the onnxruntime graph transformers whose motifs build what
         they fuse (:attr:`.fusions.Fusion.motifs`); no name twice."""
         enabled = self.passes_of(config)

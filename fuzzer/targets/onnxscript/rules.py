@@ -131,7 +131,7 @@ def rule_set(name: str) -> tuple[NamedRule, ...]:
 
 #: rule or step name -> passes of other targets whose motifs build what it rewrites (pattern
 #: donors across tools, as MirrorFuzz, arXiv 2510.15690, replays a trigger against analogous
-#: passes); the ``onnxscript_rules`` and ``functions`` motif families name the rest.
+#: passes); the ``onnxscript`` and ``functions`` motif families name the rest.
 DONORS: dict[str, tuple[str, ...]] = {
     "mul_by_1_rule": ("eliminate_nop_with_unit",),
     "add_0_rule": ("eliminate_nop_with_unit",),

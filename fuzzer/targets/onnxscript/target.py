@@ -293,7 +293,7 @@ class OnnxScriptTarget(Target):
         return {"rule_set": chosen, "passes": None}
 
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
-        """The enabled rule and pass names (the ``onnxscript_rules`` and ``functions`` motif
+        """The enabled rule and pass names (the ``onnxscript`` and ``functions`` motif
         families name them), then the other targets' passes whose motifs build what they
         rewrite (:data:`.rules.DONORS`); no name twice."""
         enabled = self.passes_of(config)

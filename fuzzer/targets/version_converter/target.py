@@ -16,10 +16,11 @@ op of the model changes (its load, shape inference and save).
 
 The campaign draws every adjacent pair both runtimes run: from opsets 7 (the lowest
 onnxruntime supports) to 21 (the highest the generator declares), one step up or down, and
-now and then two to four steps. Models at the ``from`` opset come from the generator's
-``opset=N`` hint; the ``opset_changes`` motifs build the ops whose form changed between
-opsets (Upsample, Resize, Split, Squeeze/Unsqueeze, Reduce*, Pad, Clip, BatchNormalization,
-Dropout, Softmax, TopK, Slice ...) at the opsets where their adapters run.
+now and then two to four steps. Models at the ``from`` opset come from the generator's hints
+(the ``opset`` of :class:`generators.hints.GenerationHints`); the ``version_converter``
+motifs build the ops whose form changed between opsets (Upsample, Resize, Split,
+Squeeze/Unsqueeze, Reduce*, Pad, Clip, BatchNormalization, Dropout, Softmax, TopK, Slice ...)
+at the opsets where their adapters run.
 
 Documented behaviour (:data:`DOCUMENTED`): the changed opset (the converter's purpose),
 node growth, conversions onnx registers no adapter for, ops with no earlier version, and
@@ -42,7 +43,8 @@ from fuzzer.targets.version_converter.adapters import (
     step_adapters,
     steps,
 )
-from generators.versions import MAX_OPSET, opset_hint, steps_hint
+from generators.hints import GenerationHints
+from generators.versions import MAX_OPSET
 from oracles import shows
 
 #: the lowest opset onnxruntime runs (docs, "ONNX Runtime supports ONNX opset 7 and up";
@@ -263,20 +265,26 @@ class VersionConverterTarget(Target):
         return {"from": first, "to": max(first - width, MIN_RUNNABLE), "passes": None}
 
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
-        """``opset=<from>`` (the generator then declares that opset), then the adapters
-        the conversion looks up (the ``opset_changes`` motifs name them); a configuration
-        that names its adapters asks for them only, in graphs of at most
-        :data:`FOCUSED_STEPS` random ops besides the motifs (an adapter it does not name
-        that would act stops the conversion)."""
-        first, to = self.span(config, None)
-        hints = [opset_hint(first)] if first is not None and \
-            MIN_RUNNABLE <= first <= MAX_OPSET else []
+        """The adapters the conversion looks up (the ``version_converter`` motifs name
+        them); a configuration that names its adapters asks for them only."""
         named = list(config.get("passes") or ())
         if named:
-            return [*hints, steps_hint(*FOCUSED_STEPS), *named]
+            return named
+        first, to = self.span(config, None)
         on_path = [a.name for s, e in steps(first, to) for a in step_adapters(s, e)] \
             if first is not None and to is not None else []
-        return list(dict.fromkeys([*hints, *on_path]))
+        return list(dict.fromkeys(on_path))
+
+    def generation_hints(self, config: dict[str, Any]) -> GenerationHints:
+        """The :meth:`motif_hints` in models that declare the ``from`` opset; a
+        configuration that names its adapters asks for graphs of at most
+        :data:`FOCUSED_STEPS` random ops besides the motifs (an adapter it does not name
+        that would act stops the conversion)."""
+        first, _to = self.span(config, None)
+        return GenerationHints(
+            passes=tuple(self.motif_hints(config)),
+            opset=first if first is not None and MIN_RUNNABLE <= first <= MAX_OPSET else None,
+            steps=FOCUSED_STEPS if config.get("passes") else None)
 
     def anchors(self) -> Mapping[str, frozenset[str]]:
         return {name: frozenset({a.op}) for name, a in all_adapters().items()}

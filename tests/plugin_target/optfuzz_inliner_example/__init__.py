@@ -1,6 +1,7 @@
 """An optfuzz target defined outside optfuzz: onnx's own function inliner
 (``onnx.inliner.inline_local_functions``), registered through the ``optfuzz.targets``
-entry-point group (see pyproject.toml). README.md, "Writing a target", shows this class."""
+entry-point group, and its motif family (``motifs/``), registered through the ``optfuzz.motifs``
+group (see pyproject.toml). docs/targets/writing.md shows this class."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ class InlinerTarget(Target):
         return onnx.inliner.inline_local_functions(model)
 
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
-        return ["InlinePass"]  # the generator's model-local function motifs
+        # this package's own family (motifs/), then the generator's model-local functions
+        return ["inline_local_functions", "InlinePass"]
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
         if "inline_local_functions" not in self.passes_of(config):

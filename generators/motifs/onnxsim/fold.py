@@ -25,8 +25,8 @@ import numpy as np
 from onnx import helper
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.onnxsim_common import shaped_motif
-from generators.motifs.ort_common import ints, tap, weight
+from generators.motifs.helpers import ints, tap, weight
+from generators.motifs.shaped import shaped_motif
 from generators.ops import control, shape_ops
 from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, NUMERIC, Value
 
@@ -236,3 +236,6 @@ MOTIFS = (
     shaped_motif("sim-split-gather-concat", ("fuse_split_gather_concat",),
                  _split_gather_concat, dtypes=frozenset(NUMERIC), ranks=(1, 3)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 200

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from generators.builder import GraphBuilder
-from generators.motifs.onnxsim_common import shaped_motif
-from generators.motifs.ort_common import ints, slice_op, tap, weight
+from generators.motifs.helpers import ints, slice_op, tap, weight
+from generators.motifs.shaped import shaped_motif
 from generators.values import BOOL, FLOAT, FLOAT16, NP_DTYPE, NUMERIC, Value, broadcast
 
 _FLOATS = frozenset({FLOAT, FLOAT16})
@@ -135,3 +135,6 @@ MOTIFS = (
     shaped_motif("slim-symbolic-broadcast", ("shape_infer", "shape_inference"),
                  _symbolic_broadcast, dtypes=_FLOATS, ranks=(1, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 190

@@ -18,7 +18,7 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from generators.builder import GraphBuilder
-from generators.motifs.ort_common import binary, clip, const, ort_motif, tap, weight
+from generators.motifs.helpers import binary, clip, const, ort_motif, tap, weight
 from generators.ops import nn
 from generators.values import FLOAT, Value
 
@@ -196,7 +196,7 @@ def _mover(b: GraphBuilder, x: Value) -> Value:
     if op == "MaxPool":
         return nn.pool(b, op, x)
     d = x.shape[-1]
-    from generators.motifs.ort_transformer import slice_op
+    from generators.motifs.onnxruntime.transformer import slice_op
 
     return slice_op(b, x, [0], [max(1, d - 1)], [x.rank - 1])
 
@@ -305,3 +305,6 @@ MOTIFS = (
     ort_motif("ort-qlinear-conv", ("NhwcTransformer",), _qlinear_conv, ranks=(4, 4),
               since=10),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 110

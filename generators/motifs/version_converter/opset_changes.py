@@ -27,7 +27,7 @@ import numpy as np
 from generators.builder import GraphBuilder
 from generators.motifs import functions
 from generators.motifs.fusion import pad
-from generators.motifs.ort_common import clip, sealed, slice_op
+from generators.motifs.helpers import clip, sealed, slice_op
 from generators.motifs.spec import Motif
 from generators.ops import control, nn, shape_ops
 from generators.ops.reduce import reduce
@@ -451,3 +451,8 @@ MOTIFS = (
     motif("oc-function-body", {"ReduceMean": (18,), "Sub": (14,)}, _function_body,
           since=functions.FUNCTIONS_SINCE, until=20),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 150
+#: Drawn only for a pass hint that names one of its passes (see :mod:`generators.motifs`).
+HINTED_ONLY = True

@@ -7,7 +7,7 @@ with a per-channel Add, Mul or BatchNormalization (``conv_add_fusion.cc``,
 ``conv_mul_fusion.cc``, ``conv_bn_fusion.cc``) and Conv with activations
 (``conv_activation_fusion.cc``, ``conv_add_act_fusion.cc``).
 
-Variants as in :mod:`generators.motifs.ort_fusion`: float, float16 and double where the CPU
+Variants as in :mod:`generators.motifs.onnxruntime.fusion`: float, float16 and double where the CPU
 kernels exist, bias shapes that do and do not fit the fused op, constants that are
 overridable graph inputs, intermediates with a second consumer.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from generators.builder import GraphBuilder
 from generators.motifs.fusion import conv
-from generators.motifs.ort_common import (
+from generators.motifs.helpers import (
     ANY_FLOAT,
     DOUBLE,
     FLOAT_INPUT,
@@ -229,3 +229,6 @@ MOTIFS = (
     ort_motif("ort-conv-add-activation", ("ConvAddActivationFusion",), _conv_add_activation,
               ranks=(4, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 80

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from generators.builder import GraphBuilder
-from generators.motifs.ort_common import (
+from generators.motifs.helpers import (
     ANY_FLOAT,
     FLOAT_INPUT,
     binary,
@@ -258,3 +258,6 @@ MOTIFS = (
     ort_motif("ort-fp16-initializer", ("FuseFp16InitializerToFp32NodeTransformer",),
               _fp16_initializer, ranks=(1, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 100

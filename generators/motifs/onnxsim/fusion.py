@@ -17,8 +17,8 @@ Div (which must not fuse).
 from __future__ import annotations
 
 from generators.builder import GraphBuilder
-from generators.motifs.onnxsim_common import shaped_motif
-from generators.motifs.ort_common import DOUBLE, const, ints, swap, tap, weight
+from generators.motifs.helpers import DOUBLE, const, ints, swap, tap, weight
+from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
 from generators.values import FLOAT, FLOAT16, INT32, INT64, Value, broadcast
 
@@ -237,3 +237,6 @@ MOTIFS = (
     shaped_motif("sim-lp-normalization", ("fuse_lp_normalization",), _lp_norm,
                  dtypes=_ANY_FLOAT, ranks=(1, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 210

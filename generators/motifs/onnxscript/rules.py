@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.ort_common import clip, const, ints, ort_motif, slice_op, weight
+from generators.motifs.helpers import clip, const, ints, ort_motif, slice_op, weight
 from generators.ops import nn, shape_ops
 from generators.ops.shape_ops import INT64_MAX
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value, broadcast
@@ -393,3 +393,8 @@ MOTIFS = (
     ort_motif("os-conv-affine", ("ConvAffineFusion", "AffineConvFusion"), _conv_affine,
               ranks=(4, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 140
+#: Drawn only for a pass hint that names one of its passes (see :mod:`generators.motifs`).
+HINTED_ONLY = True

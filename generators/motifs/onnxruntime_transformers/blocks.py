@@ -40,7 +40,7 @@ from collections.abc import Callable
 import numpy as np
 
 from generators.builder import GraphBuilder
-from generators.motifs.ort_common import (
+from generators.motifs.helpers import (
     FLOAT_INPUT,
     binary,
     const,
@@ -60,7 +60,7 @@ Weigher = Callable[..., Value]
 
 def _weigher(b: GraphBuilder) -> Weigher:
     """Weights of one block: all initializers mostly (the fusions read their values), else
-    each placed like :func:`~generators.motifs.ort_common.placement` (a Constant node or an
+    each placed like :func:`~generators.motifs.helpers.placement` (a Constant node or an
     overridable graph input, which the fusions must take as they are or refuse)."""
     mixed = b.rng.random() < 0.15
 
@@ -336,3 +336,6 @@ MOTIFS = (
     ort_motif("tb-bias-gelu", ("enable_bias_gelu", "enable_gemm_fast_gelu", "enable_gelu"),
               _bias_gelu, dtypes=FLOAT_INPUT, ranks=(2, 3), since=9),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 120

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 from generators.builder import GraphBuilder
-from generators.motifs.ort_common import (
+from generators.motifs.helpers import (
     ANY_FLOAT,
     FLOAT_INPUT,
     NO_DOUBLE,
@@ -345,3 +345,6 @@ MOTIFS = (
               ranks=(2, 4)),
     ort_motif("ort-attention", ("AttentionFusion",), _attention, ranks=(3, 4), since=17),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 70

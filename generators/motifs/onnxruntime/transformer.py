@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.ort_common import (
+from generators.motifs.helpers import (
     ANY_FLOAT,
     FLOAT_INPUT,
     NO_DOUBLE,
@@ -370,3 +370,6 @@ MOTIFS = (
               dtypes=frozenset({FLOAT, FLOAT16}), ranks=(0, 4)),
     ort_motif("ort-cse", ("CommonSubexpressionElimination",), _cse, dtypes=FLOAT_INPUT),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 90

@@ -17,8 +17,8 @@ the MatMul, Gemm or Reshape output.
 from __future__ import annotations
 
 from generators.builder import GraphBuilder
-from generators.motifs.onnxsim_common import shaped_motif
-from generators.motifs.ort_common import ints, swap, tap, weight
+from generators.motifs.helpers import ints, swap, tap, weight
+from generators.motifs.shaped import shaped_motif
 from generators.values import FLOAT, FLOAT16, INT32, INT64, Value, broadcast
 
 _TYPES = (FLOAT, FLOAT, FLOAT, FLOAT16, INT32, INT64)
@@ -176,3 +176,6 @@ MOTIFS = (
                                              "FusionGemm"),
                  _mlp, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 3)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 170

@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from generators.builder import GraphBuilder, value_info
-from generators.motifs.onnxsim_common import shaped_motif
-from generators.motifs.ort_common import ints, slice_op, tap, weight
+from generators.motifs.helpers import ints, slice_op, tap, weight
+from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
 from generators.ops.reduce import reduce
 from generators.values import ALL, FLOAT, INT64, NUMERIC, Value
@@ -292,3 +292,6 @@ MOTIFS = (
                                      "eliminate_shape_op"),
                  _reshape_as, dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 180

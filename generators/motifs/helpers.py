@@ -1,5 +1,5 @@
-"""Helpers shared by the onnxruntime motif families (:mod:`generators.motifs.ort_fusion`,
-``ort_matmul``, ``ort_transformer``, ``ort_shape``, ``ort_qdq``): the sealed emitter that keeps a
+"""Helpers shared by the motif families of several targets (:mod:`generators.motifs.onnxruntime`,
+``onnxsim``, ``onnxslim``, ``onnxscript``, ``version_converter``): the sealed emitter that keeps a
 pattern's inner tensors away from later random ops, float type views, pattern constants that
 live in an initializer, a Constant node or (rarely) an overridable graph input, values just
 off a pattern's constant, taps that give an intermediate a second consumer or make it a graph

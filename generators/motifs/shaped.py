@@ -1,5 +1,5 @@
-"""What the onnx-simplifier and onnxslim motif families (``onnxsim_*``, ``onnxslim_*``) share:
-a sealed emitter (:func:`generators.motifs.ort_common.sealed`) that, half the time, declares
+"""What the onnx-simplifier and onnxslim motif families (``onnxsim``, ``onnxslim``) share:
+a sealed emitter (:func:`generators.motifs.helpers.sealed`) that, half the time, declares
 value_info for the pattern's intermediate tensors, as exporters that run shape inference do.
 Both tools' shape-reading rewrites (a Reshape pair, a reduction over size-1 axes, a rank-3
 MatMul) then act on their own, without the tools' shape inference; the other half they need
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from generators.builder import GraphBuilder, value_info
-from generators.motifs.ort_common import Emit, ort_motif
+from generators.motifs.helpers import Emit, ort_motif
 from generators.motifs.spec import Motif
 from generators.values import Value
 

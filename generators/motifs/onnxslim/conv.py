@@ -19,8 +19,8 @@ consumer of the intermediate the fusion removes.
 from __future__ import annotations
 
 from generators.builder import GraphBuilder
-from generators.motifs.onnxsim_common import shaped_motif
-from generators.motifs.ort_common import Emit, ints, swap, tap
+from generators.motifs.helpers import Emit, ints, swap, tap
+from generators.motifs.shaped import shaped_motif
 from generators.ops import nn
 from generators.values import FLOAT, FLOAT16, Value, broadcast
 
@@ -267,3 +267,6 @@ MOTIFS = (
                                    "dead_node_elimination"),
                  placed(_pad_conv), **_IN),
 )
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 160

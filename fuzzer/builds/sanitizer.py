@@ -21,6 +21,7 @@ import multiprocessing.forkserver
 import multiprocessing.spawn
 import os
 import shlex
+import signal
 import stat
 import sys
 import tempfile
@@ -80,7 +81,7 @@ class SanitizerRuntime:
                 # one fork server per process, with the interpreter, environment and report
                 # folder of the runtime it started under: another runtime's would send this
                 # one's reports to a folder nobody reads
-                multiprocessing.forkserver._forkserver._stop()
+                _stop_fork_server()
             _server = self.folder
         elif _server != self.folder:
             from fuzzer.errors import InputError
@@ -141,6 +142,22 @@ def without_runtime(environ: dict[str, str]) -> dict[str, str]:
         if not rest:
             del clean["PYTHONPATH"]
     return clean
+
+
+def _stop_fork_server() -> None:
+    """Stop this process's fork server so that the next one starts afresh. It is killed
+    first: it ends by itself only once every copy of its "alive" pipe is closed, and each
+    process forked from this one since it started (a fork-method worker) holds one, so
+    multiprocessing's own stop, which then waits for it, would wait for them all."""
+    server = multiprocessing.forkserver._forkserver
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None:
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    server._stop()
 
 
 def release() -> None:

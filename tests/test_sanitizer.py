@@ -226,12 +226,17 @@ def test_one_memory_fault_reached_from_two_passes_is_one_bundle_by_its_crash_sta
 @needs_asan
 def test_each_sanitizer_runtime_in_one_process_gets_its_own_fork_server():
     """multiprocessing keeps one fork server per process, with the environment it started
-    under: a second runtime's workers must not report into the first one's folder."""
+    under: a runtime's workers must neither start unsanitized from a server started before
+    it nor report into another runtime's folder."""
     from fuzzer.handling.crash_state import CrashWitness
     from fuzzer.targets import get_target
     from tests.localize_models import chain, fake_case, fillers
 
+    from fuzzer.execution.sandbox import Sandbox
+
     case = fake_case(chain(["Neg", "Exp"]), fillers({4: "double-free"}))
+    with Sandbox(jobs=1, timeout=30.0, start_method="forkserver") as plain:
+        plain.run(case)  # a fork server without the sanitizer runtime, started first
     folders = []
     for _ in range(2):
         witness = CrashWitness.for_target(get_target("fake"), 60.0)

@@ -67,8 +67,8 @@ class SanitizerRuntime:
     def install(self) -> None:
         """Make ``spawn`` start new processes through :attr:`python` until as many
         :func:`release` calls as ``install`` calls were made (the sandboxes of a campaign
-        share one runtime: one per process at a time). The fork server that an earlier
-        runtime started is stopped first, so that the workers start under this one.
+        share one runtime: one per process at a time). A fork server started before is
+        stopped first, so that the workers start under this runtime.
 
         Raises:
             fuzzer.errors.InputError: another runtime is in use (its sandboxes are open).
@@ -77,11 +77,11 @@ class SanitizerRuntime:
         if _users == 0:
             _before = str(multiprocessing.spawn.get_executable())
             multiprocessing.spawn.set_executable(self.python)
-            if _server not in (None, self.folder):
-                # one fork server per process, with the interpreter, environment and report
-                # folder of the runtime it started under: another runtime's would send this
-                # one's reports to a folder nobody reads
-                _stop_fork_server()
+            # one fork server per process, with the interpreter, environment and report
+            # folder it started under: one started before (without the runtime, or with
+            # another runtime's folder) would run this runtime's workers unsanitized or send
+            # their reports where nobody reads them
+            _stop_fork_server()
             _server = self.folder
         elif _server != self.folder:
             from fuzzer.errors import InputError
@@ -167,6 +167,7 @@ def release() -> None:
     _users = max(0, _users - 1)
     if _users == 0 and _before is not None:
         multiprocessing.spawn.set_executable(_before)
+
 
 
 def sanitizer_runtime(build: Build | None, folder: str | None = None) -> SanitizerRuntime:

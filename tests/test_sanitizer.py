@@ -228,11 +228,10 @@ def test_each_sanitizer_runtime_in_one_process_gets_its_own_fork_server():
     """multiprocessing keeps one fork server per process, with the environment it started
     under: a runtime's workers must neither start unsanitized from a server started before
     it nor report into another runtime's folder."""
+    from fuzzer.execution.sandbox import Sandbox
     from fuzzer.handling.crash_state import CrashWitness
     from fuzzer.targets import get_target
     from tests.localize_models import chain, fake_case, fillers
-
-    from fuzzer.execution.sandbox import Sandbox
 
     case = fake_case(chain(["Neg", "Exp"]), fillers({4: "double-free"}))
     with Sandbox(jobs=1, timeout=30.0, start_method="forkserver") as plain:

@@ -940,6 +940,19 @@ def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: s
     return [edit_for(a) for a in values]
 
 
+def _with_slot(names: list[str], index: int, name: str, trim: bool) -> list[str]:
+    """``names`` (a node's input or output list) with slot ``index`` set to ``name``.
+
+    The list is padded with empty names up to ``index``; with ``trim``, trailing empty names
+    are dropped, as the format does for optional slots left out at the end.
+    """
+    out = names + [""] * (index + 1 - len(names))
+    out[index] = name
+    while trim and out and not out[-1]:
+        out.pop()
+    return out
+
+
 def _input_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, index: int,
                  level: str, types: dict[str, TypeProto],
                  consts: dict[str, TensorProto]) -> list[Edit]:
@@ -951,17 +964,10 @@ def _input_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, index:
     def set_to(name: str, tensor: TensorProto | None) -> Edit:
         def edit(n: NodeProto) -> tuple[list[TensorProto], Callable[..., None]]:
             ins = list(n.input)
-            if level == ABSENT:
-                if any(ins[index + 1:]):
-                    raise Refused("a later input is listed")
-                ins = ins[:index]
-                while ins and not ins[-1]:
-                    ins.pop()
-            else:
-                ins += [""] * (index + 1 - len(ins))
-                ins[index] = name
+            if level == ABSENT and any(ins[index + 1:]):
+                raise Refused("a later input is listed")
             del n.input[:]
-            n.input.extend(ins)
+            n.input.extend(_with_slot(ins, index, name, trim=level == ABSENT))
             return ([tensor] if tensor is not None else []), _nothing
         return edit
 
@@ -998,15 +1004,9 @@ def _output_edits(b: GraphBuilder, node: NodeProto, index: int, level: str) -> l
 
     def edit(n: NodeProto) -> tuple[list[TensorProto], Callable[..., None]]:
         outs = list(n.output)
-        if level == ABSENT:
-            outs = outs[:index] + [""] + outs[index + 1:]
-            while outs and not outs[-1]:
-                outs.pop()
-        else:
-            outs += [""] * (index + 1 - len(outs))
-            outs[index] = fresh
+        absent = level == ABSENT
         del n.output[:]
-        n.output.extend(outs)
+        n.output.extend(_with_slot(outs, index, "" if absent else fresh, trim=absent))
 
         def post(got: dict[str, TypeProto]) -> None:
             if level in (ABSENT, UNUSED):

@@ -1,4 +1,4 @@
-"""Ground truth for root-cause bucketing: a campaign of 3,000 cases on the fake target, whose
+"""Ground truth for root-cause bucketing: a campaign of 1,000 cases on the fake target, whose
 planted bugs are each reachable through many graphs and tensor names, leaves exactly one
 bundle per planted bug and none for the behaviours the fake target documents.
 
@@ -42,7 +42,7 @@ def _planted(meta: dict) -> tuple[str, str, str] | None:
 def test_one_bundle_per_planted_bug_and_none_for_documented_behaviour(tmp_path):
     out = tmp_path / "crashes"
     proc = optfuzz("fuzz", "--target", "fake", "--passes", PASSES, "--source", "generated",
-                   "--max-cases", "3000", "--jobs", "2", "--reduce-seconds", "10",
+                   "--max-cases", "1000", "--jobs", "2", "--reduce-seconds", "10",
                    "--seed", "7", "--out", str(out), "--quiet", timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
     metas = [json.loads(p.read_text()) for p in out.glob("*/meta.json")]
@@ -50,7 +50,7 @@ def test_one_bundle_per_planted_bug_and_none_for_documented_behaviour(tmp_path):
     assert None not in found, [m["root_cause"] for m in metas]
     assert sorted(found) == sorted(PLANTED)  # each planted bug once, nothing else
     stats = json.loads((out / "campaign.json").read_text())
-    assert stats["cases"] == 3000
+    assert stats["cases"] == 1000
     assert stats["documented"]["fake-dead-ends"] > 0
     assert stats["documented"]["fake-ir-upgrade"] > 0
     for meta in metas:

@@ -13,10 +13,8 @@ import collections
 import dataclasses
 import importlib
 import multiprocessing
-import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,8 +27,9 @@ from pebble import ProcessExpired
 
 from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
+from fuzzer.execution import scratch as scratch_folders
 from fuzzer.execution.case import SOURCE_KINDS, Artifacts, CaseResult, TestCase
-from fuzzer.execution.pool import ProcessPool, process_exists
+from fuzzer.execution.pool import ProcessPool
 from fuzzer.execution.slots import PENDING
 from oracles import judge
 from oracles.base import STAGES, Outcome
@@ -83,8 +82,6 @@ class _PoolReplaced(Exception):
 #: a batch's task outlives the sum of its cases' timeouts by this much (seconds) before
 #: pebble kills its worker; each case's own timeout is the worker's alarm.
 BATCH_SLACK = 10.0
-#: name of a sandbox's scratch folder in the temporary folder, before its owner's pid.
-SCRATCH_PREFIX = "optfuzz-workers-"
 #: weight of one case in the sandbox's running rate of worker deaths.
 DEATH_RATE_WEIGHT = 0.02
 #: expected deaths per batch the batch size keeps within (:meth:`Sandbox.batch_size`): a
@@ -172,8 +169,7 @@ class Sandbox:
         # each worker's temporary files live in a folder of its own under this one, removed
         # when a worker dies and, whole, on close: a case killed mid-way leaves nothing
         # behind; those of sandboxes whose owner was killed before its close go now
-        _sweep_orphans()
-        self.scratch = tempfile.mkdtemp(prefix=_scratch_prefix())
+        self.scratch = scratch_folders.new_scratch()
         self._slots = jobs * _SLOTS_PER_JOB
         self._stages = context.Array("b", self._slots, lock=False)
         self._free = list(range(self._slots))
@@ -537,15 +533,9 @@ class Sandbox:
         return Artifacts(case.model_bytes or model, None, feeds), provenance
 
     def _sweep(self) -> None:
-        """Remove the temporary folders of workers that no longer run (killed for a
-        timeout or dead by a signal: what they were writing is left there)."""
-        try:
-            entries = os.listdir(self.scratch)
-        except OSError:
-            return
-        for entry in entries:
-            if not entry.isdigit() or not process_exists(int(entry)):
-                shutil.rmtree(os.path.join(self.scratch, entry), ignore_errors=True)
+        """Remove the temporary folders of workers that no longer run
+        (:func:`fuzzer.execution.scratch.sweep_dead`)."""
+        scratch_folders.sweep_dead(self.scratch)
 
     def _expired(self, exc: ProcessExpired, stage: str) -> Outcome:
         """The Outcome of a case whose worker died: halted by a sanitizer where the worker
@@ -637,40 +627,6 @@ class Sandbox:
         self.close()
 
 
-def _pid_namespace() -> int:
-    """The inode of this process's pid namespace (``/proc/self/ns/pid``); 0 where the
-    system shows none."""
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
-
-
-def _scratch_prefix() -> str:
-    """A sandbox's scratch folder name up to its random part: :data:`SCRATCH_PREFIX`, the
-    pid namespace (:func:`_pid_namespace`) and this process's pid, dash-separated."""
-    return f"{SCRATCH_PREFIX}{_pid_namespace()}-{os.getpid()}-"
-
-
-def _sweep_orphans() -> None:
-    """Remove the scratch folders that sandboxes of processes no longer running left in the
-    temporary folder (a campaign or a Ray actor killed before its sandbox closed): those
-    named with this pid namespace (:func:`_scratch_prefix`; a container sharing the folder
-    has its own) and a pid that no process has. A folder whose owner's pid runs again (a
-    reused pid) waits for a later sweep; without a pid namespace nothing is swept."""
-    namespace = _pid_namespace()
-    root = tempfile.gettempdir()
-    try:
-        entries = os.listdir(root) if namespace else []
-    except OSError:
-        return
-    mine = f"{SCRATCH_PREFIX}{namespace}-"
-    for entry in entries:
-        owner = entry[len(mine):].split("-", 1)[0]
-        if entry.startswith(mine) and owner.isdigit() and not process_exists(int(owner)):
-            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
-
-
 def _preload(more: Sequence[str] = ()) -> None:
     """Import :data:`FORK_PRELOAD`, ``more`` and every oracle in this process, and build
     onnxruntime's and onnx's registries (:func:`fuzzer.execution.reference.warm_up`), for
@@ -691,9 +647,7 @@ def _init(stages: Any, memory_limit: int | None, recycling: Any,
     from fuzzer.execution.worker import init_worker
 
     if scratch is not None:  # tempfile and child processes write under the worker's folder
-        folder = os.path.join(scratch, str(os.getpid()))  # named by pid: see Sandbox._sweep
-        os.makedirs(folder, exist_ok=True)
-        tempfile.tempdir = os.environ["TMPDIR"] = folder
+        scratch_folders.enter(scratch)
     init_worker(stages, memory_limit, recycling, edges, sanitizer)
 
 

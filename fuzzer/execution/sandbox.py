@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import importlib
 import multiprocessing
 import shutil
 import signal
@@ -28,11 +27,16 @@ from pebble import ProcessExpired
 from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution import scratch as scratch_folders
-from fuzzer.execution.case import SOURCE_KINDS, Artifacts, CaseResult, TestCase
+from fuzzer.execution.case import Artifacts, CaseResult, TestCase
 from fuzzer.execution.pool import ProcessPool
+from fuzzer.execution.preload import CASE_PRELOAD, FORKSERVER_PRELOAD, import_before_fork
 from fuzzer.execution.slots import PENDING
 from oracles import judge
 from oracles.base import STAGES, Outcome
+
+__all__ = ["CASE_PRELOAD", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "MAX_DEAD_BATCHES",
+           "MAX_RSS_GROWTH", "MAX_TASKS", "Sandbox", "SandboxError", "late_reference",
+           "reference_first"]
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
@@ -48,23 +52,6 @@ MAX_TASKS = 2000
 #: resident-size growth of a worker (bytes) past its warm-up size at which its pool is
 #: replaced: new cases go to a fresh pool, the old one finishes what it holds and stops.
 MAX_RSS_GROWTH = 256 << 20
-#: modules the fork server imports once, so its workers start warm.
-FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.targets")
-#: modules a worker imports lazily (and every oracle, :func:`oracles.load_oracles`), imported
-#: by the caller before any worker forks. A worker forked while another thread of the caller
-#: was importing one of them would wait forever on that module's import lock (the lock is
-#: copied held into the child): a pool silently a worker short, or cases lost as timeouts.
-FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.execution.scaling",
-                "generators.inputs", "statistics")
-#: what a worker imports to build a campaign's cases: the generator and its motifs, the
-#: modules it imports lazily (numpy.random, secrets), and every materializer
-#: (:data:`fuzzer.execution.case.SOURCE_KINDS`). A campaign's sandbox
-#: imports them before its workers fork (``Sandbox(preload=CASE_PRELOAD)``), so that a
-#: worker replaced after :data:`MAX_TASKS` cases does not spend its first case importing
-#: them (140 ms instead of 33 ms on a machine that compiles every module afresh); a
-#: one-shot command's sandbox (``optfuzz reduce``) does not pay for them.
-CASE_PRELOAD = ("generators.generate", "numpy.random", "secrets",
-                *(kind.split(":")[0] for kind in SOURCE_KINDS.values()))
 #: stages that say the seed is unusable when its worker dies there: materialization, and
 #: the reference run of a case that runs it before the target (``TestCase.reference_first``;
 #: a death in a reference run after the target is run again that way first, see
@@ -131,7 +118,7 @@ class Sandbox:
             spawn for a coverage build, the fork server for a sanitize build). A process
             with threads of its own that may hold locks at any time (a Ray actor's) uses
             ``"forkserver"``: workers fork from a single-threaded server that imported
-            :data:`FORKSERVER_PRELOAD` once.
+            :data:`fuzzer.execution.preload.FORKSERVER_PRELOAD` once.
         batch: cases per worker task in :meth:`submit_many` at most (pebble's traffic and
             the callbacks are paid once per task); each case keeps its own timeout (an
             alarm in the worker) and its own stage, so a death is still the case's own.
@@ -179,7 +166,7 @@ class Sandbox:
         from fuzzer.execution.worker import Recycling  # imported once, inherited by workers
 
         if method == "fork":
-            _preload(preload)
+            import_before_fork(preload)
 
         tasks = max_tasks and max(1, max_tasks // self.batch)  # pebble counts tasks
 
@@ -625,20 +612,6 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _preload(more: Sequence[str] = ()) -> None:
-    """Import :data:`FORK_PRELOAD`, ``more`` and every oracle in this process, and build
-    onnxruntime's and onnx's registries (:func:`fuzzer.execution.reference.warm_up`), for
-    the workers about to fork from it: a fresh worker's first cases cost about 15 ms of
-    CPU more than the same cases again, not 60 ms."""
-    from fuzzer.execution.reference import warm_up
-    from oracles import load_oracles
-
-    for name in (*FORK_PRELOAD, *more):
-        importlib.import_module(name)
-    load_oracles()
-    warm_up()
 
 
 def _init(stages: Any, memory_limit: int | None, recycling: Any,

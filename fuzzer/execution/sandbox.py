@@ -10,7 +10,6 @@ optimizer never runs in the calling process.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import multiprocessing
 import shutil
 import signal
@@ -28,10 +27,17 @@ from fuzzer.builds.sanitizer import SanitizerRuntime, release
 from fuzzer.edges.setup import EdgeSetup
 from fuzzer.execution import scratch as scratch_folders
 from fuzzer.execution.case import Artifacts, CaseResult, TestCase
+from fuzzer.execution.deaths import (
+    PRE_TARGET_STAGES,
+    expired,
+    judge_death,
+    late_reference,
+    reference_first,
+    unknown_death,
+)
 from fuzzer.execution.pool import ProcessPool
 from fuzzer.execution.preload import CASE_PRELOAD, FORKSERVER_PRELOAD, import_before_fork
 from fuzzer.execution.slots import PENDING
-from oracles import judge
 from oracles.base import STAGES, Outcome
 
 __all__ = ["CASE_PRELOAD", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "MAX_DEAD_BATCHES",
@@ -52,11 +58,6 @@ MAX_TASKS = 2000
 #: resident-size growth of a worker (bytes) past its warm-up size at which its pool is
 #: replaced: new cases go to a fresh pool, the old one finishes what it holds and stops.
 MAX_RSS_GROWTH = 256 << 20
-#: stages that say the seed is unusable when its worker dies there: materialization, and
-#: the reference run of a case that runs it before the target (``TestCase.reference_first``;
-#: a death in a reference run after the target is run again that way first, see
-#: :func:`late_reference`); a timeout there is retried once before it counts.
-PRE_TARGET_STAGES = ("materialize", "reference")
 _POLL = 1.0  # seconds between checks that the pool still runs, while waiting
 #: times :meth:`Sandbox.call` schedules its function while the pool holding it breaks first.
 CALL_ATTEMPTS = 3
@@ -75,19 +76,6 @@ DEATH_RATE_WEIGHT = 0.02
 #: death re-runs the batch's other cases one by one, so a target that crashes often gets
 #: smaller batches, and one per task at a death rate of a tenth.
 MAX_DEAD_BATCHES = 0.1
-
-
-def late_reference(case: TestCase, stage: str) -> bool:
-    """Whether a worker that died or hung in ``stage`` of ``case`` was in a reference run
-    made after the target (:mod:`fuzzer.execution.pipeline`). The target may have broken
-    that process's heap, so the death is not yet the seed's: the case runs again with the
-    reference run first (:func:`reference_first`)."""
-    return stage == "reference" and not case.reference_first
-
-
-def reference_first(case: TestCase) -> TestCase:
-    """``case`` with its reference run before the target."""
-    return dataclasses.replace(case, reference_first=True)
 
 
 class SandboxError(RuntimeError):
@@ -340,7 +328,7 @@ class Sandbox:
         running = next((i for i, stage in enumerate(stages) if 0 <= stage < len(STAGES)),
                        None)
         culprit = running if isinstance(error, (FutureTimeout, ProcessExpired)) and \
-            not _unknown_death(error) else None
+            not unknown_death(error) else None
         death = None
         if culprit is not None:
             self._sweep()
@@ -348,7 +336,7 @@ class Sandbox:
             timed_out = isinstance(error, FutureTimeout) or \
                 getattr(error, "exitcode", None) == -signal.SIGALRM
             death = Outcome("timeout", stage, timeout=self.timeout) if timed_out \
-                else self._expired(error, stage)  # type: ignore[arg-type]
+                else expired(error, stage, self.sanitizer)  # type: ignore[arg-type]
             if late_reference(cases[culprit], stage):  # again, its reference run first
                 cases = [*cases[:culprit], reference_first(cases[culprit]),
                          *cases[culprit + 1:]]
@@ -446,7 +434,7 @@ class Sandbox:
         stage = STAGES[self._stages[slot]]
         moved = self._settle(done, [slot])
         error = None if done.cancelled() else done.exception()
-        lost = done.cancelled() or isinstance(error, BrokenProcessPool) or _unknown_death(error)
+        lost = done.cancelled() or isinstance(error, BrokenProcessPool) or unknown_death(error)
         # a timeout before the target ran (a slow start or reference run on a loaded machine)
         # would call the seed unusable: it runs once more first
         early = isinstance(error, FutureTimeout) and stage in PRE_TARGET_STAGES
@@ -471,7 +459,7 @@ class Sandbox:
             death = Outcome("timeout", stage, timeout=self.timeout)
         except ProcessExpired as exc:
             self._sweep()
-            death = self._expired(exc, stage)
+            death = expired(exc, stage, self.sanitizer)
         except BaseException as exc:  # a bug of optfuzz itself, or an unpicklable result
             result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
                                 dict(case.source))
@@ -488,7 +476,7 @@ class Sandbox:
         (pebble forks new workers from it: an import made on another thread meanwhile
         could leave its lock held in the child); the model is rebuilt for the bundle off
         this thread, in a worker of this pool."""
-        result = _death(case, death)
+        result = judge_death(case, death)
         if result.findings:
             threading.Thread(target=self._with_artifacts, args=(case, result, future),
                              name="sandbox-rebuild", daemon=True).start()
@@ -523,17 +511,6 @@ class Sandbox:
         """Remove the temporary folders of workers that no longer run
         (:func:`fuzzer.execution.scratch.sweep_dead`)."""
         scratch_folders.sweep_dead(self.scratch)
-
-    def _expired(self, exc: ProcessExpired, stage: str) -> Outcome:
-        """The Outcome of a case whose worker died: halted by a sanitizer where the worker
-        left a report, else killed by a signal (or an exit)."""
-        code = exc.exitcode
-        report = self.sanitizer.take(exc.pid) if self.sanitizer is not None else None
-        if report is not None:
-            return Outcome("sanitizer", stage, error=f"exit code {code}",
-                           extra={"sanitizer_report": report})
-        return Outcome("signal", stage, signal=-code if code and code < 0 else None,
-                       error=f"exit code {code}")
 
     def _recycle(self) -> None:
         """Replace the pool one of whose workers outgrew ``max_rss_growth``: new cases go
@@ -635,28 +612,6 @@ def _execute_batch(cases: list[TestCase], slots: list[int],
     from fuzzer.execution.worker import execute_batch
 
     return execute_batch(cases, slots, timeout)
-
-
-def _unknown_death(error: BaseException | None) -> bool:
-    """Whether ``error`` is the death of a worker whose exit code nobody saw (a task
-    acknowledged by a worker pebble had already stopped: :mod:`fuzzer.execution.pool`); its
-    cases run again rather than take a death that may not be theirs."""
-    return isinstance(error, ProcessExpired) and error.exitcode is None
-
-
-def _death(case: TestCase, outcome: Outcome) -> CaseResult:
-    """Judge a case whose worker died or hung (its artifacts are left to
-    :meth:`Sandbox._rebuild`); an unusable seed if it happened before the target ran (during
-    materialization or the reference run)."""
-    source = dict(case.source)
-    if outcome.stage in PRE_TARGET_STAGES:
-        what = "timeout" if outcome.status == "timeout" else f"signal {outcome.signal}"
-        return CaseResult([], f"{outcome.stage}: worker {what}", outcome.stage, source)
-    from fuzzer.execution.pipeline import case_extra
-    from fuzzer.targets import get_target
-
-    outcome.extra.update(case_extra(get_target(case.target), case))
-    return CaseResult(judge(outcome), None, outcome.stage, source)
 
 
 #: seconds a dead worker's case may take to be materialized again.

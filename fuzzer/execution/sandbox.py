@@ -37,7 +37,7 @@ from fuzzer.execution.deaths import (
 )
 from fuzzer.execution.pool import ProcessPool
 from fuzzer.execution.preload import CASE_PRELOAD, FORKSERVER_PRELOAD, import_before_fork
-from fuzzer.execution.slots import PENDING
+from fuzzer.execution.slots import PENDING, StageSlots
 from oracles.base import STAGES, Outcome
 
 __all__ = ["CASE_PRELOAD", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "MAX_DEAD_BATCHES",
@@ -145,11 +145,8 @@ class Sandbox:
         # when a worker dies and, whole, on close: a case killed mid-way leaves nothing
         # behind; those of sandboxes whose owner was killed before its close go now
         self.scratch = scratch_folders.new_scratch()
-        self._slots = jobs * _SLOTS_PER_JOB
-        self._stages = context.Array("b", self._slots, lock=False)
-        self._free = list(range(self._slots))
+        self._slots = StageSlots(context.Array("b", jobs * _SLOTS_PER_JOB, lock=False))
         self._lock = threading.Lock()
-        self._available = threading.Semaphore(self._slots)
         from fuzzer.execution.scaling import ProbeAccount
         from fuzzer.execution.worker import Recycling  # imported once, inherited by workers
 
@@ -166,7 +163,7 @@ class Sandbox:
             self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0),
                                         self.probes)
             return ProcessPool(max_workers=jobs, max_tasks=tasks, initializer=_init,
-                               initargs=(self._stages, memory_limit, self._recycling,
+                               initargs=(self._slots.stages, memory_limit, self._recycling,
                                          edges, sanitizer, self.scratch),
                                context=context)
 
@@ -223,22 +220,11 @@ class Sandbox:
         return self._submit(case, retried=False)
 
     def _submit(self, case: TestCase, retried: bool) -> Future[CaseResult]:
-        (slot,) = slots = self._take_slots(1, 0)
+        (slot,) = slots = self._slots.take(1, 0)
         future: Future[CaseResult] = Future()
         task = self._schedule(_execute, (case, slot), self.timeout, slots)
         task.add_done_callback(lambda done: self._finish(done, case, slot, future, retried))
         return future
-
-    def _take_slots(self, count: int, stage: int) -> list[int]:
-        """``count`` free slots of the stage array, each set to ``stage`` (blocks while
-        none is free)."""
-        for _ in range(count):
-            self._available.acquire()
-        with self._lock:
-            slots = [self._free.pop() for _ in range(count)]
-        for slot in slots:
-            self._stages[slot] = stage
-        return slots
 
     def _schedule(self, function: Callable[..., Any], args: tuple, timeout: float,
                   slots: list[int]) -> Future:
@@ -251,7 +237,7 @@ class Sandbox:
         try:
             task = pool.schedule(function, args=args, timeout=timeout)
         except RuntimeError as exc:  # pebble: "The Pool is not active", or its error state
-            self._release(slots)
+            self._slots.release(slots)
             raise SandboxError(f"the worker pool is not running: {exc}") from None
         with self._lock:
             self._outstanding.add(task)
@@ -289,18 +275,12 @@ class Sandbox:
         return max(1, int(MAX_DEAD_BATCHES / self.death_rate))
 
     def _submit_batch(self, cases: list[TestCase]) -> list[Future[CaseResult]]:
-        slots = self._take_slots(len(cases), PENDING)
+        slots = self._slots.take(len(cases), PENDING)
         futures: list[Future[CaseResult]] = [Future() for _ in cases]
         task = self._schedule(_execute_batch, (cases, slots, self.timeout),
                               self.timeout * len(cases) + BATCH_SLACK, slots)
         task.add_done_callback(lambda done: self._finish_batch(done, cases, slots, futures))
         return futures
-
-    def _release(self, slots: list[int]) -> None:
-        with self._lock:
-            self._free.extend(slots)
-        for _ in slots:
-            self._available.release()
 
     def _settle(self, done: Future, slots: list[int]) -> bool:
         """Forget finished task ``done`` and give back its ``slots``; whether a recycling
@@ -309,12 +289,12 @@ class Sandbox:
             self._outstanding.discard(done)
             moved = done in self._moved
             self._moved.discard(done)
-        self._release(slots)
+        self._slots.release(slots)
         return moved
 
     def _finish_batch(self, done: Future, cases: list[TestCase], slots: list[int],
                       futures: list[Future]) -> None:
-        stages = [self._stages[slot] for slot in slots]
+        stages = [self._slots.stage(slot) for slot in slots]
         self._settle(done, slots)
         error = None if done.cancelled() else done.exception()
         if not done.cancelled() and error is None:
@@ -368,10 +348,7 @@ class Sandbox:
     def busy_stages(self) -> list[str]:
         """The stages (:data:`oracles.base.STAGES` names) the cases running now
         are in, for a progress display; empty while none runs."""
-        with self._lock:
-            busy = [slot for slot in range(self._slots) if slot not in self._free]
-        codes = [self._stages[slot] for slot in busy]
-        return [STAGES[code] for code in codes if 0 <= code < len(STAGES)]
+        return self._slots.busy()
 
     def run(self, case: TestCase) -> CaseResult:
         """Run ``case`` and wait for its result.
@@ -431,7 +408,7 @@ class Sandbox:
 
     def _finish(self, done: Future, case: TestCase, slot: int, future: Future,
                 retried: bool = False) -> None:
-        stage = STAGES[self._stages[slot]]
+        stage = STAGES[self._slots.stage(slot)]
         moved = self._settle(done, [slot])
         error = None if done.cancelled() else done.exception()
         lost = done.cancelled() or isinstance(error, BrokenProcessPool) or unknown_death(error)

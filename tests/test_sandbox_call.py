@@ -206,7 +206,7 @@ def test_a_call_whose_pool_breaks_before_it_runs_runs_again_on_the_new_pool():
 
     data = unary_chain_model().SerializeToString()
     with Sandbox(jobs=1, timeout=30.0) as box:
-        old = box._pool
+        old = box._workers.current
         manager = old._pool_manager
         held: list = []
         taken = threading.Event()
@@ -226,4 +226,4 @@ def test_a_call_whose_pool_breaks_before_it_runs_runs_again_on_the_new_pool():
         caller.join(120)  # a bound on a deadlock, not a speed: the call needs about a second
         breaker.join()
         assert held and answer == [len(unary_chain_model().graph.node)]
-        assert box._pool is not old and box.restarts == 1
+        assert box._workers.current is not old and box.restarts == 1

@@ -100,7 +100,7 @@ def test_a_death_nobody_saw_is_no_finding_and_its_batch_runs_again():
             if orphaned:
                 return real(function, args, timeout, slots)
             orphaned.append(slots)
-            box._stages[slots[1]] = STAGES.index("optimize")  # the second case was running
+            box._slots.stages[slots[1]] = STAGES.index("optimize")  # the second case was running
             task: Future = Future()
             task.set_exception(ProcessExpired("Abnormal termination", code=None, pid=1))
             return task

@@ -177,18 +177,18 @@ def test_a_new_sandbox_removes_the_scratch_folders_of_killed_owners(tmp_path, mo
     import subprocess
     import sys
 
-    from fuzzer.execution import sandbox
+    from fuzzer.execution import scratch
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     killed.kill()
     killed.wait()
-    namespace = sandbox._pid_namespace()
+    namespace = scratch.pid_namespace()
     assert namespace  # the test machine shows its pid namespace
-    left = tmp_path / f"{sandbox.SCRATCH_PREFIX}{namespace}-{killed.pid}-abc"
+    left = tmp_path / f"{scratch.SCRATCH_PREFIX}{namespace}-{killed.pid}-abc"
     (left / "123").mkdir(parents=True)
-    running = tmp_path / f"{sandbox.SCRATCH_PREFIX}{namespace}-{os.getpid()}-def"
-    elsewhere = tmp_path / f"{sandbox.SCRATCH_PREFIX}{namespace + 1}-{killed.pid}-ghi"
+    running = tmp_path / f"{scratch.SCRATCH_PREFIX}{namespace}-{os.getpid()}-def"
+    elsewhere = tmp_path / f"{scratch.SCRATCH_PREFIX}{namespace + 1}-{killed.pid}-ghi"
     for folder in (running, elsewhere):
         folder.mkdir()
     with Sandbox(jobs=1, timeout=10.0) as box:
@@ -206,7 +206,7 @@ def test_a_call_whose_pool_breaks_before_it_runs_runs_again_on_the_new_pool():
 
     data = unary_chain_model().SerializeToString()
     with Sandbox(jobs=1, timeout=30.0) as box:
-        old = box._pool
+        old = box._workers.current
         manager = old._pool_manager
         held: list = []
         taken = threading.Event()
@@ -226,4 +226,4 @@ def test_a_call_whose_pool_breaks_before_it_runs_runs_again_on_the_new_pool():
         caller.join(120)  # a bound on a deadlock, not a speed: the call needs about a second
         breaker.join()
         assert held and answer == [len(unary_chain_model().graph.node)]
-        assert box._pool is not old and box.restarts == 1
+        assert box._workers.current is not old and box.restarts == 1

@@ -1,24 +1,19 @@
-"""Sandboxed execution of test cases in long-lived worker processes (pebble ProcessPool,
-without its orphaned tasks: :mod:`fuzzer.execution.pool`).
+"""Sandboxed execution of test cases in long-lived worker processes: the scheduling of cases
+and batches on a pool of workers (:mod:`fuzzer.execution.managed_pool`, pebble's pool kept
+running).
 
 Each worker imports onnx, onnxruntime and the target once and runs many cases. A case that
 kills its worker (a signal) or outlives the per-case timeout is turned into an Outcome with the
-stage the worker had announced, judged by the oracles here, and the worker is replaced; the
-optimizer never runs in the calling process.
+stage the worker had announced in its slot (:mod:`fuzzer.execution.slots`), judged by the
+oracles (:mod:`fuzzer.execution.deaths`), and the worker is replaced; the optimizer never runs
+in the calling process. Cases a dead worker took with it, or that a replaced pool never ran,
+run again.
 """
 
 from __future__ import annotations
 
-import collections
-import dataclasses
-import importlib
-import multiprocessing
-import os
-import shutil
 import signal
-import tempfile
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -27,92 +22,51 @@ from typing import Any, TypeVar
 
 from pebble import ProcessExpired
 
-from fuzzer.builds.sanitizer import SanitizerRuntime, release
+from fuzzer.builds.sanitizer import SanitizerRuntime
 from fuzzer.edges.setup import EdgeSetup
-from fuzzer.execution.case import SOURCE_KINDS, Artifacts, CaseResult, TestCase
-from fuzzer.execution.pool import ProcessPool, process_exists
-from fuzzer.execution.slots import PENDING
-from oracles import judge
+from fuzzer.execution.case import Artifacts, CaseResult, TestCase
+from fuzzer.execution.deaths import (
+    PRE_TARGET_STAGES,
+    expired,
+    judge_death,
+    late_reference,
+    reference_first,
+    unknown_death,
+)
+from fuzzer.execution.managed_pool import ManagedPool, SandboxError
+from fuzzer.execution.preload import CASE_PRELOAD
+from fuzzer.execution.slots import PENDING, StageSlots
 from oracles.base import STAGES, Outcome
+
+__all__ = ["CASE_PRELOAD", "DEFAULT_MEMORY_LIMIT", "DEFAULT_TIMEOUT", "MAX_DEAD_BATCHES",
+           "MAX_RSS_GROWTH", "MAX_TASKS", "Sandbox", "SandboxError", "late_reference",
+           "reference_first"]
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_LIMIT = 4 << 30
 _SLOTS_PER_JOB = 256
-#: rebuilds of a broken pebble pool within :data:`RESTART_WINDOW` seconds past which the
-#: pool counts as dead (a broken pool that keeps breaking is not a crashing target).
-MAX_RESTARTS = 20
-RESTART_WINDOW = 60.0
 #: cases one worker runs before pebble replaces it (pebble's ``max_tasks``), so that a leak
 #: in the target cannot grow without bound; a forked replacement costs milliseconds.
 MAX_TASKS = 2000
 #: resident-size growth of a worker (bytes) past its warm-up size at which its pool is
 #: replaced: new cases go to a fresh pool, the old one finishes what it holds and stops.
 MAX_RSS_GROWTH = 256 << 20
-#: modules the fork server imports once, so its workers start warm.
-FORKSERVER_PRELOAD = ("onnx", "onnxruntime", "fuzzer.execution.worker", "fuzzer.targets")
-#: modules a worker imports lazily (and every oracle, :func:`oracles.load_oracles`), imported
-#: by the caller before any worker forks. A worker forked while another thread of the caller
-#: was importing one of them would wait forever on that module's import lock (the lock is
-#: copied held into the child): a pool silently a worker short, or cases lost as timeouts.
-FORK_PRELOAD = ("fuzzer.modelio.load", "fuzzer.modelio.repeat", "fuzzer.execution.scaling",
-                "generators.inputs", "statistics")
-#: what a worker imports to build a campaign's cases: the generator and its motifs, the
-#: modules it imports lazily (numpy.random, secrets), and every materializer
-#: (:data:`fuzzer.execution.case.SOURCE_KINDS`). A campaign's sandbox
-#: imports them before its workers fork (``Sandbox(preload=CASE_PRELOAD)``), so that a
-#: worker replaced after :data:`MAX_TASKS` cases does not spend its first case importing
-#: them (140 ms instead of 33 ms on a machine that compiles every module afresh); a
-#: one-shot command's sandbox (``optfuzz reduce``) does not pay for them.
-CASE_PRELOAD = ("generators.generate", "numpy.random", "secrets",
-                *(kind.split(":")[0] for kind in SOURCE_KINDS.values()))
-#: stages that say the seed is unusable when its worker dies there: materialization, and
-#: the reference run of a case that runs it before the target (``TestCase.reference_first``;
-#: a death in a reference run after the target is run again that way first, see
-#: :func:`late_reference`); a timeout there is retried once before it counts.
-PRE_TARGET_STAGES = ("materialize", "reference")
-_POLL = 1.0  # seconds between checks that the pool still runs, while waiting
-#: times :meth:`Sandbox.call` schedules its function while the pool holding it breaks first.
-CALL_ATTEMPTS = 3
-
-
-class _PoolReplaced(Exception):
-    """A waited-for task's pool broke and was replaced before the task ran."""
-
-
 #: a batch's task outlives the sum of its cases' timeouts by this much (seconds) before
 #: pebble kills its worker; each case's own timeout is the worker's alarm.
 BATCH_SLACK = 10.0
-#: name of a sandbox's scratch folder in the temporary folder, before its owner's pid.
-SCRATCH_PREFIX = "optfuzz-workers-"
 #: weight of one case in the sandbox's running rate of worker deaths.
 DEATH_RATE_WEIGHT = 0.02
 #: expected deaths per batch the batch size keeps within (:meth:`Sandbox.batch_size`): a
 #: death re-runs the batch's other cases one by one, so a target that crashes often gets
 #: smaller batches, and one per task at a death rate of a tenth.
 MAX_DEAD_BATCHES = 0.1
-
-
-def late_reference(case: TestCase, stage: str) -> bool:
-    """Whether a worker that died or hung in ``stage`` of ``case`` was in a reference run
-    made after the target (:mod:`fuzzer.execution.pipeline`). The target may have broken
-    that process's heap, so the death is not yet the seed's: the case runs again with the
-    reference run first (:func:`reference_first`)."""
-    return stage == "reference" and not case.reference_first
-
-
-def reference_first(case: TestCase) -> TestCase:
-    """``case`` with its reference run before the target."""
-    return dataclasses.replace(case, reference_first=True)
-
-
-class SandboxError(RuntimeError):
-    """A function run by :meth:`Sandbox.call` killed its worker or outlived the timeout, or
-    the pool itself no longer runs (then no call or case can run in it)."""
+#: seconds a dead worker's case may take to be materialized again.
+REBUILD_TIMEOUT = 120.0
 
 
 class Sandbox:
-    """A pool of ``jobs`` worker processes.
+    """A pool of ``jobs`` worker processes that run cases and calls.
 
     Args:
         jobs: number of worker processes.
@@ -134,7 +88,7 @@ class Sandbox:
             spawn for a coverage build, the fork server for a sanitize build). A process
             with threads of its own that may hold locks at any time (a Ray actor's) uses
             ``"forkserver"``: workers fork from a single-threaded server that imported
-            :data:`FORKSERVER_PRELOAD` once.
+            :data:`fuzzer.execution.preload.FORKSERVER_PRELOAD` once.
         batch: cases per worker task in :meth:`submit_many` at most (pebble's traffic and
             the callbacks are paid once per task); each case keeps its own timeout (an
             alarm in the worker) and its own stage, so a death is still the case's own.
@@ -142,10 +96,15 @@ class Sandbox:
             :data:`CASE_PRELOAD`), so that every new worker inherits them.
 
     ``submit`` returns a Future that always resolves to a :class:`CaseResult`, never to an
-    exception of the case's making. :attr:`recycled` counts pools replaced for growth;
-    :attr:`probes` is the workers' shared account of the ``slow`` oracle's scaling
-    probes (:class:`fuzzer.execution.scaling.ProbeAccount`: their share holds across
-    worker replacement).
+    exception of the case's making. :attr:`restarts` counts rebuilds of a broken pool,
+    :attr:`recycled` pools replaced for growth; :attr:`probes` is the workers' shared account
+    of the ``slow`` oracle's scaling probes (:class:`fuzzer.execution.scaling.ProbeAccount`:
+    their share holds across worker replacement); :attr:`scratch` is the folder under which
+    each worker keeps its temporary files (:mod:`fuzzer.execution.scratch`).
+
+    Raises:
+        OSError: the scratch folder cannot be made.
+        ImportError: a module of ``preload`` cannot be imported.
     """
 
     def __init__(self, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
@@ -154,94 +113,34 @@ class Sandbox:
                  edges: EdgeSetup | None = None, start_method: str | None = None,
                  sanitizer: SanitizerRuntime | None = None, batch: int = 1,
                  preload: Sequence[str] = ()) -> None:
-        # fork: workers inherit the imports made here (replacing a dead worker costs
-        # milliseconds) and scripts need no ``if __name__ == "__main__"`` guard; workers of
-        # a coverage build start afresh (spawn), since they import another copy of the target
-        method = start_method or ("spawn" if edges is not None and edges.build is not None
-                                  else "forkserver" if sanitizer is not None else "fork")
         self.sanitizer = sanitizer
-        if sanitizer is not None:
-            sanitizer.install()
-            memory_limit = None
-        if method == "forkserver":
-            multiprocessing.set_forkserver_preload(list(FORKSERVER_PRELOAD))
-        context = multiprocessing.get_context(method)
         self.jobs, self.timeout, self.batch = jobs, timeout, max(1, batch)
         self.death_rate = 0.0  # running share of cases whose worker died (or hung)
         self.finished = 0  # cases that ended (a result or a judged death), for progress
-        # each worker's temporary files live in a folder of its own under this one, removed
-        # when a worker dies and, whole, on close: a case killed mid-way leaves nothing
-        # behind; those of sandboxes whose owner was killed before its close go now
-        _sweep_orphans()
-        self.scratch = tempfile.mkdtemp(prefix=_scratch_prefix())
-        self._slots = jobs * _SLOTS_PER_JOB
-        self._stages = context.Array("b", self._slots, lock=False)
-        self._free = list(range(self._slots))
-        self._lock = threading.Lock()
-        self._available = threading.Semaphore(self._slots)
-        from fuzzer.execution.scaling import ProbeAccount
-        from fuzzer.execution.worker import Recycling  # imported once, inherited by workers
-
-        if method == "fork":
-            _preload(preload)
-
         tasks = max_tasks and max(1, max_tasks // self.batch)  # pebble counts tasks
-
-        self.probes = ProbeAccount(jobs, context)  # outlives the pools and their workers
-
-        def make_pool() -> ProcessPool:
-            # each pool has its own retire flag: the old pool's workers, draining, no longer
-            # speak for the new one
-            self._recycling = Recycling(timeout, max_rss_growth, context.Value("b", 0),
-                                        self.probes)
-            return ProcessPool(max_workers=jobs, max_tasks=tasks, initializer=_init,
-                               initargs=(self._stages, memory_limit, self._recycling,
-                                         edges, sanitizer, self.scratch),
-                               context=context)
-
-        self._make_pool = make_pool
-        self._pool = self._make_pool()
-        self._pool_lock = threading.Lock()
-        self._draining: dict[ProcessPool, threading.Thread] = {}  # replaced pools finishing
-        self.restarts = self.recycled = 0
-        self._recent: collections.deque[float] = collections.deque()
-        self._outstanding: set[Future] = set()
-        self._moved: set[Future] = set()  # cancelled to run on a recycled pool's successor
-        self._closed = False
+        self._workers = ManagedPool(
+            jobs, jobs * _SLOTS_PER_JOB, timeout=timeout, memory_limit=memory_limit,
+            max_tasks=tasks, max_rss_growth=max_rss_growth, edges=edges,
+            start_method=start_method, sanitizer=sanitizer, preload=preload)
+        self._slots = StageSlots(self._workers.stages)
+        self.scratch = self._workers.scratch
+        self.probes = self._workers.probes
 
     @property
     def alive(self) -> bool:
         """Whether the pool can still run cases: not closed, and pebble's pool is running (its
         manager threads alive) or can be rebuilt. Futures of a dead pool never resolve."""
-        if self._closed:
-            return False
-        return self._healthy_pool().active
+        return self._workers.alive
 
-    def _may_restart(self) -> bool:
-        now = time.monotonic()
-        while self._recent and now - self._recent[0] > RESTART_WINDOW:
-            self._recent.popleft()
-        return len(self._recent) < MAX_RESTARTS
+    @property
+    def restarts(self) -> int:
+        """Rebuilds of a pool pebble marked broken."""
+        return self._workers.restarts
 
-    def _healthy_pool(self) -> ProcessPool:
-        """The pool to schedule on, rebuilt where pebble broke it. Pebble marks a pool broken
-        when a worker dies before the pool registered the task it had taken (a target that
-        crashes at once, many times over); the sandbox's own job is to survive crashes, so it
-        starts a new pool, at most :data:`MAX_RESTARTS` times a :data:`RESTART_WINDOW`."""
-        with self._pool_lock:
-            pool = self._pool
-            if pool.active or self._closed or not self._may_restart():
-                return pool
-            self.restarts += 1
-            self._recent.append(time.monotonic())
-            with self._lock:
-                lost = list(self._outstanding)
-            for task in lost:  # their results can no longer come: run them again
-                task.cancel()
-            # stopped beside the caller: the caller may be one of the old pool's own threads
-            threading.Thread(target=pool.stop, name="sandbox-stop", daemon=True).start()
-            self._pool = self._make_pool()
-            return self._pool
+    @property
+    def recycled(self) -> int:
+        """Pools replaced for a worker's resident-size growth."""
+        return self._workers.recycled
 
     def submit(self, case: TestCase) -> Future[CaseResult]:
         """Schedule ``case``; blocks while ``jobs * 256`` cases are already in flight.
@@ -252,41 +151,25 @@ class Sandbox:
         return self._submit(case, retried=False)
 
     def _submit(self, case: TestCase, retried: bool) -> Future[CaseResult]:
-        (slot,) = slots = self._take_slots(1, 0)
+        (slot,) = slots = self._slots.take(1, 0)
         future: Future[CaseResult] = Future()
         task = self._schedule(_execute, (case, slot), self.timeout, slots)
         task.add_done_callback(lambda done: self._finish(done, case, slot, future, retried))
         return future
 
-    def _take_slots(self, count: int, stage: int) -> list[int]:
-        """``count`` free slots of the stage array, each set to ``stage`` (blocks while
-        none is free)."""
-        for _ in range(count):
-            self._available.acquire()
-        with self._lock:
-            slots = [self._free.pop() for _ in range(count)]
-        for slot in slots:
-            self._stages[slot] = stage
-        return slots
-
     def _schedule(self, function: Callable[..., Any], args: tuple, timeout: float,
                   slots: list[int]) -> Future:
-        """pebble's task of ``function(*args)``, counted outstanding.
+        """The pool's task of ``function(*args)`` (:meth:`ManagedPool.schedule`), with a
+        timeout of ``timeout`` seconds.
 
         Raises:
             SandboxError: the pool no longer runs (``slots`` are given back).
         """
-        pool = self._healthy_pool()
         try:
-            task = pool.schedule(function, args=args, timeout=timeout)
-        except RuntimeError as exc:  # pebble: "The Pool is not active", or its error state
-            self._release(slots)
-            raise SandboxError(f"the worker pool is not running: {exc}") from None
-        with self._lock:
-            self._outstanding.add(task)
-        if pool is not self._pool:  # replaced meanwhile (by another thread), before this
-            task.cancel()  # task was counted: cancelled, it runs again on the new pool
-        return task
+            return self._workers.schedule(function, args, timeout)
+        except SandboxError:
+            self._slots.release(slots)
+            raise
 
     def submit_many(self, cases: Sequence[TestCase]) -> list[Future[CaseResult]]:
         """Schedule ``cases`` in tasks of up to :attr:`batch` cases each (fewer while
@@ -318,38 +201,28 @@ class Sandbox:
         return max(1, int(MAX_DEAD_BATCHES / self.death_rate))
 
     def _submit_batch(self, cases: list[TestCase]) -> list[Future[CaseResult]]:
-        slots = self._take_slots(len(cases), PENDING)
+        slots = self._slots.take(len(cases), PENDING)
         futures: list[Future[CaseResult]] = [Future() for _ in cases]
         task = self._schedule(_execute_batch, (cases, slots, self.timeout),
                               self.timeout * len(cases) + BATCH_SLACK, slots)
         task.add_done_callback(lambda done: self._finish_batch(done, cases, slots, futures))
         return futures
 
-    def _release(self, slots: list[int]) -> None:
-        with self._lock:
-            self._free.extend(slots)
-        for _ in slots:
-            self._available.release()
-
     def _settle(self, done: Future, slots: list[int]) -> bool:
         """Forget finished task ``done`` and give back its ``slots``; whether a recycling
         had cancelled it (to run on the new pool: not a retry)."""
-        with self._lock:
-            self._outstanding.discard(done)
-            moved = done in self._moved
-            self._moved.discard(done)
-        self._release(slots)
+        moved = self._workers.settle(done)
+        self._slots.release(slots)
         return moved
 
     def _finish_batch(self, done: Future, cases: list[TestCase], slots: list[int],
                       futures: list[Future]) -> None:
-        stages = [self._stages[slot] for slot in slots]
+        stages = [self._slots.stage(slot) for slot in slots]
         self._settle(done, slots)
         error = None if done.cancelled() else done.exception()
         if not done.cancelled() and error is None:
             self._count(len(cases), 0)
-            if self._recycling.retire.value:
-                self._recycle()
+            self._workers.recycle()
             for future, result in zip(futures, done.result(), strict=True):
                 future.set_result(result)
             return
@@ -357,15 +230,15 @@ class Sandbox:
         running = next((i for i, stage in enumerate(stages) if 0 <= stage < len(STAGES)),
                        None)
         culprit = running if isinstance(error, (FutureTimeout, ProcessExpired)) and \
-            not _unknown_death(error) else None
+            not unknown_death(error) else None
         death = None
         if culprit is not None:
-            self._sweep()
+            self._workers.sweep()
             stage = STAGES[stages[culprit]]
             timed_out = isinstance(error, FutureTimeout) or \
                 getattr(error, "exitcode", None) == -signal.SIGALRM
             death = Outcome("timeout", stage, timeout=self.timeout) if timed_out \
-                else self._expired(error, stage)  # type: ignore[arg-type]
+                else expired(error, stage, self.sanitizer)  # type: ignore[arg-type]
             if late_reference(cases[culprit], stage):  # again, its reference run first
                 cases = [*cases[:culprit], reference_first(cases[culprit]),
                          *cases[culprit + 1:]]
@@ -373,8 +246,7 @@ class Sandbox:
             elif timed_out and stage in PRE_TARGET_STAGES:  # a slow start: run it again too
                 culprit = death = None
             self._count(1, 1)
-        if self._recycling.retire.value:
-            self._recycle()
+        self._workers.recycle()
         others = [(case, future) for i, (case, future) in enumerate(zip(cases, futures,
                                                                          strict=True))
                   if i != culprit]
@@ -397,10 +269,7 @@ class Sandbox:
     def busy_stages(self) -> list[str]:
         """The stages (:data:`oracles.base.STAGES` names) the cases running now
         are in, for a progress display; empty while none runs."""
-        with self._lock:
-            busy = [slot for slot in range(self._slots) if slot not in self._free]
-        codes = [self._stages[slot] for slot in busy]
-        return [STAGES[code] for code in codes if 0 <= code < len(STAGES)]
+        return self._slots.busy()
 
     def run(self, case: TestCase) -> CaseResult:
         """Run ``case`` and wait for its result.
@@ -408,23 +277,7 @@ class Sandbox:
         Raises:
             SandboxError: the pool stopped before the case ended.
         """
-        return self._wait(self.submit(case))
-
-    def _wait(self, future: Future[T], pool: ProcessPool | None = None) -> T:
-        """``future.result()``, polling the pool: a dead pool raises SandboxError instead of
-        waiting forever, and so does ``pool``, the pool that holds ``future``'s task, once
-        a broken pool was replaced by a new one (:class:`_PoolReplaced`: a task still queued
-        in the old pool never runs)."""
-        while True:
-            try:
-                return future.result(timeout=_POLL)
-            except FutureTimeout:
-                if future.done():  # the task's own timeout
-                    raise
-                if not self.alive:
-                    raise SandboxError("the worker pool stopped") from None
-                if pool is not None and pool is not self._pool and not pool.active:
-                    raise _PoolReplaced from None
+        return self._workers.wait(self.submit(case))
 
     def call(self, function: Callable[..., T], *args: Any, timeout: float | None = None) -> T:
         """Run ``function(*args)`` in a worker and return its result.
@@ -437,44 +290,34 @@ class Sandbox:
                 (default: the per-case timeout), or the pool stopped.
             Exception: whatever ``function`` raised.
         """
-        for _ in range(CALL_ATTEMPTS):
-            try:
-                pool = self._healthy_pool()
-                future = pool.schedule(function, args=args, timeout=timeout or self.timeout)
-            except RuntimeError as exc:
-                raise SandboxError(f"the worker pool is not running: {exc}") from None
-            try:
-                return self._wait(future, pool)
-            except _PoolReplaced:
-                continue  # its pool broke before it ran: once more on the new pool
-            except FutureTimeout:
-                self._sweep()
-                raise SandboxError(f"{getattr(function, '__name__', 'call')}: no result "
-                                   f"after {timeout or self.timeout:g} s") from None
-            except (ProcessExpired, BrokenProcessPool) as exc:
-                self._sweep()
-                raise SandboxError(f"{getattr(function, '__name__', 'call')}: worker died "
-                                   f"({exc})") from None
-        raise SandboxError(f"{getattr(function, '__name__', 'call')}: the worker pool broke "
-                           f"{CALL_ATTEMPTS} times before it ran")
+        timeout = timeout or self.timeout
+        name = getattr(function, "__name__", "call")
+        try:
+            return self._workers.run(function, args, timeout)
+        except FutureTimeout:
+            self._workers.sweep()
+            raise SandboxError(f"{name}: no result after {timeout:g} s") from None
+        except (ProcessExpired, BrokenProcessPool) as exc:
+            self._workers.sweep()
+            raise SandboxError(f"{name}: worker died ({exc})") from None
 
     def _finish(self, done: Future, case: TestCase, slot: int, future: Future,
                 retried: bool = False) -> None:
-        stage = STAGES[self._stages[slot]]
+        stage = STAGES[self._slots.stage(slot)]
         moved = self._settle(done, [slot])
         error = None if done.cancelled() else done.exception()
-        lost = done.cancelled() or isinstance(error, BrokenProcessPool) or _unknown_death(error)
+        lost = done.cancelled() or isinstance(error, BrokenProcessPool) or unknown_death(error)
         # a timeout before the target ran (a slow start or reference run on a loaded machine)
         # would call the seed unusable: it runs once more first
         early = isinstance(error, FutureTimeout) and stage in PRE_TARGET_STAGES
         if isinstance(error, (FutureTimeout, ProcessExpired)) and not lost and \
-                not self._closed and late_reference(case, stage):
+                not self._workers.closed and late_reference(case, stage):
             # it may be the target's doing: run it again, with its reference run first
-            self._sweep()
+            self._workers.sweep()
             self._count(1, 1)
             self._retry_later(reference_first(case), future, retried)
             return
-        if (lost or early) and (moved or not retried) and not self._closed:
+        if (lost or early) and (moved or not retried) and not self._workers.closed:
             # the pool broke under the case, it was recycled before it started, or it timed
             # out before the target ran: run it (once more), off pebble's own thread
             self._retry_later(case, future, retried or not moved)
@@ -484,16 +327,15 @@ class Sandbox:
         try:
             result = done.result()
         except FutureTimeout:
-            self._sweep()
+            self._workers.sweep()
             death = Outcome("timeout", stage, timeout=self.timeout)
         except ProcessExpired as exc:
-            self._sweep()
-            death = self._expired(exc, stage)
+            self._workers.sweep()
+            death = expired(exc, stage, self.sanitizer)
         except BaseException as exc:  # a bug of optfuzz itself, or an unpicklable result
             result = CaseResult([], f"internal: {type(exc).__name__}: {exc}", stage,
                                 dict(case.source))
-        if self._recycling.retire.value:
-            self._recycle()
+        self._workers.recycle()
         self._count(1, death is not None)
         if death is not None:
             self._resolve_death(case, death, future)
@@ -505,7 +347,7 @@ class Sandbox:
         (pebble forks new workers from it: an import made on another thread meanwhile
         could leave its lock held in the child); the model is rebuilt for the bundle off
         this thread, in a worker of this pool."""
-        result = _death(case, death)
+        result = judge_death(case, death)
         if result.findings:
             threading.Thread(target=self._with_artifacts, args=(case, result, future),
                              name="sandbox-rebuild", daemon=True).start()
@@ -535,56 +377,6 @@ class Sandbox:
         except Exception:
             return None, {}
         return Artifacts(case.model_bytes or model, None, feeds), provenance
-
-    def _sweep(self) -> None:
-        """Remove the temporary folders of workers that no longer run (killed for a
-        timeout or dead by a signal: what they were writing is left there)."""
-        try:
-            entries = os.listdir(self.scratch)
-        except OSError:
-            return
-        for entry in entries:
-            if not entry.isdigit() or not process_exists(int(entry)):
-                shutil.rmtree(os.path.join(self.scratch, entry), ignore_errors=True)
-
-    def _expired(self, exc: ProcessExpired, stage: str) -> Outcome:
-        """The Outcome of a case whose worker died: halted by a sanitizer where the worker
-        left a report, else killed by a signal (or an exit)."""
-        code = exc.exitcode
-        report = self.sanitizer.take(exc.pid) if self.sanitizer is not None else None
-        if report is not None:
-            return Outcome("sanitizer", stage, error=f"exit code {code}",
-                           extra={"sanitizer_report": report})
-        return Outcome("signal", stage, signal=-code if code and code < 0 else None,
-                       error=f"exit code {code}")
-
-    def _recycle(self) -> None:
-        """Replace the pool one of whose workers outgrew ``max_rss_growth``: new cases go
-        to a fresh pool, and so do the old pool's cases that have not started (cancelled
-        there, they run again here: see :meth:`_finish`); the old pool finishes the cases
-        and calls it is running and stops, on a thread of its own."""
-        with self._pool_lock:
-            if self._closed or not self._recycling.retire.value:
-                return
-            old, self._pool = self._pool, self._make_pool()
-            self.recycled += 1
-            drain = threading.Thread(target=self._drain, args=(old,), name="sandbox-drain",
-                                     daemon=True)
-            self._draining[old] = drain
-        with self._lock:
-            waiting = [task for task in self._outstanding if not task.running()]
-            self._moved.update(waiting)
-        for task in waiting:
-            task.cancel()
-        drain.start()
-
-    def _drain(self, pool: ProcessPool) -> None:
-        """Let a replaced pool finish its cases, then stop it and forget it (the one thread
-        that joins it)."""
-        pool.close()
-        pool.join()
-        with self._pool_lock:
-            self._draining.pop(pool, None)
 
     def _rerun(self, pending: list[tuple[TestCase, Future]],
                submit: Callable[[list[TestCase]], list[Future[CaseResult]]] | None = None
@@ -616,85 +408,13 @@ class Sandbox:
 
     def close(self) -> None:
         """Stop the workers (cases in flight are cancelled); calling it again does nothing."""
-        if self._closed:
-            return
-        self._closed = True
-        with self._pool_lock:
-            draining = list(self._draining.items())
-        for pool, drain in draining:  # their drain threads join them
-            pool.stop()
-            drain.join(timeout=_POLL * 30)
-        self._pool.stop()
-        self._pool.join()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        if self.sanitizer is not None:
-            release()
+        self._workers.close()
 
     def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _pid_namespace() -> int:
-    """The inode of this process's pid namespace (``/proc/self/ns/pid``); 0 where the
-    system shows none."""
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
-
-
-def _scratch_prefix() -> str:
-    """A sandbox's scratch folder name up to its random part: :data:`SCRATCH_PREFIX`, the
-    pid namespace (:func:`_pid_namespace`) and this process's pid, dash-separated."""
-    return f"{SCRATCH_PREFIX}{_pid_namespace()}-{os.getpid()}-"
-
-
-def _sweep_orphans() -> None:
-    """Remove the scratch folders that sandboxes of processes no longer running left in the
-    temporary folder (a campaign or a Ray actor killed before its sandbox closed): those
-    named with this pid namespace (:func:`_scratch_prefix`; a container sharing the folder
-    has its own) and a pid that no process has. A folder whose owner's pid runs again (a
-    reused pid) waits for a later sweep; without a pid namespace nothing is swept."""
-    namespace = _pid_namespace()
-    root = tempfile.gettempdir()
-    try:
-        entries = os.listdir(root) if namespace else []
-    except OSError:
-        return
-    mine = f"{SCRATCH_PREFIX}{namespace}-"
-    for entry in entries:
-        owner = entry[len(mine):].split("-", 1)[0]
-        if entry.startswith(mine) and owner.isdigit() and not process_exists(int(owner)):
-            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
-
-
-def _preload(more: Sequence[str] = ()) -> None:
-    """Import :data:`FORK_PRELOAD`, ``more`` and every oracle in this process, and build
-    onnxruntime's and onnx's registries (:func:`fuzzer.execution.reference.warm_up`), for
-    the workers about to fork from it: a fresh worker's first cases cost about 15 ms of
-    CPU more than the same cases again, not 60 ms."""
-    from fuzzer.execution.reference import warm_up
-    from oracles import load_oracles
-
-    for name in (*FORK_PRELOAD, *more):
-        importlib.import_module(name)
-    load_oracles()
-    warm_up()
-
-
-def _init(stages: Any, memory_limit: int | None, recycling: Any,
-          edges: EdgeSetup | None = None, sanitizer: SanitizerRuntime | None = None,
-          scratch: str | None = None) -> None:
-    from fuzzer.execution.worker import init_worker
-
-    if scratch is not None:  # tempfile and child processes write under the worker's folder
-        folder = os.path.join(scratch, str(os.getpid()))  # named by pid: see Sandbox._sweep
-        os.makedirs(folder, exist_ok=True)
-        tempfile.tempdir = os.environ["TMPDIR"] = folder
-    init_worker(stages, memory_limit, recycling, edges, sanitizer)
 
 
 def _execute(case: TestCase, slot: int) -> CaseResult:
@@ -708,32 +428,6 @@ def _execute_batch(cases: list[TestCase], slots: list[int],
     from fuzzer.execution.worker import execute_batch
 
     return execute_batch(cases, slots, timeout)
-
-
-def _unknown_death(error: BaseException | None) -> bool:
-    """Whether ``error`` is the death of a worker whose exit code nobody saw (a task
-    acknowledged by a worker pebble had already stopped: :mod:`fuzzer.execution.pool`); its
-    cases run again rather than take a death that may not be theirs."""
-    return isinstance(error, ProcessExpired) and error.exitcode is None
-
-
-def _death(case: TestCase, outcome: Outcome) -> CaseResult:
-    """Judge a case whose worker died or hung (its artifacts are left to
-    :meth:`Sandbox._rebuild`); an unusable seed if it happened before the target ran (during
-    materialization or the reference run)."""
-    source = dict(case.source)
-    if outcome.stage in PRE_TARGET_STAGES:
-        what = "timeout" if outcome.status == "timeout" else f"signal {outcome.signal}"
-        return CaseResult([], f"{outcome.stage}: worker {what}", outcome.stage, source)
-    from fuzzer.execution.pipeline import case_extra
-    from fuzzer.targets import get_target
-
-    outcome.extra.update(case_extra(get_target(case.target), case))
-    return CaseResult(judge(outcome), None, outcome.stage, source)
-
-
-#: seconds a dead worker's case may take to be materialized again.
-REBUILD_TIMEOUT = 120.0
 
 
 def _materialize_elsewhere(case: TestCase) -> tuple[bytes, Any, dict[str, Any]]:

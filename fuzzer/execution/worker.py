@@ -52,7 +52,7 @@ class Recycling:
         rss_growth: resident-size growth in bytes past the warm-up baseline at which the
             worker asks to be replaced (None: never).
         retire: a shared flag (``multiprocessing.Value``) the worker sets to 1 to ask the
-            sandbox to replace its pool (:meth:`fuzzer.execution.sandbox.Sandbox`).
+            sandbox to replace its pool (:meth:`fuzzer.execution.managed_pool.ManagedPool.recycle`).
         probes: the sandbox's account of scaling probes, shared by its workers
             (:class:`fuzzer.execution.scaling.ProbeAccount`; None: the worker's own).
     """

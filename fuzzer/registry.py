@@ -116,6 +116,10 @@ class Registry(MutableMapping[str, T]):
         return UnknownName(f"unknown {self.kind} {name!r}; known: "
                            f"{', '.join(sorted(self))}")
 
+    def builtin(self, name: str) -> bool:
+        """Whether ``name`` is a built-in item (registered in code, not by a plugin)."""
+        return name in self._builtin
+
     def plugin(self, name: str) -> Any | None:
         """The entry point that added item ``name`` (None: a built-in or unknown name)."""
         entry = self._discovered().get(name)

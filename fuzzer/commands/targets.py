@@ -6,6 +6,7 @@ warning line."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import typer
 
@@ -30,35 +31,27 @@ class TargetRow:
     usable: bool
 
 
-def _plugin_origins() -> dict[str, str]:
-    """Plugin target name -> "plugin (<distribution> <version>)"."""
-    from importlib.metadata import entry_points
-
-    from fuzzer.targets.base import ENTRY_POINT_GROUP
-
-    origins: dict[str, str] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        dist = getattr(point, "dist", None)
-        label = f"plugin ({dist.name} {dist.version})" if dist is not None else "plugin"
-        origins.setdefault(point.name, label)
-    return origins
+def _origin(point: Any) -> str:
+    """``plugin (<distribution> <version>)`` of a plugin target's entry point."""
+    dist = getattr(point, "dist", None)
+    return f"plugin ({dist.name} {dist.version})" if dist is not None else "plugin"
 
 
 def target_rows() -> list[TargetRow]:
     """One :class:`TargetRow` per registered target, in name order. A plugin that cannot be
     imported gives one warning line on stderr (never a traceback)."""
-    from fuzzer.targets.base import TARGETS, get_target, target_names, warn_line
+    from fuzzer.registry import warn_line
+    from fuzzer.targets.base import TARGETS, get_target, target_names
 
-    origins = _plugin_origins()
     rows = []
     for name in target_names():
-        origin = "built-in" if name in TARGETS else origins.get(name, "plugin")
+        origin = "built-in" if TARGETS.builtin(name) else _origin(TARGETS.plugin(name))
         try:
             target = get_target(name)
             rows.append(TargetRow(name, origin, target.version(),
                                   target.configuration_space(), True))
         except ImportError as exc:
-            if name not in TARGETS:
+            if not TARGETS.builtin(name):
                 warn_line(str(exc))
             rows.append(TargetRow(name, origin, "", str(exc), False))
     return rows

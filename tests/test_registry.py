@@ -3,6 +3,7 @@ protocol, and plugins read from an entry-point group (a fake ``entry_points``)."
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 from dataclasses import dataclass
 from typing import Any
@@ -117,3 +118,22 @@ def test_a_custom_load_and_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(colours) == 0
     assert warned == ["colour plugin 'odd' (not a pair) is left out: ValueError: its value "
                       "is not 'module:Class'"]
+
+
+#: every registry of optfuzz: "module:attribute".
+REGISTRIES = (
+    "fuzzer.targets.base:TARGETS", "oracles.base:REGISTRY", "oracles.metrics:TASK_METRICS",
+    "generators.motifs:MOTIFS", "generators.motifs:PLUGIN_FAMILIES",
+    "generators.mutate.registry:MUTATORS", "generators.recipe:RECIPES",
+    "generators.names:STYLES", "generators.edge_values:EDGE_KINDS",
+    "fuzzer.corpus:SOURCES", "fuzzer.corpus.feeds:FILLS", "fuzzer.corpus.report:COLUMNS",
+    "fuzzer.reduce.edits:EDITS", "fuzzer.reduce.reducer:STEPS", "fuzzer.targets.fake:PASSES",
+    "fuzzer.edges.kinds:EDGE_KINDS", "fuzzer.builds.kinds:KINDS",
+)
+
+
+@pytest.mark.parametrize("where", REGISTRIES)
+def test_every_registry_is_a_registry(where: str) -> None:
+    module, _, attr = where.partition(":")
+    found = getattr(importlib.import_module(module), attr)
+    assert isinstance(found, Registry)

@@ -71,3 +71,20 @@ def test_docstring_paragraphs_become_one_line_each():
         also one line."""
     assert unwrap(text) == ("First line of a sentence that goes on.\n\n"
                             "Second paragraph, also one line.")
+
+
+def test_the_commands_come_from_the_registry():
+    from fuzzer.cli import COMMANDS, MODULES, app
+    from fuzzer.commands.command import Command
+    from fuzzer.registry import Registry
+
+    assert isinstance(COMMANDS, Registry)
+    assert all(isinstance(c, Command) for c in COMMANDS.values())
+    assert COMMANDS.names() == list(MODULES)
+    # typer lists the commands, then the groups, each in the registry's order
+    assert [c.name for c in app.registered_commands] == \
+        [c.name for c in COMMANDS.values() if c.run]
+    assert [g.name for g in app.registered_groups] == \
+        [c.name for c in COMMANDS.values() if not c.run]
+    assert COMMANDS["corpus"].names() == ["corpus list", "corpus fetch", "corpus verify",
+                                          "corpus report"]

@@ -10,6 +10,8 @@ from typing import Any
 
 import typer
 
+from fuzzer.commands.command import Command
+
 
 @dataclass(frozen=True)
 class TargetRow:
@@ -57,13 +59,12 @@ def target_rows() -> list[TargetRow]:
     return rows
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``targets`` command to ``app``."""
+def targets() -> None:
+    """List the installed targets: version and configuration space of each (and, for a
+    missing package, the command that installs it)."""
+    for row in target_rows():
+        typer.echo(f"{row.name}  {row.version or '-'}  ({row.origin})")
+        typer.echo(f"    {row.space if row.usable else 'not usable here: ' + row.space}")
 
-    @app.command()
-    def targets() -> None:
-        """List the installed targets: version and configuration space of each (and, for a
-        missing package, the command that installs it)."""
-        for row in target_rows():
-            typer.echo(f"{row.name}  {row.version or '-'}  ({row.origin})")
-            typer.echo(f"    {row.space if row.usable else 'not usable here: ' + row.space}")
+
+COMMAND = Command("targets", targets)

@@ -15,18 +15,14 @@ SOURCES = ("generated", "mutated", "corpus", "bundled", "pypi", "hub", "dir")
 MADE_SOURCES = ("generated", "mutated")
 
 
+@options.grouped
 def fuzz(
-    hours: float = typer.Option(None, metavar="HOURS", help="Run for this many hours."),
-    minutes: float = typer.Option(None, metavar="MINUTES",
-                                  help="Run for this many minutes."),
-    seconds: float = typer.Option(None, metavar="SECONDS",
-                                  help="Run for this many seconds."),
-    max_cases: int = typer.Option(None, "--max-cases", metavar="N",
-                                  help="Stop after N cases."),
+    *,
+    limits: options.CampaignLimits = None,
     jobs: int = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes "
                              "(default 2; with --ray: case actors, default one per CPU "
                              "the cluster offers).", rich_help_panel=options.EXECUTION),
-    seed: options.Seed = 0,
+    inputs: options.InputArgs = None,
     out: Path = typer.Option(Path("crashes"), metavar="FOLDER",
                              help="Output folder of bundles."),
     source: str = typer.Option(
@@ -35,15 +31,12 @@ def fuzz(
         "and --corpus folders), bundled, pypi, hub, dir."),
     corpus: list[Path] = typer.Option(None, "--corpus", metavar="FOLDER",
                                       help="Folder of .onnx files (repeatable)."),
-    target: options.TargetName = None,
-    passes: options.Passes = None,
+    target: options.TargetChoice = None,
     fixed_passes: bool = typer.Option(
         False, "--fixed-passes", help="Run exactly --passes (default: the target's "
         "default list) in order for every case, instead of cycling configurations."),
-    input_shapes: options.InputShapes = None,
     generator: str = typer.Option("v2", metavar="NAME", help="Graph generator."),
-    timeout: options.Timeout = options.DEFAULT_TIMEOUT,
-    memory_limit_gib: options.MemoryLimit = options.DEFAULT_MEMORY_GIB,
+    execution: options.ExecutionArgs = None,
     reduce_seconds: options.ReduceSeconds = 120.0,
     no_localize: bool = typer.Option(False, "--no-localize", help="Skip localization."),
     resume: bool = typer.Option(False, help="Continue the campaign saved in --out "
@@ -78,19 +71,16 @@ def fuzz(
     from fuzzer.campaign.settings import CampaignSettings, parse_allow_change
     from fuzzer.handling.outcome import FindingPolicy
 
-    limits = [v for v in (hours and hours * 3600, minutes and minutes * 60, seconds) if v]
-    if len(limits) > 1:
-        raise InputError("give at most one of --hours, --minutes, --seconds")
+    duration = limits.duration()
     sources = options.parse_list(source) or []
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         raise InputError(f"unknown source(s) {unknown}; known: {', '.join(SOURCES)}")
-    adapter, _ = options.target_config(target, passes, None)
-    shapes = options.input_shapes(input_shapes)
+    adapter, _ = target.resolve()
+    shapes = inputs.shapes()
     allowed = parse_allow_change(allow_change)
     kinds = corpus_kinds(sources, corpus or [])
     models = load_corpus(kinds, corpus or [])
-    pass_list = options.parse_list(passes)
     if build not in (None, "sanitize", "coverage"):
         raise InputError(f"unknown build {build!r}; known: sanitize, coverage")
     if build == "sanitize" and (guided or ray is not None):
@@ -101,14 +91,15 @@ def fuzz(
         raise InputError("--crash-states runs unguided (the sanitizer runtime would start "
                          "the coverage workers); leave out --crash-states or --guided")
     settings = CampaignSettings(
-        out=out, target=adapter.name, seconds=limits[0] if limits else None,
-        max_cases=max_cases, jobs=jobs or (0 if ray else 2), seed=seed,
+        out=out, target=adapter.name, seconds=duration,
+        max_cases=limits.max_cases, jobs=jobs or (0 if ray else 2), seed=inputs.seed,
         generated="generated" in sources,
         mutated="mutated" in sources,
         generator=generator, corpus=models, corpus_kinds=kinds,
-        corpus_dirs=list(corpus or []), passes=pass_list, fixed_passes=fixed_passes,
+        corpus_dirs=list(corpus or []), passes=target.pass_list(), fixed_passes=fixed_passes,
         input_shapes=shapes,
-        timeout=timeout, memory_limit=options.memory_bytes(memory_limit_gib),
+        timeout=execution.timeout,
+        memory_limit=options.memory_bytes(execution.memory_limit_gib),
         policy=FindingPolicy(localize=not no_localize, reduce_seconds=reduce_seconds),
         resume=resume, live=not quiet, allow_change=allowed, guided=guided,
         ray=None if ray is None else "" if ray == "local" else ray,

@@ -129,6 +129,7 @@ REGISTRIES = (
     "fuzzer.corpus:SOURCES", "fuzzer.corpus.feeds:FILLS", "fuzzer.corpus.report:COLUMNS",
     "fuzzer.reduce.edits:EDITS", "fuzzer.reduce.reducer:STEPS", "fuzzer.targets.fake:PASSES",
     "fuzzer.edges.kinds:EDGE_KINDS", "fuzzer.builds.kinds:KINDS",
+    "fuzzer.targets.onnxscript.rules:RULE_SETS", "fuzzer.cli:COMMANDS",
 )
 
 

@@ -85,6 +85,18 @@ KINDS: Registry[BuildKind] = Registry("build", {
 })
 
 
+def check_kind(name: str) -> None:
+    """Refuse a build kind that is not in :data:`KINDS`.
+
+    Raises:
+        InputError: an unknown kind (the message lists the known ones).
+    """
+    from fuzzer.errors import InputError
+
+    if name not in KINDS:
+        raise InputError(str(KINDS.unknown(name)))
+
+
 def runtime_env(kind: BuildKind, log_prefix: str) -> dict[str, str]:
     """Environment a process needs to run code of a ``kind`` build (``LD_PRELOAD`` of the
     sanitizer runtime, the sanitizers' options with reports under ``log_prefix``, a path

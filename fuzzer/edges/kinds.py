@@ -127,8 +127,7 @@ def edge_kind(name: str) -> EdgeKind:
         InputError: no such kind (the message lists the known ones).
     """
     if name not in EDGE_KINDS:
-        raise InputError(f"unknown code coverage kind {name!r}; known: "
-                         f"{', '.join(EDGE_KINDS)}")
+        raise InputError(str(EDGE_KINDS.unknown(name)))
     return EDGE_KINDS[name]
 
 

@@ -60,6 +60,11 @@ class Registry(MutableMapping[str, T]):
     iteration over names, ``.items()``. ``registry[name] = item`` replaces or adds an item
     and ``del registry[name]`` drops one (for tests); :meth:`register` refuses a name
     already taken.
+
+    Raises:
+        UnknownName: ``registry[name]``, :meth:`get` without a default or ``del`` of a name
+            it does not hold (a ``KeyError`` whose message lists the known names).
+        ValueError: :meth:`register` of a name it holds.
     """
 
     def __init__(self, kind: str, items: Mapping[str, T] | None = None, *,

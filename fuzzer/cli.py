@@ -1,11 +1,12 @@
 """The ``optfuzz`` command line: a Typer app whose subcommands live in ``fuzzer/commands``.
 
-Each module in :data:`COMMANDS` defines ``register(app)``; heavy imports (onnx, onnxruntime)
-happen inside the commands, so ``optfuzz --help`` stays fast. A new subcommand is one new
-module and one entry here. Every command follows the conventions of
-:mod:`fuzzer.commands.conventions` (capital metavars, listed choices, prose help); ``-h`` is
-``--help`` everywhere, ``--version`` prints optfuzz's version, and ``--install-completion``
-installs shell completion.
+Each module of :data:`MODULES` exports its command as an object (``COMMAND``, a
+:class:`fuzzer.commands.command.Command`); :data:`COMMANDS` is the registry of them and the app
+is built from it. Heavy imports (onnx, onnxruntime) happen inside the commands, so
+``optfuzz --help`` stays fast. A new subcommand is one new module and one entry here. Every
+command follows the conventions of :mod:`fuzzer.commands.conventions` (capital metavars,
+listed choices, prose help); ``-h`` is ``--help`` everywhere, ``--version`` prints optfuzz's
+version, and ``--install-completion`` installs shell completion.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import sys
 import typer
 
 from fuzzer import __version__
+from fuzzer.commands.command import Command
 from fuzzer.commands.conventions import conventional
 from fuzzer.errors import InputError
+from fuzzer.registry import Registry, registry_of
 
 #: subcommand modules under fuzzer.commands, in the order --help lists them.
-COMMANDS: tuple[str, ...] = (
+MODULES: tuple[str, ...] = (
     "fuzz", "check", "localize", "reduce", "triage", "mark", "export", "replay", "bisect",
     "report", "coverage", "corpus", "targets", "target",
 )
@@ -49,15 +52,22 @@ def _options(version: bool = typer.Option(
     """Options of optfuzz itself, before a command."""
 
 
-def _register_all() -> None:
-    for name in COMMANDS:
-        module_name = f"fuzzer.commands.{name}"
-        if importlib.util.find_spec(module_name) is None:
-            continue
-        importlib.import_module(module_name).register(app)
+def _commands() -> Registry[Command]:
+    """The ``COMMAND`` of each module of :data:`MODULES` that this installation has.
+
+    Raises:
+        ValueError: two commands share a name.
+    """
+    found = (f"fuzzer.commands.{name}" for name in MODULES)
+    return registry_of("command", ((c.name, c) for c in (
+        importlib.import_module(m).COMMAND for m in found
+        if importlib.util.find_spec(m) is not None)))
 
 
-_register_all()
+#: every subcommand, by name, in the order --help lists them.
+COMMANDS: Registry[Command] = _commands()
+for _command in COMMANDS.values():
+    _command.add_to(app)
 conventional(app)
 
 #: options whose value may be left out (``--ray`` alone starts a local Ray instance): a bare

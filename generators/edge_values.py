@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from fuzzer.registry import Registry
+
 #: probability that one motif constant gets edge values.
 EDGE_SHARE = 0.15
 
@@ -28,7 +30,7 @@ def _finfo(dtype: np.dtype) -> np.finfo:
 #: kind -> ``(float dtype) -> value``. ``overflow``: the largest finite value (its square,
 #: or its product with a weight, overflows); ``tie``: a value halfway between two integers
 #: (rounding and truncation differ); ``denormal``: the smallest subnormal.
-EDGE_KINDS: dict[str, Callable[[np.dtype], float]] = {
+EDGE_KINDS: Registry[Callable[[np.dtype], float]] = Registry("edge value kind", {
     "zero": lambda dt: 0.0,
     "negative-zero": lambda dt: -0.0,
     "denormal": lambda dt: float(_finfo(dt).smallest_subnormal),
@@ -37,7 +39,7 @@ EDGE_KINDS: dict[str, Callable[[np.dtype], float]] = {
     "nan": lambda dt: float("nan"),
     "inf": lambda dt: float("inf"),
     "-inf": lambda dt: float("-inf"),
-}
+})
 #: kinds that keep a model's outputs finite where the constant is used as written
 #: (a variance of zero plus epsilon, a negative zero, a denormal, a tie).
 FINITE_KINDS: tuple[str, ...] = ("zero", "negative-zero", "denormal", "tie")

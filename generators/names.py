@@ -18,13 +18,15 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from fuzzer.registry import Registry
+
 # Each style: (tensor(op, k), node(op, k), weight(op, k), graph_input(k)).
 _Style = tuple[Callable[[str, int], str], Callable[[str, int], str],
                Callable[[str, int], str], Callable[[int], str]]
 
 _WEIGHT_SUFFIX = ("weight", "bias", "running_mean", "running_var", "const")
 
-STYLES: dict[str, _Style] = {
+STYLES: Registry[_Style] = Registry("name style", {
     "torch_new": (
         lambda op, k: f"/layer{k}/{op.lower()}/{op}_output_0",
         lambda op, k: f"/layer{k}/{op.lower()}/{op}",
@@ -50,7 +52,7 @@ STYLES: dict[str, _Style] = {
         lambda op, k: f"w{k}",
         lambda k: f"x{k}",
     ),
-}
+})
 
 #: Names of all styles, ``mixed`` included.
 STYLE_NAMES: tuple[str, ...] = (*STYLES, "mixed")
@@ -75,7 +77,7 @@ class Namer:
         self.style = style
         self._rng = rng
         self._k = 0
-        self._fixed = STYLES.get(style)
+        self._fixed = STYLES.get(style, None)
 
     def _next(self) -> tuple[_Style, int]:
         self._k += 1

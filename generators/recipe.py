@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fuzzer.registry import Registry
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -51,11 +53,11 @@ class Recipe:
     schema_share: float = 0.0
 
 
-RECIPES: dict[str, Recipe] = {
+RECIPES: Registry[Recipe] = Registry("generator", {
     "v1": Recipe("v1", (11, 21), True, True, ("torch_new", "torch_old", "plain"), 2,
                  ("float",), 0.0, 0.0, (4, 9), 0.25),
     "v2": Recipe("v2", (7, 21), False, False,
                  ("torch_new", "torch_old", "tf2onnx", "plain", "mixed"), 3,
                  ("float", "float", "int64", "bool", "float16", "int32"), 0.3, 0.2, (4, 9),
                  0.35, 0.6, 0.5),
-}
+})

@@ -6,8 +6,8 @@ signature and reproduction policy in one place. :func:`load_oracles` imports eve
 the package, so a new symptom is one new file. :func:`judge` runs every registered oracle.
 
 In: an :class:`oracles.base.Outcome` (what one differential test observed). Out: findings,
-most severe first. Nothing here imports the rest of optfuzz: repro.py carries these modules'
-source verbatim.
+most severe first. Nothing here imports the rest of optfuzz but the registry mechanism
+(:mod:`fuzzer.registry`): repro.py carries these modules' source verbatim, and that one's.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from fuzzer.registry import Registry
 from oracles.base import REGISTRY, STAGES, Finding, Outcome, Symptom, register
 
 _loaded = False
 
 
-def load_oracles() -> dict[str, Symptom]:
+def load_oracles() -> Registry[Symptom]:
     """Import every module of this package once; return the registry (name -> Symptom)."""
     global _loaded
     if not _loaded:
@@ -34,12 +35,10 @@ def symptom(name: str) -> Symptom:
     """The registered record of symptom ``name``.
 
     Raises:
-        KeyError: no oracle registers that symptom (the message lists the known ones).
+        UnknownName: a ``KeyError``: no oracle registers that symptom (the message lists the
+            known ones).
     """
-    registry = load_oracles()
-    if name not in registry:
-        raise KeyError(f"unknown symptom {name!r}; known: {', '.join(symptom_names())}")
-    return registry[name]
+    return load_oracles()[name]
 
 
 def symptom_names() -> tuple[str, ...]:

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzer.registry import Registry
+
 #: Stages a test passes through, in order; ``Outcome.stage`` names the last one entered.
 STAGES: tuple[str, ...] = (
     "materialize",
@@ -205,7 +207,7 @@ class Symptom:
 
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.
-REGISTRY: dict[str, Symptom] = {}
+REGISTRY: Registry[Symptom] = Registry("symptom")
 
 
 def register(symptom: Symptom) -> Symptom:
@@ -214,10 +216,7 @@ def register(symptom: Symptom) -> Symptom:
     Raises:
         ValueError: a symptom of that name is already registered.
     """
-    if symptom.name in REGISTRY:
-        raise ValueError(f"symptom {symptom.name!r} registered twice")
-    REGISTRY[symptom.name] = symptom
-    return symptom
+    return REGISTRY.register(symptom.name, symptom)
 
 
 def first_line(text: str | None, limit: int = 300) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from fuzzer.registry import Registry
 from oracles.base import Finding, Outcome, Symptom, register
 from oracles.tolerance import DEFAULT_TOLERANCE, TOLERANCES
 
@@ -286,13 +287,13 @@ Metric = Callable[[np.ndarray, np.ndarray], "tuple[str, dict] | None"]
 
 #: task category -> metric on one output pair (same shape and dtype), returning
 #: ``(message, detail)`` on drift, else ``None``.
-TASK_METRICS: dict[str, Metric] = {
+TASK_METRICS: Registry[Metric] = Registry("task", {
     "classification": _classification,
     "detection": _detection,
     "segmentation": _segmentation,
     "text": _text,
     "audio": _audio,
-}
+})
 
 
 def metric_drift(outcome: Outcome) -> list[Finding]:
@@ -301,7 +302,7 @@ def metric_drift(outcome: Outcome) -> list[Finding]:
     Silent when the task is unknown, a stage failed, or the outputs differ in count, shape or
     dtype (``output-mismatch`` reports those).
     """
-    metric = TASK_METRICS.get(outcome.task or "")
+    metric = TASK_METRICS.get(outcome.task or "", None)
     if (metric is None or outcome.status != "ok" or outcome.expected is None
             or outcome.actual is None or len(outcome.expected) != len(outcome.actual)):
         return []

@@ -71,3 +71,47 @@ def test_docstring_paragraphs_become_one_line_each():
         also one line."""
     assert unwrap(text) == ("First line of a sentence that goes on.\n\n"
                             "Second paragraph, also one line.")
+
+
+def test_the_commands_come_from_the_registry():
+    from fuzzer.cli import COMMANDS, MODULES, app
+    from fuzzer.commands.command import Command
+    from fuzzer.registry import Registry
+
+    assert isinstance(COMMANDS, Registry)
+    assert all(isinstance(c, Command) for c in COMMANDS.values())
+    assert COMMANDS.names() == list(MODULES)
+    # typer lists the commands, then the groups, each in the registry's order
+    assert [c.name for c in app.registered_commands] == \
+        [c.name for c in COMMANDS.values() if c.run]
+    assert [g.name for g in app.registered_groups] == \
+        [c.name for c in COMMANDS.values() if not c.run]
+    assert COMMANDS["corpus"].names() == ["corpus list", "corpus fetch", "corpus verify",
+                                          "corpus report"]
+
+
+def test_a_command_object_adds_itself_and_a_group_its_subcommands():
+    import typer
+    from typer.testing import CliRunner
+
+    from fuzzer.commands.command import Command
+
+    def hello(name: str = typer.Option("world", "--name")) -> None:
+        """Say hello."""
+        typer.echo(f"hello {name}")
+
+    def bye() -> None:
+        """Say bye."""
+        typer.echo("bye")
+
+    app = typer.Typer()
+    Command("hello", hello).add_to(app)
+    Command("polite", help="Polite words.",
+            subcommands=(Command("hello", hello), Command("bye", bye))).add_to(app)
+    runner = CliRunner()
+    assert runner.invoke(app, ["hello", "--name", "you"]).output == "hello you\n"
+    assert runner.invoke(app, ["polite", "bye"]).output == "bye\n"
+    assert Command("polite", help="", subcommands=(Command("bye", bye),)).names() == \
+        ["polite bye"]
+    with pytest.raises(ValueError, match="either run or subcommands"):
+        Command("empty")

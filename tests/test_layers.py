@@ -3,11 +3,12 @@ oracles) imports only its own package and the packages of the layers below its o
 module imports itself through others.
 
 A package of ``fuzzer`` is a layer unit of its own (``fuzzer.execution``, with everything
-under it); the top-level modules ``fuzzer.errors``, ``fuzzer.cache`` and ``fuzzer.pipdownload``
-and the ``fuzzer`` package itself (``__version__``) are units too; ``generators`` and
-``oracles`` are one unit each. Units of one layer do not import each other. Every import
-counts, the ones inside functions too (a lazy import is still a dependency, and a cycle
-through one only shows when the import runs), but for the ones under ``if TYPE_CHECKING:``.
+under it); the top-level modules ``fuzzer.registry``, ``fuzzer.errors``, ``fuzzer.cache`` and
+``fuzzer.pipdownload`` and the ``fuzzer`` package itself (``__version__``) are units too;
+``generators`` and ``oracles`` are one unit each. Units of one layer do not import each
+other. Every import counts, the ones inside functions too (a lazy import is still a
+dependency, and a cycle through one only shows when the import runs), but for the ones under
+``if TYPE_CHECKING:``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("fuzzer", "generators", "oracles")
 
 #: the layers, lowest first: a unit imports only its own modules and the units of lower
-#: layers. The order follows the data flow of design.md: the oracles and generators know
-#: nothing of the campaign; targets are adapters over a model; builds and edges are a
-#: target's instrumented builds and the measure of its own code; execution runs a case
-#: through a target in a worker and judges it; corpus and store feed and keep cases; findings,
-#: localization, reduction and reports work on one finding; handling strings them together
-#: for a campaign; the commands and the CLI sit on top.
+#: layers. The registry mechanism, which every registry owner uses, is below all. The order
+#: follows the data flow of design.md: the oracles and generators know nothing of the
+#: campaign; targets are adapters over a model; builds and edges are a target's instrumented
+#: builds and the measure of its own code; execution runs a case through a target in a
+#: worker and judges it; corpus and store feed and keep cases; findings, localization,
+#: reduction and reports work on one finding; handling strings them together for a campaign;
+#: the commands and the CLI sit on top.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("fuzzer.registry",),
     ("oracles", "generators"),
     ("fuzzer", "fuzzer.errors", "fuzzer.cache", "fuzzer.delta"),
     ("fuzzer.modelio", "fuzzer.pipdownload"),

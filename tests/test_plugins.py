@@ -59,7 +59,7 @@ def _rediscover() -> None:
     pools drawn from it)."""
     from generators import generate, motifs
 
-    base.plugin_targets.cache_clear()
+    base.TARGETS.rediscover()
     motifs.reload()
     generate._motif_pool.cache_clear()
 
@@ -76,7 +76,7 @@ def test_plugin_names_join_the_registry(plugin_path: list[str]) -> None:
     names = base.target_names()
     assert "onnx-inliner" in names and "broken-example" in names
     assert set(base.TARGETS) <= set(names)
-    assert base.registry()["onnx-inliner"] == "optfuzz_inliner_example:InlinerTarget"
+    assert base.TARGETS["onnx-inliner"] == "optfuzz_inliner_example:InlinerTarget"
     target = base.get_target("onnx-inliner")
     assert target.name == "onnx-inliner"
     assert target.passes_of(target.default_config()) == ["inline_local_functions"]
@@ -89,14 +89,16 @@ def test_builtin_name_wins_over_a_plugin(plugin_path: list[str], tmp_path: Path,
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shadow\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[optfuzz.targets]\nonnxruntime = shadow:Nope\n")
     sys.path.insert(0, str(tmp_path))
-    base.plugin_targets.cache_clear()
+    base.TARGETS.rediscover()
     try:
-        assert base.registry()["onnxruntime"] == base.TARGETS["onnxruntime"]
+        assert base.target_names().count("onnxruntime") == 1
+        assert base.TARGETS["onnxruntime"].endswith(":OnnxRuntimeTarget")
+        assert base.TARGETS.plugin("onnxruntime") is None
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "left out" in err[0] and "built-in" in err[0]
     finally:
         sys.path.remove(str(tmp_path))
-        base.plugin_targets.cache_clear()
+        base.TARGETS.rediscover()
 
 
 def test_plugin_that_fails_to_import_is_one_line(plugin_path: list[str]) -> None:

@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SEARCHED = ("fuzzer", "generators")
 #: the registry's lookups by name (:func:`oracles.symptom`, :func:`oracles.shows`).
 LOOKUPS = frozenset({"symptom", "shows"})
-#: ``(file, name)``: the keys of the dict literal assigned to ``name`` in ``file`` are no
-#: symptom names, or not yet ones this rule reaches.
+#: ``(file, name)``: the keys of the dict literal assigned to ``name`` in ``file`` (or given
+#: to the :class:`fuzzer.registry.Registry` assigned to it) are no symptom names, or not yet
+#: ones this rule reaches.
 EXEMPT_KEYS = {
     # the fake target's passes, each named after the bug it plants ("hang", "bloat")
     ("fuzzer/targets/fake.py", "PASSES"),
@@ -29,10 +30,15 @@ def _exempt(tree: ast.AST, file: str) -> set[int]:
     """``id``\\ s of the key nodes :data:`EXEMPT_KEYS` exempts in ``tree`` (from ``file``)."""
     found: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict):
+        if not isinstance(node, ast.Assign | ast.AnnAssign):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call):  # Registry(kind, {...})
+            value = next((a for a in value.args if isinstance(a, ast.Dict)), None)
+        if isinstance(value, ast.Dict):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and (file, t.id) in EXEMPT_KEYS for t in targets):
-                found |= {id(key) for key in node.value.keys if key is not None}
+                found |= {id(key) for key in value.keys if key is not None}
     return found
 
 

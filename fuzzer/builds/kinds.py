@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from fuzzer.registry import Registry
+
 
 @dataclass(frozen=True)
 class BuildKind:
@@ -51,7 +53,7 @@ class BuildKind:
 
 
 #: Every kind, by name.
-KINDS: dict[str, BuildKind] = {
+KINDS: Registry[BuildKind] = Registry("build", {
     "coverage": BuildKind(
         name="coverage",
         cxx_flags="--coverage -O0 -fprofile-update=atomic -fprofile-filter-files={source}",
@@ -80,7 +82,19 @@ KINDS: dict[str, BuildKind] = {
     ),
     # as the package's own setup.py builds it: CMake's Release type, no instrumentation
     "release": BuildKind(name="release", cxx_flags="", link_flags="", build_type="Release"),
-}
+})
+
+
+def check_kind(name: str) -> None:
+    """Refuse a build kind that is not in :data:`KINDS`.
+
+    Raises:
+        InputError: an unknown kind (the message lists the known ones).
+    """
+    from fuzzer.errors import InputError
+
+    if name not in KINDS:
+        raise InputError(str(KINDS.unknown(name)))
 
 
 def runtime_env(kind: BuildKind, log_prefix: str) -> dict[str, str]:

@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from fuzzer.builds.install import record_distribution
-from fuzzer.builds.kinds import KINDS
+from fuzzer.builds.kinds import KINDS, check_kind
 from fuzzer.builds.record import Build, build_folder
 from fuzzer.builds.sdist import fetch_sdist, unpack
 from fuzzer.errors import InputError
@@ -188,8 +188,7 @@ def build_checkout(checkout: Path, site: Path, jobs: int = 2,
 
 
 def _check(kind: str) -> None:
-    if kind not in KINDS:
-        raise InputError(f"unknown build {kind!r}; known: {', '.join(KINDS)}")
+    check_kind(kind)
     missing = _missing_system()
     if missing:
         raise InputError("building onnxoptimizer needs the system packages "

@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fuzzer.builds.kinds import KINDS, BuildKind
+from fuzzer.builds.kinds import KINDS, BuildKind, check_kind
 from fuzzer.cache import cache_root
 from fuzzer.errors import InputError
 
@@ -93,8 +93,7 @@ def load_build(target: str, kind: str, version: str) -> Build:
         InputError: unknown kind, or no finished build (the message gives the command that
             makes one).
     """
-    if kind not in KINDS:
-        raise InputError(f"unknown build {kind!r}; known: {', '.join(KINDS)}")
+    check_kind(kind)
     path = build_folder(target, version, kind) / MANIFEST
     try:
         data = json.loads(path.read_text())

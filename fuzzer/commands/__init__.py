@@ -1,1 +1,2 @@
-"""One module per subcommand; each defines ``register(app)``."""
+"""One module per subcommand; each exports its command as ``COMMAND``
+(:class:`fuzzer.commands.command.Command`)."""

@@ -14,54 +14,51 @@ from typing import Any
 import typer
 
 from fuzzer.commands import options
+from fuzzer.commands.command import Command
 from fuzzer.errors import InputError
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``bisect`` command to ``app``."""
+@options.grouped
+def bisect(
+    folder: Path = typer.Argument(..., help="One bundle's folder, or a campaign output "
+                                  "folder (each bundle is bisected)."),
+    target_versions: str | None = typer.Option(
+        None, "--target-versions", help="Only releases in this inclusive range: A..B, "
+        "A.. or ..B (default: every release)."),
+    symptom: options.Symptom = None,
+    pass_name: options.PassName = None,
+    execution: options.ExecutionArgs = None,
+    builds: options.BuildArgs = None,
+) -> None:
+    """Binary-search the releases of each bundle's target (newest first) for the last
+    good, first bad and first fixed release; record them in meta.json's regression."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    @app.command()
-    @options.grouped
-    def bisect(
-        folder: Path = typer.Argument(..., help="One bundle's folder, or a campaign output "
-                                      "folder (each bundle is bisected)."),
-        target_versions: str | None = typer.Option(
-            None, "--target-versions", help="Only releases in this inclusive range: A..B, "
-            "A.. or ..B (default: every release)."),
-        symptom: options.Symptom = None,
-        pass_name: options.PassName = None,
-        execution: options.ExecutionArgs = None,
-        builds: options.BuildArgs = None,
-    ) -> None:
-        """Binary-search the releases of each bundle's target (newest first) for the last
-        good, first bad and first fixed release; record them in meta.json's regression."""
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from fuzzer.commands.bundles import select_bundles
+    from fuzzer.store.folder import damage_note
+    from fuzzer.upstream.releases import Releases
 
-        from fuzzer.commands.bundles import select_bundles
-        from fuzzer.store.folder import damage_note
-        from fuzzer.upstream.releases import Releases
-
-        selection = select_bundles(folder, symptom, pass_name)
-        Releases().between(target_versions)  # refuse a bad range before any work
-        console = Console(highlight=False, soft_wrap=True)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-        failed = bool(selection.damaged)
-        with Progress(*columns, console=console, transient=True) as progress:
-            task = progress.add_task("bisecting", total=len(selection.metas))
-            checks = builds.checks(execution, lambda text: progress.update(task,
-                                                                           description=text))
-            releases: dict[str, Any] = {}
-            for meta in selection.metas:
-                line, done = _bisect_one(selection.store, meta, checks, releases, builds,
-                                         target_versions)
-                progress.console.print(f"{meta.id:<34} {line}", markup=False)
-                failed = failed or not done
-                progress.advance(task)
-        console.print(f"bisected {len(selection.metas)} bundle(s)")
-        if selection.damaged:
-            console.print(damage_note(selection.damaged), style="yellow", markup=False)
-        raise typer.Exit(1 if failed else 0)
+    selection = select_bundles(folder, symptom, pass_name)
+    Releases().between(target_versions)  # refuse a bad range before any work
+    console = Console(highlight=False, soft_wrap=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    failed = bool(selection.damaged)
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("bisecting", total=len(selection.metas))
+        checks = builds.checks(execution, lambda text: progress.update(task,
+                                                                       description=text))
+        releases: dict[str, Any] = {}
+        for meta in selection.metas:
+            line, done = _bisect_one(selection.store, meta, checks, releases, builds,
+                                     target_versions)
+            progress.console.print(f"{meta.id:<34} {line}", markup=False)
+            failed = failed or not done
+            progress.advance(task)
+    console.print(f"bisected {len(selection.metas)} bundle(s)")
+    if selection.damaged:
+        console.print(damage_note(selection.damaged), style="yellow", markup=False)
+    raise typer.Exit(1 if failed else 0)
 
 
 def _bisect_one(store: Any, meta: Any, checks: Any, releases: dict[str, Any],
@@ -91,3 +88,6 @@ def _bisect_one(store: Any, meta: Any, checks: Any, releases: dict[str, Any],
                         left_out=chosen.skipped)
     record_regression(store, meta.id, regression)
     return regression.summary(), regression.newest_checked is not None
+
+
+COMMAND = Command("bisect", bisect)

@@ -18,6 +18,7 @@ from typing import Any
 import typer
 
 from fuzzer.commands import options
+from fuzzer.commands.command import Command
 from fuzzer.errors import InputError
 
 #: seconds of per-case timeout per node of the model where ``--timeout`` is left at its
@@ -93,47 +94,43 @@ class Verdict:
         }
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``check`` command to ``app``."""
-
-    @app.command()
-    @options.grouped
-    def check(
-        model: Path = typer.Argument(..., help="An .onnx file."),
-        target: options.TargetArgs = None, inputs: options.InputArgs = None,
-        execution: options.ExecutionArgs = None,
-        reduce_seconds: options.ReduceSeconds = 120.0,
-        save: Path = typer.Option(None, metavar="FOLDER",
-                                  help="Write a bundle for a finding into this folder."),
-        load_inputs: Path = typer.Option(
-            None, "--load-inputs", metavar="FILE.npz", help="Feed the model these arrays "
-            "(by input name) instead of synthesized inputs.", rich_help_panel=options.INPUTS),
-        atol: float = typer.Option(
-            None, "--atol", min=0.0, help="Absolute tolerance of the output comparison, "
-            "scaled by max(1, max |expected|) (default: by dtype, 1e-4 for float32)."),
-        rtol: float = typer.Option(
-            None, "--rtol", min=0.0, help="Relative tolerance of the output comparison "
-            "(default: by dtype, 1e-3 for float32)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the verdict as one JSON "
-                                     "object on stdout, and nothing else."),
-    ) -> None:
-        """Run one differential test of MODEL and print the verdict: clean, documented
-        behaviour of the target (a campaign counts it and writes no bundle), or a finding.
-        Exit 0 clean or documented, 1 on a finding, 2 on bad usage or input."""
-        tolerance = {k: v for k, v in (("atol", atol), ("rtol", rtol)) if v is not None}
-        if tolerance and save is not None:
-            raise InputError("--atol/--rtol judge this check only (a bundle's repro.py judges "
-                             "with the campaign's tolerances); leave out --save or them")
-        if load_inputs is not None and inputs.input_shapes:
-            raise InputError("--load-inputs gives the feeds and their shapes; leave out "
-                             "--input-shapes")
-        verdict = run_check(model, target, inputs, execution, reduce_seconds, save,
-                            load_inputs, tolerance)
-        if as_json:
-            typer.echo(json.dumps(verdict.to_json(), default=str))
-        else:
-            show_verdict(verdict)
-        raise typer.Exit(verdict.exit_code)
+@options.grouped
+def check(
+    model: Path = typer.Argument(..., help="An .onnx file."),
+    target: options.TargetArgs = None, inputs: options.InputArgs = None,
+    execution: options.ExecutionArgs = None,
+    reduce_seconds: options.ReduceSeconds = 120.0,
+    save: Path = typer.Option(None, metavar="FOLDER",
+                              help="Write a bundle for a finding into this folder."),
+    load_inputs: Path = typer.Option(
+        None, "--load-inputs", metavar="FILE.npz", help="Feed the model these arrays "
+        "(by input name) instead of synthesized inputs.", rich_help_panel=options.INPUTS),
+    atol: float = typer.Option(
+        None, "--atol", min=0.0, help="Absolute tolerance of the output comparison, "
+        "scaled by max(1, max |expected|) (default: by dtype, 1e-4 for float32)."),
+    rtol: float = typer.Option(
+        None, "--rtol", min=0.0, help="Relative tolerance of the output comparison "
+        "(default: by dtype, 1e-3 for float32)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the verdict as one JSON "
+                                 "object on stdout, and nothing else."),
+) -> None:
+    """Run one differential test of MODEL and print the verdict: clean, documented
+    behaviour of the target (a campaign counts it and writes no bundle), or a finding.
+    Exit 0 clean or documented, 1 on a finding, 2 on bad usage or input."""
+    tolerance = {k: v for k, v in (("atol", atol), ("rtol", rtol)) if v is not None}
+    if tolerance and save is not None:
+        raise InputError("--atol/--rtol judge this check only (a bundle's repro.py judges "
+                         "with the campaign's tolerances); leave out --save or them")
+    if load_inputs is not None and inputs.input_shapes:
+        raise InputError("--load-inputs gives the feeds and their shapes; leave out "
+                         "--input-shapes")
+    verdict = run_check(model, target, inputs, execution, reduce_seconds, save,
+                        load_inputs, tolerance)
+    if as_json:
+        typer.echo(json.dumps(verdict.to_json(), default=str))
+    else:
+        show_verdict(verdict)
+    raise typer.Exit(verdict.exit_code)
 
 
 def run_check(model: Path, target: options.TargetArgs, inputs: options.InputArgs,
@@ -247,3 +244,6 @@ def show(console: Any, findings: list[Any]) -> None:
                       f"{escape(finding.message)}", highlight=False, soft_wrap=True)
         if finding.detail.get("table"):
             console.print(timing_text(finding.detail), highlight=False, soft_wrap=True)
+
+
+COMMAND = Command("check", check)

@@ -20,6 +20,7 @@ from typing import Any
 import typer
 
 from fuzzer.commands import options
+from fuzzer.commands.command import Command
 from fuzzer.errors import InputError
 from fuzzer.targets import DEFAULT_TARGET
 
@@ -122,88 +123,87 @@ def pass_coverage(passes: list[str], cases: int, *, generator: str = "v2", jobs:
     return report
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``coverage`` command to ``app``."""
+def coverage(
+    cases: int = typer.Option(200, "--cases", min=1, help="Cases per pass."),
+    json_file: Path = typer.Option(None, "--json", help="Also write the report here."),
+    generator: str = typer.Option("v2", metavar="NAME", help="Graph generator."),
+    passes: str = typer.Option(None, help="Comma list of passes (default: all "
+                               "available)."),
+    jobs: options.Jobs = 2,
+    seed: options.Seed = 0,
+    target: options.TargetName = None,
+    code: bool = typer.Option(False, "--code", help="Line and branch coverage of the "
+                              "target's own pass sources, per case source and together: "
+                              "a native target's coverage build (`optfuzz target build "
+                              "TARGET --coverage`), coverage.py over a Python target's "
+                              "rewrite modules."),
+    source: str = typer.Option("generated,corpus,mutated", "--source",
+                               help="With --code: comma list of generated, corpus, "
+                               "mutated."),
+    out: Path = typer.Option(Path("coverage"), "--out",
+                             help="With --code: folder for counter files, the plot "
+                             "(coverage.png) and the JSON table."),
+    schema: bool = typer.Option(False, "--schema", help="Share of schema feature pairs "
+                                "(dtypes, attributes, optional inputs and outputs, "
+                                "opsets) of each rewrite's anchor ops that its "
+                                "generated cases exercise."),
+) -> None:
+    """Share of generated cases per pass of a target where the pass changed the graph;
+    with --code, the target's own line and branch coverage; with --schema, the share
+    of schema feature pairs of each rewrite's anchor ops its cases exercise."""
+    from rich.console import Console
+    from rich.table import Table
 
-    @app.command()
-    def coverage(
-        cases: int = typer.Option(200, "--cases", min=1, help="Cases per pass."),
-        json_file: Path = typer.Option(None, "--json", help="Also write the report here."),
-        generator: str = typer.Option("v2", metavar="NAME", help="Graph generator."),
-        passes: str = typer.Option(None, help="Comma list of passes (default: all "
-                                   "available)."),
-        jobs: options.Jobs = 2,
-        seed: options.Seed = 0,
-        target: options.TargetName = None,
-        code: bool = typer.Option(False, "--code", help="Line and branch coverage of the "
-                                  "target's own pass sources, per case source and together: "
-                                  "a native target's coverage build (`optfuzz target build "
-                                  "TARGET --coverage`), coverage.py over a Python target's "
-                                  "rewrite modules."),
-        source: str = typer.Option("generated,corpus,mutated", "--source",
-                                   help="With --code: comma list of generated, corpus, "
-                                   "mutated."),
-        out: Path = typer.Option(Path("coverage"), "--out",
-                                 help="With --code: folder for counter files, the plot "
-                                 "(coverage.png) and the JSON table."),
-        schema: bool = typer.Option(False, "--schema", help="Share of schema feature pairs "
-                                    "(dtypes, attributes, optional inputs and outputs, "
-                                    "opsets) of each rewrite's anchor ops that its "
-                                    "generated cases exercise."),
-    ) -> None:
-        """Share of generated cases per pass of a target where the pass changed the graph;
-        with --code, the target's own line and branch coverage; with --schema, the share
-        of schema feature pairs of each rewrite's anchor ops its cases exercise."""
-        from rich.console import Console
-        from rich.table import Table
+    from fuzzer.targets import cli_target
+    from generators import GENERATORS
 
-        from fuzzer.targets import cli_target
-        from generators import GENERATORS
+    if code:
+        from fuzzer.commands.coverage_code import run_code_coverage
 
-        if code:
-            from fuzzer.commands.coverage_code import run_code_coverage
+        run_code_coverage(cli_target(target), options.parse_list(source) or [], cases,
+                          out, jobs=jobs, seed=seed)
+        return
+    if generator not in GENERATORS:
+        raise InputError(f"unknown generator {generator!r}; known: {', '.join(GENERATORS)}")
+    adapter = cli_target(target)
+    available = adapter.available_passes()
+    chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else available
+    unknown = sorted(set(chosen) - set(available))
+    if unknown:
+        raise InputError(f"unknown pass(es): {', '.join(unknown)}")
+    if schema:
+        from fuzzer.commands.coverage_schema import run_schema_coverage
 
-            run_code_coverage(cli_target(target), options.parse_list(source) or [], cases,
-                              out, jobs=jobs, seed=seed)
-            return
-        if generator not in GENERATORS:
-            raise InputError(f"unknown generator {generator!r}; known: {', '.join(GENERATORS)}")
-        adapter = cli_target(target)
-        available = adapter.available_passes()
-        chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else available
-        unknown = sorted(set(chosen) - set(available))
-        if unknown:
-            raise InputError(f"unknown pass(es): {', '.join(unknown)}")
-        if schema:
-            from fuzzer.commands.coverage_schema import run_schema_coverage
+        run_schema_coverage(adapter, chosen, cases, json_file, generator=generator,
+                            seed=seed)
+        return
+    console = Console()
+    with console.status("running ...") as status:
+        def progress(name: str, row: dict[str, Any]) -> None:
+            status.update(f"{name}: {row['share']:.0%} changed")
 
-            run_schema_coverage(adapter, chosen, cases, json_file, generator=generator,
-                                seed=seed)
-            return
-        console = Console()
-        with console.status("running ...") as status:
-            def progress(name: str, row: dict[str, Any]) -> None:
-                status.update(f"{name}: {row['share']:.0%} changed")
+        report = pass_coverage(chosen, cases, generator=generator, jobs=jobs, seed=seed,
+                               progress=progress, target=adapter.name)
+    table = Table(title=f"pass coverage, generator {generator}, {cases} cases per pass")
+    table.add_column("pass", no_wrap=True)
+    table.add_column("changed", justify="right")
+    table.add_column("unusable", justify="right")
+    table.add_column("findings")
+    table.add_column("status")
+    for name, row in report.items():
+        found = ", ".join(f"{k} {v}" for k, v in sorted(row["findings"].items()))
+        status_text = "[green]reached[/]" if row["reached"] else \
+            f"[red]unreachable[/]: {row['reason']}"
+        table.add_row(name, f"{row['share']:.0%}", str(row["unusable"]), found or "-",
+                      status_text)
+    console.print(table)
+    reached = sum(r["reached"] for r in report.values())
+    console.print(f"{reached}/{len(report)} passes reached (>= {REACH_THRESHOLD:.0%} of "
+                  "cases changed the graph)")
+    if json_file is not None:
+        json_file.write_text(json.dumps({"generator": generator, "cases": cases,
+                                         "threshold": REACH_THRESHOLD,
+                                         "passes": report}, indent=2))
 
-            report = pass_coverage(chosen, cases, generator=generator, jobs=jobs, seed=seed,
-                                   progress=progress, target=adapter.name)
-        table = Table(title=f"pass coverage, generator {generator}, {cases} cases per pass")
-        table.add_column("pass", no_wrap=True)
-        table.add_column("changed", justify="right")
-        table.add_column("unusable", justify="right")
-        table.add_column("findings")
-        table.add_column("status")
-        for name, row in report.items():
-            found = ", ".join(f"{k} {v}" for k, v in sorted(row["findings"].items()))
-            status_text = "[green]reached[/]" if row["reached"] else \
-                f"[red]unreachable[/]: {row['reason']}"
-            table.add_row(name, f"{row['share']:.0%}", str(row["unusable"]), found or "-",
-                          status_text)
-        console.print(table)
-        reached = sum(r["reached"] for r in report.values())
-        console.print(f"{reached}/{len(report)} passes reached (>= {REACH_THRESHOLD:.0%} of "
-                      "cases changed the graph)")
-        if json_file is not None:
-            json_file.write_text(json.dumps({"generator": generator, "cases": cases,
-                                             "threshold": REACH_THRESHOLD,
-                                             "passes": report}, indent=2))
+
+COMMAND = Command("coverage", coverage)

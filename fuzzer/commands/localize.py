@@ -17,27 +17,27 @@ from pathlib import Path
 import typer
 
 from fuzzer.commands import options
+from fuzzer.commands.command import Command
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``localize`` command to ``app``."""
+@options.grouped
+def localize(
+    path: Path = typer.Argument(..., help="A bundle folder (with meta.json) or an .onnx "
+                                "file."),
+    target: options.TargetArgs = None, inputs: options.InputArgs = None,
+    execution: options.ExecutionArgs = None,
+) -> None:
+    """Find the minimal pass subsequence that still shows the finding of PATH (the
+    passes searched: --passes, else the bundle's configuration, else the target's
+    default list)."""
+    from fuzzer.commands.localize_run import load_subject, run_localization
+    from fuzzer.commands.progress import sandbox_activity
 
-    @app.command()
-    @options.grouped
-    def localize(
-        path: Path = typer.Argument(..., help="A bundle folder (with meta.json) or an .onnx "
-                                    "file."),
-        target: options.TargetArgs = None, inputs: options.InputArgs = None,
-        execution: options.ExecutionArgs = None,
-    ) -> None:
-        """Find the minimal pass subsequence that still shows the finding of PATH (the
-        passes searched: --passes, else the bundle's configuration, else the target's
-        default list)."""
-        from fuzzer.commands.localize_run import load_subject, run_localization
-        from fuzzer.commands.progress import sandbox_activity
+    subject = load_subject(path, target, inputs)
+    with execution.sandbox() as sandbox, \
+            sandbox_activity(sandbox, f"localizing {path.name}"):
+        code = run_localization(subject, sandbox)
+    raise typer.Exit(code)
 
-        subject = load_subject(path, target, inputs)
-        with execution.sandbox() as sandbox, \
-                sandbox_activity(sandbox, f"localizing {path.name}"):
-            code = run_localization(subject, sandbox)
-        raise typer.Exit(code)
+
+COMMAND = Command("localize", localize)

@@ -2,8 +2,9 @@
 several commands accept is declared once here, so it has one name, one default and one
 meaning everywhere, and ``--help`` shows it in its group's panel.
 
-Groups: target (``--target``, ``--passes``, ``--fixed-point``), inputs (``--input-shapes``,
-``--seed``), execution (``--timeout``, ``--memory-limit-gib``, ``--jobs``), reducer
+Groups: campaign limits (``--hours``, ``--minutes``, ``--seconds``, ``--max-cases``), target
+(``--target``, ``--passes``, ``--fixed-point``), inputs (``--input-shapes``, ``--seed``),
+execution (``--timeout``, ``--memory-limit-gib``, ``--jobs``), reducer
 (``--reduce-seconds``), selection of bundles (``--symptom``, ``--pass``). An option whose
 values are a fixed set names them in :data:`CHOICES` (``--help`` lists them, the shell
 completes them). The functions turn their raw values into what the rest of optfuzz takes,
@@ -99,6 +100,15 @@ PassName = Annotated[str | None, typer.Option(
     "--pass", metavar="PASS", help="Only bundles involving this pass.",
     rich_help_panel=SELECTION)]
 
+Hours = Annotated[float | None, typer.Option(metavar="HOURS",
+                                             help="Run for this many hours.")]
+Minutes = Annotated[float | None, typer.Option(metavar="MINUTES",
+                                               help="Run for this many minutes.")]
+Seconds = Annotated[float | None, typer.Option(metavar="SECONDS",
+                                               help="Run for this many seconds.")]
+MaxCases = Annotated[int | None, typer.Option("--max-cases", metavar="N",
+                                              help="Stop after N cases.")]
+
 EnvCache = Annotated[Path | None, typer.Option(
     "--env-cache", help="Folder of the environments other builds of a target are installed "
     "into (default: the optfuzz cache's envs/).", rich_help_panel=BUILDS)]
@@ -177,16 +187,54 @@ def check_symptom(symptom: str | None) -> None:
 
 
 @dataclass
-class TargetArgs:
-    """The target group: ``--target``, ``--passes``, ``--fixed-point``."""
+class CampaignLimits:
+    """The campaign limits: ``--hours``, ``--minutes``, ``--seconds``, ``--max-cases``."""
+
+    hours: Hours = None
+    minutes: Minutes = None
+    seconds: Seconds = None
+    max_cases: MaxCases = None
+
+    def duration(self) -> float | None:
+        """The time bound in seconds (None: none).
+
+        Raises:
+            InputError: more than one of ``--hours``, ``--minutes``, ``--seconds``.
+        """
+        limits = [v for v in (self.hours and self.hours * 3600,
+                              self.minutes and self.minutes * 60, self.seconds) if v]
+        if len(limits) > 1:
+            raise InputError("give at most one of --hours, --minutes, --seconds")
+        return limits[0] if limits else None
+
+
+@dataclass
+class TargetChoice:
+    """The target selection: ``--target``, ``--passes``."""
 
     target: TargetName = None
     passes: Passes = None
-    fixed_point: FixedPoint = None
+
+    def pass_list(self) -> list[str] | None:
+        """``--passes`` as a list (None when not given)."""
+        return parse_list(self.passes)
 
     def resolve(self, base: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """:func:`target_config` of these options over ``base``."""
-        return target_config(self.target, self.passes, self.fixed_point, base)
+        """:func:`target_config` of these options over ``base`` (with ``--fixed-point``
+        where the group has it: :class:`TargetArgs`).
+
+        Raises:
+            InputError: an unknown target or pass.
+        """
+        return target_config(self.target, self.passes, getattr(self, "fixed_point", None),
+                             base)
+
+
+@dataclass
+class TargetArgs(TargetChoice):
+    """The target group: the target selection and ``--fixed-point``."""
+
+    fixed_point: FixedPoint = None
 
 
 @dataclass
@@ -239,7 +287,8 @@ class BuildArgs:
 
 
 #: the option groups a command parameter may take as its annotation.
-GROUPS: tuple[type, ...] = (TargetArgs, InputArgs, ExecutionArgs, BuildArgs)
+GROUPS: tuple[type, ...] = (CampaignLimits, TargetChoice, TargetArgs, InputArgs, ExecutionArgs,
+                            BuildArgs)
 
 
 def grouped(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,56 +21,53 @@ from typing import Any
 import typer
 
 from fuzzer.commands import options
+from fuzzer.commands.command import Command
 from fuzzer.errors import InputError
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``reduce`` command to ``app``."""
+@options.grouped
+def reduce(
+    path: Path = typer.Argument(..., help="An .onnx file or a bundle folder."),
+    time_limit: options.ReduceSeconds = 300.0,
+    out: Path = typer.Option(None, "-o", "--output", help="Minimized model (model mode)."),
+    check: str = typer.Option(None, "--check", help="External check command; the "
+                              "candidate's path is appended (Polygraphy style)."),
+    fail_regex: str = typer.Option(None, "--fail-regex", help="With --check: fail when "
+                                   "stdout/stderr matches instead of the exit status."),
+    artifacts: Path = typer.Option(None, "--artifacts", help="With --check: keep every "
+                                   "candidate in DIR/good and DIR/bad."),
+    min_good: Path = typer.Option(None, "--min-good", help="With --check: save the "
+                                  "smallest passing candidate here."),
+    target: options.TargetArgs = None, inputs: options.InputArgs = None,
+    execution: options.ExecutionArgs = None,
+) -> None:
+    """Shrink a failing model (or a bundle's model) to a minimal repro."""
+    from rich.console import Console
 
-    @app.command()
-    @options.grouped
-    def reduce(
-        path: Path = typer.Argument(..., help="An .onnx file or a bundle folder."),
-        time_limit: options.ReduceSeconds = 300.0,
-        out: Path = typer.Option(None, "-o", "--output", help="Minimized model (model mode)."),
-        check: str = typer.Option(None, "--check", help="External check command; the "
-                                  "candidate's path is appended (Polygraphy style)."),
-        fail_regex: str = typer.Option(None, "--fail-regex", help="With --check: fail when "
-                                       "stdout/stderr matches instead of the exit status."),
-        artifacts: Path = typer.Option(None, "--artifacts", help="With --check: keep every "
-                                       "candidate in DIR/good and DIR/bad."),
-        min_good: Path = typer.Option(None, "--min-good", help="With --check: save the "
-                                      "smallest passing candidate here."),
-        target: options.TargetArgs = None, inputs: options.InputArgs = None,
-        execution: options.ExecutionArgs = None,
-    ) -> None:
-        """Shrink a failing model (or a bundle's model) to a minimal repro."""
-        from rich.console import Console
+    console = Console(highlight=False)
+    if time_limit <= 0:
+        raise InputError("--time-limit must be positive")
+    if not path.exists():  # before the sandbox and its imports: an instant answer
+        raise InputError(f"{path}: no such file or folder")
+    from fuzzer.commands.progress import sandbox_activity
+    from fuzzer.reduce.command_check import default_parallel
 
-        console = Console(highlight=False)
-        if time_limit <= 0:
-            raise InputError("--time-limit must be positive")
-        if not path.exists():  # before the sandbox and its imports: an instant answer
-            raise InputError(f"{path}: no such file or folder")
-        from fuzzer.commands.progress import sandbox_activity
-        from fuzzer.reduce.command_check import default_parallel
-
-        # with --check, the validity gate of parallel checks runs side by side as well
-        with execution.sandbox(default_parallel() if check is not None else 1) as sandbox, \
-                sandbox_activity(sandbox, f"reducing {path.name} (at most {time_limit:g} s)"):
-            if check is not None:
-                summary = _reduce_with_command(path, check, fail_regex, artifacts, min_good,
-                                               out, time_limit, execution.timeout, sandbox)
-            elif path.is_dir():
-                summary = _reduce_bundle(path, time_limit, sandbox)
-            else:
-                adapter, config = target.resolve()
-                case = _model_case(path, adapter.name, config, inputs.seed, inputs.shapes())
-                summary = _reduce_model(path, out, case, time_limit, sandbox)
-        if summary is None:
-            console.print("the model does not fail: nothing to reduce")
-            raise typer.Exit(1)
-        console.print(summary)
+    # with --check, the validity gate of parallel checks runs side by side as well
+    with execution.sandbox(default_parallel() if check is not None else 1) as sandbox, \
+            sandbox_activity(sandbox, f"reducing {path.name} (at most {time_limit:g} s)"):
+        if check is not None:
+            summary = _reduce_with_command(path, check, fail_regex, artifacts, min_good,
+                                           out, time_limit, execution.timeout, sandbox)
+        elif path.is_dir():
+            summary = _reduce_bundle(path, time_limit, sandbox)
+        else:
+            adapter, config = target.resolve()
+            case = _model_case(path, adapter.name, config, inputs.seed, inputs.shapes())
+            summary = _reduce_model(path, out, case, time_limit, sandbox)
+    if summary is None:
+        console.print("the model does not fail: nothing to reduce")
+        raise typer.Exit(1)
+    console.print(summary)
 
 
 def _reduce_with_command(path: Path, check: str, fail_regex: str | None,
@@ -200,3 +197,6 @@ def _summary(reduction: Any, out: Path) -> str:
     status = "" if reduction.complete else " (time limit reached)"
     return (f"{before} -> {after} nodes in {reduction.seconds:.1f} s ({reduction.runs} "
             f"checks){status} -> {out}")
+
+
+COMMAND = Command("reduce", reduce)

@@ -21,78 +21,75 @@ from typing import Any
 import typer
 
 from fuzzer.commands import options
+from fuzzer.commands.command import Command
 from fuzzer.errors import InputError
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``replay`` command to ``app``."""
+@options.grouped
+def replay(
+    folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder, or one "
+                                  "bundle's folder."),
+    against: list[str] | None = typer.Option(
+        None, "--against", help="Replay against this build of the target instead of the "
+        "installed one: NAME==VERSION, a wheel or sdist file, or a source checkout "
+        "(repeatable)."),
+    junitxml: Path | None = typer.Option(
+        None, "--junitxml", help="Also write the results to this file as JUnit XML."),
+    other: str | None = typer.Option(
+        None, "--target", metavar="TARGET", help="Run each bundle's model through this "
+        "other target instead (its default configuration) and record whether it breaks "
+        "it too."),
+    jobs: options.Jobs = 1,
+    timeout: options.Timeout = options.DEFAULT_TIMEOUT,
+    memory_limit_gib: options.MemoryLimit = options.DEFAULT_MEMORY_GIB,
+    symptom: options.Symptom = None,
+    pass_name: options.PassName = None,
+    builds: options.BuildArgs = None,
+) -> None:
+    """Re-run every bundle of FOLDER against the installed versions (or each --against
+    build); exit 1 while any still fails (or changed symptom, or cannot run, or a
+    build cannot be installed), 0 when all are fixed."""
+    from rich.console import Console
 
-    @app.command()
-    @options.grouped
-    def replay(
-        folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder, or one "
-                                      "bundle's folder."),
-        against: list[str] | None = typer.Option(
-            None, "--against", help="Replay against this build of the target instead of the "
-            "installed one: NAME==VERSION, a wheel or sdist file, or a source checkout "
-            "(repeatable)."),
-        junitxml: Path | None = typer.Option(
-            None, "--junitxml", help="Also write the results to this file as JUnit XML."),
-        other: str | None = typer.Option(
-            None, "--target", metavar="TARGET", help="Run each bundle's model through this "
-            "other target instead (its default configuration) and record whether it breaks "
-            "it too."),
-        jobs: options.Jobs = 1,
-        timeout: options.Timeout = options.DEFAULT_TIMEOUT,
-        memory_limit_gib: options.MemoryLimit = options.DEFAULT_MEMORY_GIB,
-        symptom: options.Symptom = None,
-        pass_name: options.PassName = None,
-        builds: options.BuildArgs = None,
-    ) -> None:
-        """Re-run every bundle of FOLDER against the installed versions (or each --against
-        build); exit 1 while any still fails (or changed symptom, or cannot run, or a
-        build cannot be installed), 0 when all are fixed."""
-        from rich.console import Console
+    from fuzzer.commands.bundles import select_bundles
+    from fuzzer.store.folder import damage_note
+    from fuzzer.triage.junit import INSTALL_ERROR
+    from fuzzer.triage.replay import FAILING
+    from fuzzer.upstream.spec import parse_spec
 
-        from fuzzer.commands.bundles import select_bundles
-        from fuzzer.store.folder import damage_note
-        from fuzzer.triage.junit import INSTALL_ERROR
-        from fuzzer.triage.replay import FAILING
-        from fuzzer.upstream.spec import parse_spec
+    selection = select_bundles(folder, symptom, pass_name)
+    if other is not None:
+        if against or junitxml is not None:
+            raise InputError("--target runs the bundles on another target: no --against "
+                             "or --junitxml")
+        from fuzzer.targets import cli_target
 
-        selection = select_bundles(folder, symptom, pass_name)
-        if other is not None:
-            if against or junitxml is not None:
-                raise InputError("--target runs the bundles on another target: no --against "
-                                 "or --junitxml")
-            from fuzzer.targets import cli_target
-
-            cli_target(other)  # an unknown or uninstalled target is one line
-            raise typer.Exit(_cross(selection, other, jobs,
-                                    options.ExecutionArgs(timeout, memory_limit_gib)))
-        specs = [parse_spec(text) for text in against or []]
-        if junitxml is not None and not junitxml.resolve().parent.is_dir():
-            raise InputError(f"--junitxml {junitxml}: no folder {junitxml.parent}")
-        console = Console(highlight=False, soft_wrap=True)
-        counts: dict[str, int] = {}
-        cases: list[Any] = []
-        limits = options.ExecutionArgs(timeout, memory_limit_gib)
-        results = _against(console, selection, specs, builds, limits) if specs else \
-            _installed(selection, jobs, limits)
-        for line, case in results:
-            console.print(line)
-            cases.append(case)
-            counts[case.status] = counts.get(case.status, 0) + 1
-        if junitxml is not None:
-            _write_junit(junitxml, cases)
-        checked = sum(n for s, n in counts.items() if s != INSTALL_ERROR)
-        what = f" against {len(specs)} build(s)" if specs else ""
-        summary = ", ".join(f"{n} {_label(s)}" for s, n in sorted(counts.items()))
-        console.print(f"replayed {checked} bundle(s){what}: {summary or 'nothing to do'}")
-        if selection.damaged:
-            console.print(damage_note(selection.damaged), style="yellow", markup=False)
-        failed = any(counts.get(s) for s in (*FAILING, INSTALL_ERROR))
-        raise typer.Exit(1 if selection.damaged or failed else 0)
+        cli_target(other)  # an unknown or uninstalled target is one line
+        raise typer.Exit(_cross(selection, other, jobs,
+                                options.ExecutionArgs(timeout, memory_limit_gib)))
+    specs = [parse_spec(text) for text in against or []]
+    if junitxml is not None and not junitxml.resolve().parent.is_dir():
+        raise InputError(f"--junitxml {junitxml}: no folder {junitxml.parent}")
+    console = Console(highlight=False, soft_wrap=True)
+    counts: dict[str, int] = {}
+    cases: list[Any] = []
+    limits = options.ExecutionArgs(timeout, memory_limit_gib)
+    results = _against(console, selection, specs, builds, limits) if specs else \
+        _installed(selection, jobs, limits)
+    for line, case in results:
+        console.print(line)
+        cases.append(case)
+        counts[case.status] = counts.get(case.status, 0) + 1
+    if junitxml is not None:
+        _write_junit(junitxml, cases)
+    checked = sum(n for s, n in counts.items() if s != INSTALL_ERROR)
+    what = f" against {len(specs)} build(s)" if specs else ""
+    summary = ", ".join(f"{n} {_label(s)}" for s, n in sorted(counts.items()))
+    console.print(f"replayed {checked} bundle(s){what}: {summary or 'nothing to do'}")
+    if selection.damaged:
+        console.print(damage_note(selection.damaged), style="yellow", markup=False)
+    failed = any(counts.get(s) for s in (*FAILING, INSTALL_ERROR))
+    raise typer.Exit(1 if selection.damaged or failed else 0)
 
 
 def _cross(selection: Any, target_name: str, jobs: int,
@@ -194,3 +191,6 @@ def _look(status: str) -> tuple[str, str]:
 
 def _label(status: str) -> str:
     return _look(status)[0]
+
+
+COMMAND = Command("replay", replay)

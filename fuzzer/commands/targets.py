@@ -6,8 +6,11 @@ warning line."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import typer
+
+from fuzzer.commands.command import Command
 
 
 @dataclass(frozen=True)
@@ -30,47 +33,38 @@ class TargetRow:
     usable: bool
 
 
-def _plugin_origins() -> dict[str, str]:
-    """Plugin target name -> "plugin (<distribution> <version>)"."""
-    from importlib.metadata import entry_points
-
-    from fuzzer.targets.base import ENTRY_POINT_GROUP
-
-    origins: dict[str, str] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        dist = getattr(point, "dist", None)
-        label = f"plugin ({dist.name} {dist.version})" if dist is not None else "plugin"
-        origins.setdefault(point.name, label)
-    return origins
+def _origin(point: Any) -> str:
+    """``plugin (<distribution> <version>)`` of a plugin target's entry point."""
+    dist = getattr(point, "dist", None)
+    return f"plugin ({dist.name} {dist.version})" if dist is not None else "plugin"
 
 
 def target_rows() -> list[TargetRow]:
     """One :class:`TargetRow` per registered target, in name order. A plugin that cannot be
     imported gives one warning line on stderr (never a traceback)."""
-    from fuzzer.targets.base import TARGETS, get_target, target_names, warn_line
+    from fuzzer.registry import warn_line
+    from fuzzer.targets.base import TARGETS, get_target, target_names
 
-    origins = _plugin_origins()
     rows = []
     for name in target_names():
-        origin = "built-in" if name in TARGETS else origins.get(name, "plugin")
+        origin = "built-in" if TARGETS.builtin(name) else _origin(TARGETS.plugin(name))
         try:
             target = get_target(name)
             rows.append(TargetRow(name, origin, target.version(),
                                   target.configuration_space(), True))
         except ImportError as exc:
-            if name not in TARGETS:
+            if not TARGETS.builtin(name):
                 warn_line(str(exc))
             rows.append(TargetRow(name, origin, "", str(exc), False))
     return rows
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``targets`` command to ``app``."""
+def targets() -> None:
+    """List the installed targets: version and configuration space of each (and, for a
+    missing package, the command that installs it)."""
+    for row in target_rows():
+        typer.echo(f"{row.name}  {row.version or '-'}  ({row.origin})")
+        typer.echo(f"    {row.space if row.usable else 'not usable here: ' + row.space}")
 
-    @app.command()
-    def targets() -> None:
-        """List the installed targets: version and configuration space of each (and, for a
-        missing package, the command that installs it)."""
-        for row in target_rows():
-            typer.echo(f"{row.name}  {row.version or '-'}  ({row.origin})")
-            typer.echo(f"    {row.space if row.usable else 'not usable here: ' + row.space}")
+
+COMMAND = Command("targets", targets)

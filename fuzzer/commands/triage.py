@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from fuzzer.commands import options
+from fuzzer.commands.command import Command
 from fuzzer.errors import InputError
 
 if TYPE_CHECKING:  # imported where used: --help stays fast
@@ -31,97 +32,93 @@ if TYPE_CHECKING:  # imported where used: --help stays fast
 MIN_WIDTH = 200  # columns of the table when the output is not a terminal
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``triage`` command to ``app``."""
+@options.grouped
+def triage(
+    folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print rows as JSON."),
+    symptom: options.Symptom = None,
+    pass_name: options.PassName = None,
+    everything: bool = typer.Option(
+        False, "--all", help="Show bundles marked duplicate or invalid too."),
+    sarif: Path | None = typer.Option(
+        None, "--sarif", metavar="FILE", help="Also write the bundles as SARIF 2.1.0 to "
+        "FILE (one result per bundle; those marked duplicate or invalid suppressed)."),
+    rebucket: bool = typer.Option(
+        False, "--rebucket", help="Re-bucket FOLDER in place by root cause: merge bundles "
+        "of one root cause (the others become variants), move documented behaviour to "
+        "FOLDER/documented/; runs every bundle again (execution options)."),
+    pending: bool = typer.Option(
+        False, "--pending", help="Finish the pending findings of FOLDER (FOLDER/pending/, "
+        "left by a campaign's end): localize, reduce, key and verify each as the "
+        "campaign would have, then store a bundle or a hit and remove it (execution "
+        "and reducer options)."),
+    execution: options.ExecutionArgs = None,
+    jobs: options.Jobs = 1,
+    reduce_seconds: options.ReduceSeconds = 120.0,
+) -> None:
+    """List the root causes (bundles) of FOLDER, regressed and unreported ones first, then
+    new, then by severity and hits, with breaking pass, hits, variants, sizes (unreduced
+    ones marked, with the command that reduces them), message or crash site, trigger,
+    status (not replayed until optfuzz replay ran) and state; remembers what it showed
+    (FOLDER/.triage.json) so that the next triage marks only newer bundles as new. With
+    --rebucket, re-bucket a folder of any earlier optfuzz instead; with --pending, finish
+    the findings a campaign's end left unreduced."""
+    from rich.console import Console
 
-    @app.command()
-    @options.grouped
-    def triage(
-        folder: Path = typer.Argument(Path("crashes"), help="Campaign output folder."),
-        as_json: bool = typer.Option(False, "--json", help="Print rows as JSON."),
-        symptom: options.Symptom = None,
-        pass_name: options.PassName = None,
-        everything: bool = typer.Option(
-            False, "--all", help="Show bundles marked duplicate or invalid too."),
-        sarif: Path | None = typer.Option(
-            None, "--sarif", metavar="FILE", help="Also write the bundles as SARIF 2.1.0 to "
-            "FILE (one result per bundle; those marked duplicate or invalid suppressed)."),
-        rebucket: bool = typer.Option(
-            False, "--rebucket", help="Re-bucket FOLDER in place by root cause: merge bundles "
-            "of one root cause (the others become variants), move documented behaviour to "
-            "FOLDER/documented/; runs every bundle again (execution options)."),
-        pending: bool = typer.Option(
-            False, "--pending", help="Finish the pending findings of FOLDER (FOLDER/pending/, "
-            "left by a campaign's end): localize, reduce, key and verify each as the "
-            "campaign would have, then store a bundle or a hit and remove it (execution "
-            "and reducer options)."),
-        execution: options.ExecutionArgs = None,
-        jobs: options.Jobs = 1,
-        reduce_seconds: options.ReduceSeconds = 120.0,
-    ) -> None:
-        """List the root causes (bundles) of FOLDER, regressed and unreported ones first, then
-        new, then by severity and hits, with breaking pass, hits, variants, sizes (unreduced
-        ones marked, with the command that reduces them), message or crash site, trigger,
-        status (not replayed until optfuzz replay ran) and state; remembers what it showed
-        (FOLDER/.triage.json) so that the next triage marks only newer bundles as new. With
-        --rebucket, re-bucket a folder of any earlier optfuzz instead; with --pending, finish
-        the findings a campaign's end left unreduced."""
-        from rich.console import Console
+    from fuzzer.store.folder import BundleStore, damage_note
+    from fuzzer.store.pending import PendingStore, finish_command
+    from fuzzer.triage.rows import TriageFilter, hide_dismissed, rows_json, triage_rows
+    from fuzzer.triage.sarif import write_sarif
+    from fuzzer.triage.state import load_state, mark_seen
+    from fuzzer.triage.table import reduce_lines, status_counts, triage_table
 
-        from fuzzer.store.folder import BundleStore, damage_note
-        from fuzzer.store.pending import PendingStore, finish_command
-        from fuzzer.triage.rows import TriageFilter, hide_dismissed, rows_json, triage_rows
-        from fuzzer.triage.sarif import write_sarif
-        from fuzzer.triage.state import load_state, mark_seen
-        from fuzzer.triage.table import reduce_lines, status_counts, triage_table
-
-        if not folder.is_dir():
-            raise InputError(f"{folder}: not a folder")
-        if rebucket or pending:
-            flag = "--rebucket" if rebucket else "--pending"
-            if as_json or symptom or pass_name or everything or sarif or (rebucket and pending):
-                raise InputError(f"{flag} works on the whole folder: no --json, --symptom, "
-                                 "--pass, --all, --sarif" +
-                                 (" or --pending" if rebucket else ""))
-            raise typer.Exit(run_rebucket(folder, execution, jobs) if rebucket else
-                             run_pending(folder, execution, jobs, reduce_seconds))
-        options.check_symptom(symptom)
-        state = load_state(folder)
+    if not folder.is_dir():
+        raise InputError(f"{folder}: not a folder")
+    if rebucket or pending:
+        flag = "--rebucket" if rebucket else "--pending"
+        if as_json or symptom or pass_name or everything or sarif or (rebucket and pending):
+            raise InputError(f"{flag} works on the whole folder: no --json, --symptom, "
+                             "--pass, --all, --sarif" +
+                             (" or --pending" if rebucket else ""))
+        raise typer.Exit(run_rebucket(folder, execution, jobs) if rebucket else
+                         run_pending(folder, execution, jobs, reduce_seconds))
+    options.check_symptom(symptom)
+    state = load_state(folder)
+    try:
+        every_row, damaged = triage_rows(folder, state["seen"],
+                                         TriageFilter(symptom, pass_name))
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from None
+    rows, hidden = hide_dismissed(every_row, everything)
+    mark_seen(BundleStore(folder), {r.id: r.hits for r in rows})
+    notes = [f"{hidden} bundle(s) marked duplicate or invalid hidden; --all shows them"
+             ] if hidden else []
+    if sarif is not None:
         try:
-            every_row, damaged = triage_rows(folder, state["seen"],
-                                             TriageFilter(symptom, pass_name))
-        except KeyError as exc:
-            raise InputError(str(exc.args[0])) from None
-        rows, hidden = hide_dismissed(every_row, everything)
-        mark_seen(BundleStore(folder), {r.id: r.hits for r in rows})
-        notes = [f"{hidden} bundle(s) marked duplicate or invalid hidden; --all shows them"
-                 ] if hidden else []
-        if sarif is not None:
-            try:
-                write_sarif(sarif, folder, every_row)
-            except OSError as exc:
-                raise InputError(f"{sarif}: cannot write ({exc.strerror or exc})") from None
-            notes.append(f"wrote {sarif}: {len(every_row)} result(s)")
-        if as_json:
-            typer.echo(rows_json(rows))
-            for line in [*notes, damage_note(damaged)]:  # stdout stays JSON
-                if line:
-                    typer.echo(line, err=True)
-            return
-        console = Console()
-        if not console.is_terminal:  # logs and pipes: wide enough for every column
-            console = Console(width=max(console.width, MIN_WIDTH))
-        since = state["last_triage"] or "never"
-        console.print(triage_table(rows, f"{folder} (last triage: {since})", console.width))
-        console.print(status_counts(rows), highlight=False)
-        for line in [*reduce_lines(rows), *notes]:
-            console.print(line, markup=False, highlight=False)
-        left = PendingStore(folder).count()
-        if left:
-            console.print(f"{left} pending finding(s) not reduced yet; finish them with "
-                          f"{finish_command(folder)}", markup=False, highlight=False)
-        if damaged:
-            console.print(damage_note(damaged), style="yellow", markup=False, soft_wrap=True)
+            write_sarif(sarif, folder, every_row)
+        except OSError as exc:
+            raise InputError(f"{sarif}: cannot write ({exc.strerror or exc})") from None
+        notes.append(f"wrote {sarif}: {len(every_row)} result(s)")
+    if as_json:
+        typer.echo(rows_json(rows))
+        for line in [*notes, damage_note(damaged)]:  # stdout stays JSON
+            if line:
+                typer.echo(line, err=True)
+        return
+    console = Console()
+    if not console.is_terminal:  # logs and pipes: wide enough for every column
+        console = Console(width=max(console.width, MIN_WIDTH))
+    since = state["last_triage"] or "never"
+    console.print(triage_table(rows, f"{folder} (last triage: {since})", console.width))
+    console.print(status_counts(rows), highlight=False)
+    for line in [*reduce_lines(rows), *notes]:
+        console.print(line, markup=False, highlight=False)
+    left = PendingStore(folder).count()
+    if left:
+        console.print(f"{left} pending finding(s) not reduced yet; finish them with "
+                      f"{finish_command(folder)}", markup=False, highlight=False)
+    if damaged:
+        console.print(damage_note(damaged), style="yellow", markup=False, soft_wrap=True)
 
 
 def run_rebucket(folder: Path, execution: options.ExecutionArgs, jobs: int) -> int:
@@ -280,3 +277,6 @@ def _save_stats(folder: Path, stats: CampaignStats | None, roots: RootCauseMemo)
     stats.pending_command = finish_command(folder)
     stats.save(folder)
     write_summary(folder, stats.to_json())
+
+
+COMMAND = Command("triage", triage)

@@ -18,15 +18,16 @@ from collections.abc import Callable, Iterator, Sequence
 
 from fuzzer.corpus.model import CorpusModel
 from fuzzer.errors import InputError
+from fuzzer.registry import Registry
 
 #: source kind -> "module:function" of a lister
 #: ``(dirs: Sequence[str]) -> Iterator[CorpusModel]``.
-SOURCES: dict[str, str] = {
+SOURCES: Registry[str] = Registry("corpus source", {
     "bundled": "fuzzer.corpus.bundled:iter_bundled",
     "pypi": "fuzzer.corpus.pypi:iter_pypi",
     "hub": "fuzzer.corpus.hub:iter_hub",
     "dir": "fuzzer.corpus.directory:iter_dir",
-}
+})
 
 
 def check_sources(sources: Sequence[str]) -> None:

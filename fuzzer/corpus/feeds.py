@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from fuzzer.corpus import audio, images
+from fuzzer.registry import Registry
 
 
 def fill_image(rng: np.random.Generator, shape: list[int], dtype: np.dtype,
@@ -126,13 +127,13 @@ def fill_zeros(rng: np.random.Generator, shape: list[int], dtype: np.dtype,
 Fill = Callable[[np.random.Generator, list[int], np.dtype, Mapping[str, Any]], np.ndarray]
 
 #: fill kind -> function ``(rng, shape, dtype, params) -> ndarray``.
-FILLS: dict[str, Fill] = {
+FILLS: Registry[Fill] = Registry("fill", {
     "image": fill_image,
     "audio": fill_audio,
     "bytes": fill_bytes,
     "const": fill_const,
     "zeros": fill_zeros,
-}
+})
 
 
 def spec_shapes(spec: Mapping[str, Any]) -> dict[str, list[int]]:

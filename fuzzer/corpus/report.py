@@ -16,14 +16,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzer.registry import Registry
 from oracles import load_oracles
 
 #: column key -> heading.
-COLUMNS: dict[str, str] = {
+COLUMNS: Registry[str] = Registry("column", {
     "crash_or_invalid": "% optimizer crash or invalid model",
     "output_discrepancy": "% output discrepancy",
     "metric_drift": "% metric drift",
-}
+})
 
 #: task -> table category (detection and segmentation share a row, as in the issue's list).
 CATEGORIES: dict[str | None, str] = {

@@ -22,6 +22,7 @@ from typing import Any
 from fuzzer.edges.setup import EdgeCollector, EdgeSetup
 from fuzzer.edges.summary import FileCoverage
 from fuzzer.errors import InputError
+from fuzzer.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -109,14 +110,14 @@ def _python_scope(setup: EdgeSetup) -> str:
 
 
 #: kind name -> how it is measured.
-EDGE_KINDS: dict[str, EdgeKind] = {
+EDGE_KINDS: Registry[EdgeKind] = Registry("code coverage kind", {
     "gcov": EdgeKind("gcov", _gcov_setup, _gcov_collector, _gcov_files,
                      lambda s: s.build.passes_dir if s.build is not None else ""),
     "hits": EdgeKind("hits", lambda t, f: EdgeSetup(str(f), "hits", target=t.name),
                      _hits_collector, lambda s, r: [], lambda s: "branches the target names"),
     "python": EdgeKind("python", _python_setup, _python_collector, _python_files,
                        _python_scope),
-}
+})
 
 
 def edge_kind(name: str) -> EdgeKind:
@@ -126,8 +127,7 @@ def edge_kind(name: str) -> EdgeKind:
         InputError: no such kind (the message lists the known ones).
     """
     if name not in EDGE_KINDS:
-        raise InputError(f"unknown code coverage kind {name!r}; known: "
-                         f"{', '.join(EDGE_KINDS)}")
+        raise InputError(str(EDGE_KINDS.unknown(name)))
     return EDGE_KINDS[name]
 
 

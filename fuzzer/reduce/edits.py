@@ -24,6 +24,7 @@ import numpy as np
 from fuzzer.modelio.graphs import iter_graphs
 from fuzzer.reduce.candidate import Built, forget_dims
 from fuzzer.reduce.graph import subgraphs
+from fuzzer.registry import Registry
 
 Edit = Callable[[Built], "Built | None"]
 
@@ -296,7 +297,7 @@ def _shrink(rule: Callable[[int], int]) -> Edit:
 
 
 #: simplification name -> edits it proposes, tried in this order.
-EDITS: dict[str, Callable[[Built], list[Edit]]] = {
+EDITS: Registry[Callable[[Built], list[Edit]]] = Registry("simplification", {
     "tensor_names": name_edits,
     "node_names": node_name_edits,
     "value_info": value_info_edits,
@@ -304,7 +305,7 @@ EDITS: dict[str, Callable[[Built], list[Edit]]] = {
     "doc_strings": doc_edits,
     "attributes": attribute_edits,
     "dims": shrink_edits,
-}
+})
 
 
 #: families whose edits keep what the model computes (names, metadata): a failure that needs

@@ -29,19 +29,20 @@ from fuzzer.reduce.predicate import OutOfTime, Predicate
 from fuzzer.reduce.simplify import simplify
 from fuzzer.reduce.state import Context, State
 from fuzzer.reduce.values import Recorded, record
+from fuzzer.registry import Registry
 
 Step = Callable[[State, Context], State]
 Recorder = Callable[[Any, "dict[str, np.ndarray] | None"], Recorded]
 
 #: step name -> step, run in this order.
-STEPS: dict[str, Step] = {
+STEPS: Registry[Step] = Registry("reduction step", {
     "bisect-outputs": bisect_outputs,
     "subset-outputs": subset_outputs,
     "bisect-inputs": bisect_inputs,
     "linear-outputs": linear_outputs,
     "ddmin-nodes": delete_nodes,
     "simplify": simplify,
-}
+})
 
 #: most rounds of :data:`STEPS` (a round after the first runs only where the last renamed).
 MAX_ROUNDS = 3

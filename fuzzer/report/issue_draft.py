@@ -278,7 +278,7 @@ def no_optimized_reason(meta: BundleMeta, observed: Observation | None = None,
     draft rendered without the bundle's files)."""
     finding = observed.finding_for(meta.symptom) if observed is not None else None
     name = finding.symptom if finding is not None else meta.symptom
-    record = load_oracles().get(name)
+    record = load_oracles().get(name, None)
     if record is not None and record.no_model_because:
         return f"No optimized model: {record.no_model_because} (`{name}`)."
     if observed is not None and observed.problem:

@@ -200,19 +200,23 @@ def optimize(model):
 {snippet}    return optimized
 '''
 
-_ORACLE_IMPORT = re.compile(r"^from oracles(?:\.\w+)* import (?:\([^)]*\)|[^\n]*)\n", re.M)
+#: the import of an embedded module: an oracle module, or the registry mechanism.
+_ORACLE_IMPORT = re.compile(r"^from (?:oracles(?:\.\w+)*|fuzzer\.registry) import "
+                            r"(?:\([^)]*\)|[^\n]*)\n", re.M)
 _FUTURE = "from __future__ import annotations\n"
 
 
 def _dependencies(module_name: str) -> list[str]:
-    """``module_name`` and the oracle modules it imports, dependencies first."""
+    """``module_name`` and the oracle modules it imports (and :mod:`fuzzer.registry`, which
+    the symptom registry is), dependencies first."""
     order: list[str] = []
 
     def visit(name: str) -> None:
         if name in order:
             return
         source = inspect.getsource(importlib.import_module(name))
-        for match in re.finditer(r"^from (oracles\.\w+) import", source, re.M):
+        for match in re.finditer(r"^from (oracles\.\w+|fuzzer\.registry) import", source,
+                                 re.M):
             visit(match.group(1))
         order.append(name)
 
@@ -233,8 +237,9 @@ def driver_source() -> str:
 @lru_cache(maxsize=32)
 def embedded_oracles(symptom_name: str) -> str:
     """The source repro.py carries for ``symptom_name``: the oracle module that registers it
-    and every oracle module it imports, dependencies first, their ``from oracles...`` and
-    ``__future__`` imports removed (the names are defined in the same file).
+    and every oracle module it imports, dependencies first (the registry mechanism
+    :mod:`fuzzer.registry` among them), their ``from oracles...``, ``from fuzzer.registry``
+    and ``__future__`` imports removed (the names are defined in the same file).
 
     Raises:
         KeyError: an unknown symptom.
@@ -246,7 +251,8 @@ def embedded_oracles(symptom_name: str) -> str:
     for name in _dependencies(record.detect.__module__):
         source = inspect.getsource(importlib.import_module(name))
         source = _ORACLE_IMPORT.sub("", source.replace(_FUTURE, ""))
-        parts.append(f"# ---- {name} (optfuzz's oracle, verbatim) ----\n{source.strip()}\n")
+        what = "registry mechanism" if name == "fuzzer.registry" else "oracle"
+        parts.append(f"# ---- {name} (optfuzz's {what}, verbatim) ----\n{source.strip()}\n")
     return "\n\n".join(parts)
 
 

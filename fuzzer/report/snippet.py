@@ -248,7 +248,7 @@ def standalone_repro(meta: Any, model: Any, feeds: dict[str, Any] | None) -> \
     """
     from fuzzer.targets import get_target
 
-    record = load_oracles().get(meta.symptom)
+    record = load_oracles().get(meta.symptom, None)
     check = CHECKS.get(record.check) if record is not None else None
     if record is None or check is None:
         return None

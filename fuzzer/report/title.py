@@ -35,7 +35,7 @@ def symptom_words(meta: BundleMeta) -> str:
     """What a user of the target sees of the bundle's fault, in a few words (the
     parenthesis that ends the title): its symptom record's
     (:meth:`oracles.base.Symptom.seen_as`), the symptom's name for one not registered."""
-    record = load_oracles().get(meta.symptom)
+    record = load_oracles().get(meta.symptom, None)
     return record.seen_as(meta.message) if record is not None else meta.symptom
 
 

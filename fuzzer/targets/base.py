@@ -8,9 +8,9 @@ localization may switch off (:meth:`Target.relaxations`), the anchor op types of
 configuration (:meth:`Target.oracle_context`), and how repro.py calls it
 (:meth:`Target.repro_snippet`). No module outside ``fuzzer/targets`` names a target's passes.
 
-Built-in targets are listed in :data:`TARGETS`; an installed distribution adds one through
-the ``optfuzz.targets`` entry-point group (:data:`ENTRY_POINT_GROUP`, value "module:Class"),
-and its name joins the registry (:func:`registry`).
+Built-in targets are listed in the registry :data:`TARGETS`; an installed distribution adds
+one through the ``optfuzz.targets`` entry-point group (:data:`ENTRY_POINT_GROUP`, value
+"module:Class"), and its name joins the registry.
 
 Configurations are JSON-able dicts. Pass-list targets understand ``{"passes": [...],
 "fixed_point": bool}``; a target whose rewrites are not named passes overrides the pass
@@ -19,20 +19,39 @@ methods.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import random
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.errors import InputError
+from fuzzer.registry import Registry
 from generators.hints import GenerationHints
 from oracles import shows
 
-#: target name -> "module:attribute" of its class; imported lazily (heavy imports).
-TARGETS: dict[str, str] = {
+#: entry-point group through which an installed distribution adds a target: each entry point
+#: is named like the target, its value is "module:Class" (the built-in targets' format).
+ENTRY_POINT_GROUP = "optfuzz.targets"
+
+
+def _plugin_value(point: Any) -> str:
+    """The "module:Class" of a target plugin's entry point.
+
+    Raises:
+        ValueError: the value is not of that form.
+    """
+    module, _, attr = point.value.partition(":")
+    if not module.strip() or not attr.strip():
+        raise ValueError(f"its value {point.value!r} is not 'module:Class'")
+    return f"{module.strip()}:{attr.strip()}"
+
+
+#: target name -> "module:attribute" of its class, imported lazily (heavy imports): the
+#: built-in targets, then the plugins of :data:`ENTRY_POINT_GROUP` (a plugin named like a
+#: built-in target, or whose value is not "module:Class", is left out with one warning line,
+#: once per process).
+TARGETS: Registry[str] = Registry("target", {
     "onnxoptimizer": "fuzzer.targets.onnxoptimizer.target:OnnxOptimizerTarget",
     "fake": "fuzzer.targets.fake:FakeTarget",
     "onnxruntime": "fuzzer.targets.onnxruntime.target:OnnxRuntimeTarget",
@@ -42,15 +61,11 @@ TARGETS: dict[str, str] = {
     "version-converter": "fuzzer.targets.version_converter.target:VersionConverterTarget",
     "onnxsim": "fuzzer.targets.onnxsim.target:OnnxSimTarget",
     "onnxslim": "fuzzer.targets.onnxslim.target:OnnxSlimTarget",
-}
+}, group=ENTRY_POINT_GROUP, load=_plugin_value)
 
 #: target name -> the optfuzz extra (pyproject.toml) that installs its package.
 EXTRAS: dict[str, str] = {"onnxsim": "onnxsim", "onnxslim": "onnxslim",
                           "onnxscript": "onnxscript"}
-
-#: entry-point group through which an installed distribution adds a target: each entry point
-#: is named like the target, its value is "module:Class" (the :data:`TARGETS` format).
-ENTRY_POINT_GROUP = "optfuzz.targets"
 
 #: the target a command uses when none is named.
 DEFAULT_TARGET = "onnxoptimizer"
@@ -289,40 +304,9 @@ class TargetUnavailable(ImportError):
     plugin's module fails on import. The message is one line."""
 
 
-def warn_line(text: str) -> None:
-    """Write ``warning: <text>`` as one line to stderr."""
-    print(f"warning: {text}", file=sys.stderr)
-
-
-@functools.lru_cache(maxsize=1)
-def plugin_targets() -> dict[str, str]:
-    """Targets that installed distributions add through :data:`ENTRY_POINT_GROUP`:
-    name -> "module:Class". An entry point named like a built-in target (built-ins win), or
-    whose value is not of that form, is left out with one warning line (once per process)."""
-    from importlib.metadata import entry_points
-
-    found: dict[str, str] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        module, _, attr = point.value.partition(":")
-        if point.name in TARGETS:
-            warn_line(f"target plugin {point.name!r} ({point.value}) is left out: a built-in "
-                      "target has that name")
-        elif not module.strip() or not attr.strip():
-            warn_line(f"target plugin {point.name!r} is left out: its value {point.value!r} "
-                      "is not 'module:Class'")
-        else:
-            found.setdefault(point.name, f"{module.strip()}:{attr.strip()}")
-    return found
-
-
-def registry() -> dict[str, str]:
-    """Every target: the built-in :data:`TARGETS` and the plugins (name -> "module:Class")."""
-    return {**plugin_targets(), **TARGETS}
-
-
 def target_names() -> list[str]:
-    """Names of all registered targets, plugins included."""
-    return sorted(registry())
+    """Names of all registered targets, plugins included, in name order."""
+    return sorted(TARGETS)
 
 
 def install_hint(name: str) -> str | None:
@@ -335,7 +319,7 @@ def install_hint(name: str) -> str | None:
 def _unavailable(name: str, value: str, exc: BaseException) -> TargetUnavailable:
     """The one-line :class:`TargetUnavailable` for target ``name`` (registered as ``value``)
     whose import or construction raised ``exc``."""
-    hint = install_hint(name) if name in TARGETS else None
+    hint = install_hint(name) if TARGETS.builtin(name) else None
     if hint and isinstance(exc, ImportError):
         return TargetUnavailable(f"target {name} needs {exc.name or 'its package'}, which is "
                                  f"not installed: {hint}")
@@ -356,7 +340,7 @@ def _built(name: str, value: str, make: Callable[[], Any]) -> Any:
     except ImportError as exc:
         raise _unavailable(name, value, exc) from None
     except Exception as exc:
-        if name in TARGETS:
+        if TARGETS.builtin(name):
             raise
         raise _unavailable(name, value, exc) from None
 
@@ -396,10 +380,7 @@ def _registered(name: str) -> str:
     Raises:
         KeyError: for an unknown name; the message lists the known ones.
     """
-    known = registry()
-    if name not in known:
-        raise KeyError(f"unknown target {name!r}; known: {', '.join(sorted(known))}")
-    return known[name]
+    return TARGETS[name]
 
 
 def first_line(exc: BaseException) -> str:

@@ -93,6 +93,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from fuzzer.registry import Registry
 from fuzzer.targets.base import DocumentedBehaviour, Target
 from oracles import shows
 
@@ -372,7 +373,7 @@ ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder"
                         "bad-unary", "name-leak"})
 
 
-PASSES: dict[str, Callable[[Any], None]] = {
+PASSES: Registry[Callable[[Any], None]] = Registry("fake pass", {
     "clean": lambda graph: None,
     "raise": _raise,
     "abort": lambda graph: os.abort(),
@@ -409,7 +410,7 @@ PASSES: dict[str, Callable[[Any], None]] = {
     "drop-transpose": _drop_transpose,
     "bad-unary": _bad_unary,
     "name-leak": _name_leak,
-}
+})
 BUGS = tuple(name for name in PASSES if name != "clean")
 
 #: the fake target's documented behaviours (the ground truth of "not a bug").

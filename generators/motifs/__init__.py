@@ -23,6 +23,7 @@ import warnings
 from collections.abc import Iterator
 from types import ModuleType
 
+from fuzzer.registry import Registry, registry_of
 from generators.motifs.spec import Motif
 
 #: Entry-point group through which another distribution adds motif families (the entry
@@ -39,49 +40,50 @@ def _walk(module: ModuleType) -> Iterator[ModuleType]:
         yield importlib.import_module(info.name)
 
 
-def _plugin_roots() -> Iterator[ModuleType]:
-    """The modules the :data:`ENTRY_POINT_GROUP` entry points name; one that fails to import
-    is one warning."""
-    from importlib.metadata import entry_points
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            yield importlib.import_module(point.value)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the library
-            warnings.warn(f"motif family plugin {point.name!r} ({point.value}) failed to "
-                          f"import: {exc}", stacklevel=2)
+def _warn(text: str) -> None:
+    warnings.warn(text, stacklevel=4)
+
+
+#: the family modules that installed distributions name in :data:`ENTRY_POINT_GROUP`,
+#: imported on first use; one that fails to import is left out with one warning.
+PLUGIN_FAMILIES: Registry[ModuleType] = Registry(
+    "motif family", group=ENTRY_POINT_GROUP,
+    load=lambda point: importlib.import_module(point.value), warn=_warn)
 
 
 def families() -> list[ModuleType]:
-    """Every family module, in draw order (``ORDER``, then module name)."""
+    """Every family module, in draw order (``ORDER``, then module name): this package's and
+    the plugins' (:data:`PLUGIN_FAMILIES`, read once; :func:`reload` reads them again)."""
     seen: dict[str, ModuleType] = {}
-    for root in (importlib.import_module(__name__), *_plugin_roots()):
+    for root in (importlib.import_module(__name__), *PLUGIN_FAMILIES.values()):
         for mod in _walk(root):
             if hasattr(mod, "MOTIFS") and mod.__name__ != __name__:
                 seen.setdefault(mod.__name__, mod)
     return sorted(seen.values(), key=lambda m: (getattr(m, "ORDER", float("inf")), m.__name__))
 
 
-def _load() -> dict[str, Motif]:
-    out: dict[str, Motif] = {}
+def _load() -> Registry[Motif]:
+    """Every motif of :func:`families`, in draw order.
+
+    Raises:
+        ValueError: two motifs share a name.
+    """
+    found = families()
     HINTED_ONLY_MOTIFS.clear()
-    for mod in families():
-        for m in mod.MOTIFS:
-            if m.name in out:
-                raise ValueError(f"duplicate motif name {m.name!r}")
-            out[m.name] = m
-            if getattr(mod, "HINTED_ONLY", False):
-                HINTED_ONLY_MOTIFS.add(m.name)
-    return out
+    HINTED_ONLY_MOTIFS.update(m.name for mod in found if getattr(mod, "HINTED_ONLY", False)
+                              for m in mod.MOTIFS)
+    return registry_of("motif", ((m.name, m) for mod in found for m in mod.MOTIFS))
 
 
 #: name -> Motif, built once at import (:func:`reload` builds it again).
-MOTIFS: dict[str, Motif] = {}
+MOTIFS: Registry[Motif] = Registry("motif")
 
 
-def reload() -> dict[str, Motif]:
+def reload() -> Registry[Motif]:
     """Discovers the families again (after a plugin was installed) and refills
     :data:`MOTIFS` in place; what was drawn from the old library (the generator's cached
     motif pools, ``generators.generate._motif_pool``) is the caller's to clear."""
+    PLUGIN_FAMILIES.rediscover()
     fresh = _load()
     MOTIFS.clear()
     MOTIFS.update(fresh)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 
+from fuzzer.registry import Registry, registry_of
 from generators.mutate.spec import Mutator
 
 #: Family modules, each exporting ``MUTATORS``.
@@ -15,15 +16,7 @@ FAMILIES: tuple[str, ...] = ("attributes", "dtypes", "ranks", "names", "constant
                              "feeds", "repeat")
 
 
-def _load() -> dict[str, Mutator]:
-    out: dict[str, Mutator] = {}
-    for fam in FAMILIES:
-        for m in importlib.import_module(f"generators.mutate.{fam}").MUTATORS:
-            if m.name in out:
-                raise ValueError(f"duplicate mutator name {m.name!r}")
-            out[m.name] = m
-    return out
-
-
-#: name -> Mutator, built once at import.
-MUTATORS: dict[str, Mutator] = _load()
+#: name -> Mutator, built once at import (two mutators of one name: ValueError).
+MUTATORS: Registry[Mutator] = registry_of(
+    "mutator", ((m.name, m) for fam in FAMILIES
+                for m in importlib.import_module(f"generators.mutate.{fam}").MUTATORS))

@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
+from fuzzer.registry import Registry
+
 #: rule set name -> what it holds (the configuration space of the onnxscript target).
-RULE_SETS: dict[str, str] = {
+RULE_SETS: Registry[str] = Registry("rule set", {
     "default": "onnxscript.rewriter._DEFAULT_REWRITE_RULES (what optimize() runs)",
     "common": "the default rules and every other rule of onnxscript.rewriter.rules.common",
-}
+})
 
 
 @dataclass(frozen=True)
@@ -114,12 +116,12 @@ def rule_set(name: str) -> tuple[NamedRule, ...]:
     ``RewritePass`` tries them.
 
     Raises:
-        KeyError: an unknown rule set.
+        UnknownName: a ``KeyError``: an unknown rule set.
     """
     from onnxscript import rewriter
 
     if name not in RULE_SETS:
-        raise KeyError(f"unknown rule set {name!r}; known: {', '.join(RULE_SETS)}")
+        raise RULE_SETS.unknown(name)
     default = list(rewriter._DEFAULT_REWRITE_RULES)
     if name == "default":
         return _group(default)

@@ -1,6 +1,7 @@
 """Campaigns on a real multi-node Ray cluster on this machine (``ray.cluster_utils.Cluster``:
-one head and two worker nodes of one CPU each, on loopback): planted bugs found, a worker
-node killed mid-campaign, the driver killed and the campaign resumed."""
+one head and two worker nodes of one CPU each, on loopback, held by a child process:
+:mod:`tests.ray_nodes`): planted bugs found, a worker node killed mid-campaign, the driver
+killed and the campaign resumed."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ import pytest
 from fuzzer.campaign.stream import StreamConfig
 from fuzzer.cluster.actors import CaseRunner
 from fuzzer.cluster.plan import RANGE_SIZE, RangePlan, compact, expand
+from tests.ray_nodes import Nodes
 from tests.test_cli_check import optfuzz
 
 ray = pytest.importorskip("ray")
-cluster_utils = pytest.importorskip("ray.cluster_utils")
+pytest.importorskip("ray.cluster_utils")
 
 PLANTED = "raise,segv,drop-node,invalid,bloat"
 #: correct filler passes in the pool: most configurations are clean, so a few hundred cases
@@ -32,13 +34,10 @@ CASES = 4 * RANGE_SIZE
 
 
 @pytest.fixture
-def cluster():
+def cluster() -> Nodes:
     """A head and two worker nodes, one CPU each (so each hosts one case actor)."""
-    nodes = cluster_utils.Cluster(initialize_head=True,
-                                  head_node_args={"num_cpus": 1, "include_dashboard": False})
-    workers = [nodes.add_node(num_cpus=1) for _ in range(2)]
-    nodes.wait_for_nodes()
-    yield nodes, workers
+    nodes = Nodes.start(2)
+    yield nodes
     nodes.shutdown()
 
 
@@ -67,9 +66,9 @@ def wait_for(condition, seconds: float = 240.0) -> None:
         time.sleep(0.5)
 
 
-def ray_titles(node) -> list[str]:
-    """The process titles of the Ray workers that ``node``'s raylet started."""
-    raylet = node.all_processes["raylet"][0].process.pid
+def ray_titles(raylet: int) -> list[str]:
+    """The process titles of the Ray workers that the raylet of process id ``raylet``
+    started."""
     titles = []
     for entry in Path("/proc").iterdir():
         try:
@@ -108,13 +107,14 @@ def test_plan_alternates_corpus_and_generated_and_records_intervals():
 
 @pytest.mark.slow
 def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
-    nodes, workers = cluster
+    nodes = cluster
     calm, stormy = tmp_path / "calm", tmp_path / "stormy"
     proc = start(fuzz_args(nodes.address, stormy, "--max-cases", str(CASES)))
     # the node is removed while its case actor runs a range (Ray titles the actor's process
     # with the method it runs)
-    wait_for(lambda: "ray::CaseRunner.run" in ray_titles(workers[0]) or proc.poll() is not None)
-    nodes.remove_node(workers[0], allow_graceful=False)
+    wait_for(lambda: "ray::CaseRunner.run" in ray_titles(nodes.raylets[0])
+             or proc.poll() is not None)
+    nodes.remove(0)
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-2000:]
     stats = campaign(stormy)
@@ -134,7 +134,7 @@ def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
 
 @pytest.mark.slow
 def test_killing_the_driver_and_resuming_completes_the_same_ranges(cluster, tmp_path):
-    nodes, _ = cluster
+    nodes = cluster
     out = tmp_path / "crashes"
     # ranges become done one by one as their findings settle; with campaign.json written
     # every 10 s the whole campaign could end between two writes (it did, on a quick run),

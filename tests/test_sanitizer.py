@@ -224,6 +224,26 @@ def test_one_memory_fault_reached_from_two_passes_is_one_bundle_by_its_crash_sta
 
 
 @needs_asan
+def test_the_last_release_restores_the_interpreter_spawn_used_and_spawn_still_works(tmp_path):
+    """multiprocessing gives its spawn executable back as bytes; the one restored must be
+    the same path (its ``str()``, "b'/...'", named no file: every later spawned process of
+    the campaign or test process died at its start with status 255)."""
+    import multiprocessing
+
+    from fuzzer.builds.sanitizer import release, sanitizer_runtime
+
+    before = multiprocessing.spawn.get_executable()
+    runtime = sanitizer_runtime(None, str(tmp_path / "runtime"))
+    runtime.install()
+    assert os.fsdecode(multiprocessing.spawn.get_executable()) == runtime.python
+    release()
+    assert os.fsdecode(multiprocessing.spawn.get_executable()) == os.fsdecode(before)
+    child = multiprocessing.get_context("spawn").Process(target=os.getpid)
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+
+
 def test_each_sanitizer_runtime_in_one_process_gets_its_own_fork_server():
     """multiprocessing keeps one fork server per process, with the environment it started
     under: a runtime's workers must neither start unsanitized from a server started before

@@ -75,7 +75,7 @@ class SanitizerRuntime:
         """
         global _users, _before, _server
         if _users == 0:
-            _before = str(multiprocessing.spawn.get_executable())
+            _before = os.fsdecode(multiprocessing.spawn.get_executable())  # bytes on POSIX
             multiprocessing.spawn.set_executable(self.python)
             # one fork server per process, with the interpreter, environment and report
             # folder it started under: one started before (without the runtime, or with

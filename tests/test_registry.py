@@ -130,6 +130,10 @@ REGISTRIES = (
     "fuzzer.reduce.edits:EDITS", "fuzzer.reduce.reducer:STEPS", "fuzzer.targets.fake:PASSES",
     "fuzzer.edges.kinds:EDGE_KINDS", "fuzzer.builds.kinds:KINDS",
     "fuzzer.targets.onnxscript.rules:RULE_SETS", "fuzzer.cli:COMMANDS",
+    "fuzzer.handling.growth:HANDLINGS", "fuzzer.reduce.probes:PROBES",
+    "fuzzer.report.snippet:CHECKS", "generators.mutate.feeds:POLICIES",
+    "generators.mutate.names:STYLES", "generators.mutate.constants:FORMS",
+    "fuzzer.targets.onnxruntime_transformers.fusions:FUSIONS",
 )
 
 

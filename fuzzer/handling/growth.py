@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.registry import Registry
 from fuzzer.store.case import SCALING_DIR
 from oracles import shows, symptom
 from oracles.base import Finding
@@ -208,7 +209,7 @@ GROWTH = Handling(timed, scale_down, timing_fields, scaled_files, own_passes)
 
 #: name -> steps beyond the common path (:class:`Handling`); a symptom's record names the
 #: ones its findings take (:attr:`oracles.base.Symptom.handling`).
-HANDLINGS: dict[str, Handling] = {"growth": GROWTH}
+HANDLINGS: Registry[Handling] = Registry("handling", {"growth": GROWTH})
 
 
 def handling_of(symptom_name: str) -> Handling | None:

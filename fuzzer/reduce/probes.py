@@ -46,6 +46,7 @@ from fuzzer.reduce.edits import (
 )
 from fuzzer.reduce.predicate import OutOfTime, is_valid
 from fuzzer.reduce.reducer import NotReproducible
+from fuzzer.registry import Registry
 
 Transform = Callable[[Built], "Built | None"]
 Survived = dict[str, "bool | None"]
@@ -286,7 +287,7 @@ class Probe:
 
 
 #: probe name -> probe, run in this order; groups are phrased in the order they first appear.
-PROBES: dict[str, Probe] = {
+PROBES: Registry[Probe] = Registry("probe", {
     "neutral-names": Probe(neutral_names, _names_needed, "neutral names"),
     "no-value-info": Probe(drop_value_info, _fixed("its value_info"), "no value_info"),
     "explicit-defaults": Probe(_explicit_defaults, _fixed("its default attributes left out"),
@@ -299,7 +300,7 @@ PROBES: dict[str, Probe] = {
                               "both weight forms"),
     "nodes-as-weights": Probe(_nodes_as_weights, _fixed("its weights as Constant nodes"),
                               "both weight forms"),
-}
+})
 
 
 def sentence(model: Any, survived: Survived) -> str:

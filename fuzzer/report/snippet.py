@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from fuzzer.registry import Registry
 from fuzzer.report.environment import EXECUTION_PROVIDER
 from fuzzer.report.feeds_source import declared, feeds_source
 from fuzzer.report.model_source import model_source
@@ -140,13 +141,13 @@ class Check:
 
 _RUNS = ("sys", "numpy", "onnxruntime")
 #: kind of check (:attr:`oracles.base.Symptom.check`) -> how a standalone repro makes it.
-CHECKS: dict[str, Check] = {
+CHECKS: Registry[Check] = Registry("check", {
     "crash": Check(_CRASHES, ("subprocess", "sys"), False),
     "timeout": Check(_HANGS, ("subprocess", "sys"), False),
     "checker": Check(_INVALID, ("sys",), False),
     "onnxruntime": Check(_ORT_FAILS, _RUNS, True),
     "outputs": Check(_WRONG_OUTPUT, _RUNS, True, compares=True),
-}
+})
 #: how a module is imported in the script.
 _IMPORT_LINE = {"numpy": "import numpy as np", "onnxruntime": "import onnxruntime as ort"}
 
@@ -249,7 +250,7 @@ def standalone_repro(meta: Any, model: Any, feeds: dict[str, Any] | None) -> \
     from fuzzer.targets import get_target
 
     record = load_oracles().get(meta.symptom, None)
-    check = CHECKS.get(record.check) if record is not None else None
+    check = CHECKS.get(record.check, None) if record is not None else None
     if record is None or check is None:
         return None
     context = repro_context(meta)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from onnx import AttributeProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
+from fuzzer.registry import Registry
 from generators.mutate.graft import builder_for, merge
 from generators.mutate.graph import consumers, list_initializers_as_inputs
 from generators.mutate.spec import Mutator
@@ -48,7 +49,8 @@ def _sparse(array: np.ndarray, name: str) -> object:
 
 
 #: form -> ``(array, opset) -> (attribute value, element type of the Constant) | None``.
-FORMS: dict[str, Callable[[np.ndarray, int], tuple[object, int] | None]] = {
+FORMS: Registry[Callable[[np.ndarray, int], tuple[object, int] | None]] = Registry(
+    "constant form", {
     "value": lambda a, opset: (numpy_helper.from_array(a), 0)
     if opset >= ANY_TYPE_SINCE or a.dtype.kind == "f" else None,
     "sparse_value": lambda a, opset: (_sparse(a, "sparse"), 0)
@@ -66,7 +68,7 @@ FORMS: dict[str, Callable[[np.ndarray, int], tuple[object, int] | None]] = {
     "value_strings": lambda a, opset: (_strings(a), TensorProto.STRING)
     if 0 < a.size <= MAX_LIST and helper.np_dtype_to_tensor_dtype(a.dtype) in FROM_STRINGS
     else None,
-}
+})
 #: Forms that need :data:`LIST_FORMS_SINCE`.
 _LIST_FORMS = frozenset(FORMS) - {"value", "sparse_value"}
 

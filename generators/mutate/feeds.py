@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from onnx import ModelProto
 
+from fuzzer.registry import Registry
 from generators.inputs import graph_feed_inputs
 from generators.mutate.spec import Mutator
 from generators.values import NP_DTYPE
@@ -61,7 +62,7 @@ def _negatives(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
 
 
 #: policy name -> Policy (applied to floating-point feeds only).
-POLICIES: dict[str, Policy] = {
+POLICIES: Registry[Policy] = Registry("feed policy", {
     "special-floats": _sprinkle(lambda d: np.asarray([np.nan, np.inf, -np.inf], d)),
     "huge": _sprinkle(lambda d: _edge(d, "huge")),
     "tiny": _sprinkle(lambda d: _edge(d, "tiny")),
@@ -69,7 +70,7 @@ POLICIES: dict[str, Policy] = {
     "ties": _ties,
     "negative-zero": _sprinkle(lambda d: np.asarray([-0.0, -0.0, 0.0], d)),
     "negatives": _negatives,
-}
+})
 
 
 def apply_policies(names: Sequence[str], feeds: Mapping[str, np.ndarray],

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from onnx import ModelProto
 
+from fuzzer.registry import Registry
 from generators.mutate.graph import all_names, defined, fresh, rename
 from generators.mutate.spec import Mutator
 
@@ -22,13 +23,14 @@ from generators.mutate.spec import Mutator
 SUFFIXES: tuple[str, ...] = ("_0", ":0", ".1", "/", "_output_0", "__1", "_1")
 
 #: name style -> ``(rng, names in the graph, graph size) -> candidate``.
-STYLES: dict[str, Callable[[random.Random, list[str], int], str]] = {
+STYLES: Registry[Callable[[random.Random, list[str], int], str]] = Registry(
+    "renaming style", {
     "number": lambda rng, names, n: str(rng.randint(0, 2 * n + 8)),
     "ir-temporary": lambda rng, names, n: f"_v_{rng.randint(0, 2 * n + 8)}",
     "renamed-interface": lambda rng, names, n: f"{rng.choice(['input', 'output'])}_"
                                                f"{rng.randint(0, 3)}",
     "suffixed": lambda rng, names, n: rng.choice(names) + rng.choice(SUFFIXES),
-}
+})
 
 
 def rename_tensor(model: ModelProto, rng: random.Random) -> ModelProto | None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fuzzer.registry import Registry
+
 
 @dataclass(frozen=True)
 class Fusion:
@@ -32,7 +34,7 @@ class Fusion:
     motifs: tuple[str, ...] = ()
 
 
-FUSIONS: dict[str, Fusion] = {
+FUSIONS: Registry[Fusion] = Registry("fusion", {
     "enable_layer_norm": Fusion(
         "ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div (then Mul gamma, Add beta) into "
         "LayerNormalization, the TensorFlow form too; the RMS form into "
@@ -100,7 +102,7 @@ FUSIONS: dict[str, Fusion] = {
         "fusion_gemmfastgelu.py",
         frozenset({"FastGelu"}),
         ("FastGeluFusion",)),
-}
+})
 
 #: Flags whose fused op has no CPU kernel by design: drawn only when named with --passes.
 NOT_ON_CPU: frozenset[str] = frozenset({"enable_gemm_fast_gelu"})

@@ -291,7 +291,7 @@ class OnnxRuntimeTransformersTarget(Target):
     def describe(self, name: str) -> str:
         """What flag ``name`` fuses and in which modules of ``onnxruntime/transformers`` (""
         if unknown)."""
-        fusion = FUSIONS.get(name)
+        fusion = FUSIONS.get(name, None)
         return f"{fusion.what} ({fusion.source})" if fusion else ""
 
     def repro_snippet(self, config: dict[str, Any]) -> str:

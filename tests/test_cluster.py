@@ -81,6 +81,14 @@ def ray_titles(raylet: int) -> list[str]:
 
 
 def bundles(out: Path) -> dict[str, dict]:
+    """The bundles of ``out`` once its pending findings are handled: on a loaded machine a
+    campaign's finish keeps in ``pending/`` what its grace period could not reduce (kept,
+    not lost), and ``optfuzz triage --pending`` makes bundles and hits of them."""
+    if any((out / "pending").glob("*")):
+        done = subprocess.run([sys.executable, "-m", "fuzzer", "triage", "--pending", str(out)],
+                              capture_output=True, text=True, timeout=1200)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert not any((out / "pending").glob("*")), done.stdout[-2000:]
     return {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/meta.json")}
 
 

@@ -111,6 +111,25 @@ def test_triage_pending_turns_them_into_one_reduced_verified_bundle_per_fault(
     assert sum(m["hits"] for m in metas) == len(FAULTS) * SIGHTINGS  # every sighting counted
 
 
+def test_triage_pending_reduces_as_the_campaign_was_told(sandbox, tmp_path, monkeypatch):
+    """A campaign of ``--reduce-seconds 0`` keys its findings unreduced; its pending ones are
+    handled the same way unless ``--reduce-seconds`` says otherwise (a handling of its own
+    would key the same fault on other models than the campaign's live findings)."""
+    record = tmp_path / "record"  # a campaign record that says --reduce-seconds 0
+    ran = optfuzz("fuzz", "--target", "fake", "--passes", "nop-1", "--source", "generated",
+                  "--max-cases", "1", "--reduce-seconds", "0", "--out", str(record), "--quiet")
+    assert ran.returncode == 0, ran.stderr
+    folder = tmp_path / "crashes"
+    folder.mkdir()
+    (folder / "campaign.json").write_bytes((record / "campaign.json").read_bytes())
+    finish_at_once(folder, sandbox, monkeypatch)
+    proc = optfuzz("triage", str(folder), "--pending", "--timeout", "10")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metas = [json.loads(p.read_text()) for p in folder.glob("*/meta.json")]
+    assert sorted(m["breaking_pass"] for m in metas) == sorted(FAULTS)
+    assert all(m["nodes"]["minimized"] == m["nodes"]["original"] for m in metas), metas
+
+
 def test_a_corrupt_pending_finding_is_skipped_with_one_line_and_kept(sandbox, tmp_path):
     keeper = PendingKeeper(tmp_path)
     kept = keeper.store

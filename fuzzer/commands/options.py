@@ -93,6 +93,12 @@ Jobs = Annotated[int, typer.Option(
 ReduceSeconds = Annotated[float, typer.Option(
     "--reduce-seconds", "--time-limit", min=0.0, metavar="SECONDS", help="Time bound of a "
     "reduction in seconds (0: no reduction).", rich_help_panel=REDUCER)]
+#: a reduction's bound when a campaign's folder records none, in seconds.
+DEFAULT_REDUCE_SECONDS = 120.0
+PendingReduceSeconds = Annotated[float | None, typer.Option(
+    "--reduce-seconds", "--time-limit", min=0.0, metavar="SECONDS", help="Time bound of a "
+    "reduction in seconds (0: no reduction) [default: the campaign's own, else 120].",
+    rich_help_panel=REDUCER)]
 Symptom = Annotated[str | None, typer.Option(
     "--symptom", metavar="SYMPTOM", autocompletion=_completion("--symptom"),
     help="Only bundles with this symptom.", rich_help_panel=SELECTION)]

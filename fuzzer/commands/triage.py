@@ -54,7 +54,7 @@ def triage(
         "and reducer options)."),
     execution: options.ExecutionArgs = None,
     jobs: options.Jobs = 1,
-    reduce_seconds: options.ReduceSeconds = 120.0,
+    reduce_seconds: options.PendingReduceSeconds = None,
 ) -> None:
     """List the root causes (bundles) of FOLDER, regressed and unreported ones first, then
     new, then by severity and hits, with breaking pass, hits, variants, sizes (unreduced
@@ -174,10 +174,12 @@ def campaign_lock(folder: Path, what: str) -> Iterator[None]:
 
 
 def run_pending(folder: Path, execution: options.ExecutionArgs, jobs: int,
-                reduce_seconds: float) -> int:
+                reduce_seconds: float | None) -> int:
     """``triage --pending``: hold the folder's campaign lock, handle every pending finding
-    in full (:func:`fuzzer.handling.pending.finish_pending`; ``reduce_seconds`` bounds each
-    reduction, localization as campaign.json records the campaign's), one line each under a
+    in full (:func:`fuzzer.handling.pending.finish_pending`) as the campaign would have
+    (localization and, unless ``reduce_seconds`` is given, the bound of each reduction in
+    seconds as campaign.json records the campaign's; 120 where it records none, as
+    ``fuzz --resume`` does), one line each under a
     progress bar, then update campaign.json and summary.html where the folder has a
     readable campaign.json. Returns the exit status: 0 every pending finding finished, 1
     some are left (unreadable ones skipped, a handling that failed, or a write or the worker
@@ -209,6 +211,8 @@ def run_pending(folder: Path, execution: options.ExecutionArgs, jobs: int,
             return 0
         stats = _campaign_stats(folder, console)
         settings = (stats.settings if stats is not None else None) or {}
+        if reduce_seconds is None:
+            reduce_seconds = float(settings.get("reduce_seconds", options.DEFAULT_REDUCE_SECONDS))
         policy = FindingPolicy(localize=bool(settings.get("localize", True)),
                                reduce_seconds=reduce_seconds)
         roots = RootCauseMemo(stats.failed_keys if stats is not None else None)

@@ -67,6 +67,16 @@ def test_pairwise_plan_covers_every_pair_of_a_small_schema() -> None:
     assert len(plan.rows) < product
 
 
+def test_an_anchor_absent_at_some_opsets_leaves_the_others_their_pairs() -> None:
+    # LayerNormalization exists from opset 17: rows of opsets 14-16 hold none of its levels
+    plan = build_plan("relu-ln", ("Relu", "LayerNormalization"), 14, 18)
+    assert any(("opset", "14") in p for p in plan.pairs["Relu"])
+    assert not any("does not exist" in why for why in plan.infeasible["Relu"].values())
+    assert plan.pairs["LayerNormalization"]
+    early = [r for r in plan.rows if int(r["opset"]) < 17]
+    assert early and all(plan.op_row(r, "LayerNormalization") == {} for r in early)
+
+
 def test_infeasible_pairs_carry_their_reason() -> None:
     plan = motif_plan("conv-bn")
     assert plan is not None

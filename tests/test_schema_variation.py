@@ -24,7 +24,8 @@ from tests.conftest import cpu_session
 
 #: the motif folders (generators/motifs/<folder>/) of the targets other than onnxoptimizer
 #: whose motifs declare anchor ops.
-TARGET_FOLDERS = ("onnxslim", "onnxscript", "onnxruntime_transformers", "onnxruntime")
+TARGET_FOLDERS = ("onnxslim", "onnxscript", "onnxruntime_transformers", "onnxruntime",
+                  "onnxsim")
 #: varied draws per anchored motif of a target folder.
 TARGET_DRAWS = 3
 

@@ -25,7 +25,7 @@ from tests.conftest import cpu_session
 #: the motif folders (generators/motifs/<folder>/) of the targets other than onnxoptimizer
 #: whose motifs declare anchor ops.
 TARGET_FOLDERS = ("onnxslim", "onnxscript", "onnxruntime_transformers", "onnxruntime",
-                  "onnxsim")
+                  "onnxsim", "version_converter")
 #: varied draws per anchored motif of a target folder.
 TARGET_DRAWS = 3
 

@@ -17,6 +17,7 @@ from generators import recipe
 from generators.generate import generate
 from generators.inputs import synthesize_inputs
 from generators.motifs import families
+from generators.schema.kernels import cast_reason
 from generators.schema.measure import schema_coverage
 from generators.schema.plan import _op_pairs_with_opset, build_plan, motif_plan
 from generators.schema.space import op_space
@@ -97,6 +98,12 @@ def test_an_anchor_absent_at_some_opsets_leaves_the_others_their_pairs() -> None
     assert plan.pairs["LayerNormalization"]
     early = [r for r in plan.rows if int(r["opset"]) < 17]
     assert early and all(plan.op_row(r, "LayerNormalization") == {} for r in early)
+
+
+def test_a_cast_its_opset_does_not_have_carries_its_reason() -> None:
+    assert cast_reason("float", "string", 8) == "Cast-6 does not take string for T2"
+    assert cast_reason("float", "string", 13) is None
+    assert "does not take float8e4m3fn" in cast_reason("float", "float8e4m3fn", 18)
 
 
 def test_infeasible_pairs_carry_their_reason() -> None:

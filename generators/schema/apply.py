@@ -54,6 +54,7 @@ from generators.schema.levels import (
     classify,
 )
 from generators.schema.rows import MotifPlan, Row
+from generators.schema.space import type_reason
 from generators.values import NP_DTYPE, Value
 from generators.versions import ir_version_for
 
@@ -628,10 +629,15 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
                           f"{pin.split(': ')[-1]}")
     for n in window:
         params = touched.get(id(n))
-        if not params or n.op_type == "Constant":
+        if not params:
             continue
         s = _schema(n, b.opset)
         assert s is not None
+        why = type_reason(s, {ts: level for ts in params})
+        if why:
+            raise Refused(why)
+        if n.op_type == "Constant":  # onnxruntime folds a Constant: it needs no kernel
+            continue
         binds = {ts: level for ts in params}
         for name, _, ts in bindings(s, n):
             if ts not in binds and ts in _type_params(s) and _elem(types, name):

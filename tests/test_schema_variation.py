@@ -106,6 +106,13 @@ def test_a_cast_its_opset_does_not_have_carries_its_reason() -> None:
     assert "does not take float8e4m3fn" in cast_reason("float", "float8e4m3fn", 18)
 
 
+def test_ties_follow_the_node_a_draw_retypes() -> None:
+    # the first Gather of tb-embed-layer-norm reads its float table; a later Gather reads the
+    # int64 Shape of the ids: the two are not tied (a plan with them tied had no row)
+    plan = motif_plan("tb-embed-layer-norm")
+    assert plan is not None and plan.rows and plan.pairs["Gather"]
+
+
 def test_infeasible_pairs_carry_their_reason() -> None:
     plan = motif_plan("conv-bn")
     assert plan is not None

@@ -98,9 +98,12 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
             except Exception:  # a probe the motif cannot take: other probes may
                 continue
             window = b.nodes[mark.nodes:]
-            for a in window:
-                if a.op_type not in anchors:
+            seen: set[str] = set()
+            for a in window:  # the first node of each anchor op: the one a draw retypes
+                if a.op_type not in anchors or a.op_type in seen or \
+                        a.domain not in ("", "ai.onnx"):
                     continue
+                seen.add(a.op_type)
                 schema = defs.get_schema(a.op_type, opset, a.domain)
                 for tc in schema.type_constraints:
                     seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]

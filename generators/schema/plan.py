@@ -26,6 +26,7 @@ from generators.schema.levels import NA
 from generators.schema.rows import SEP, MotifPlan, Row, key
 from generators.schema.rules import refusal
 from generators.schema.space import OPSET, OpSpace, Pair, op_space, pair_of
+from generators.schema.store import load_plan, store_plan
 from generators.versions import MAX_OPSET, MIN_OPSET
 
 #: element type the motifs emit their float pattern in; a plan row's other element types
@@ -349,7 +350,6 @@ def motif_plan(name: str) -> MotifPlan | None:
     motif declares no anchors); built once per generator version and kept on disk
     (:mod:`generators.schema.store`)."""
     from generators.motifs import MOTIFS
-    from generators.schema.store import load_plan, store_plan
 
     m = MOTIFS[name]
     if not m.anchors:

@@ -22,6 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 #: the variable that moves optfuzz's cache folder.
 CACHE_ENV = "OPTFUZZ_CACHE_DIR"
 #: distributions whose versions decide a plan.
@@ -44,8 +46,6 @@ def plans_folder() -> Path:
     if override:
         base = Path(override).expanduser()
     else:
-        import platformdirs
-
         base = Path(platformdirs.user_cache_dir("optfuzz"))
     return base / "schema-plans" / digest.hexdigest()[:20]
 

@@ -122,12 +122,9 @@ def _predicted(seconds: float) -> float:
 
 
 def _timed(function: Any, *args: Any) -> float:
-    """CPU seconds of this process (all its threads) that ``function(*args)`` took: other
-    processes' load leaves it as it is, where a wall clock would count the time the process
-    waited for a CPU (on a busy machine, bursts that bend the growth either way)."""
-    start = time.process_time()
+    start = time.perf_counter()
     function(*args)
-    return time.process_time() - start
+    return time.perf_counter() - start
 
 
 def _reference(model_bytes: bytes, feeds: dict[str, Any]) -> None:

@@ -245,25 +245,18 @@ def _fp16_initializer(b: GraphBuilder, x: Value) -> Value:
 
 MOTIFS = (
     ort_motif("ort-reshape-from-shape", ("ReshapeFusion",), _reshape_from_shape,
-              dtypes=frozenset(ALL), ranks=(2, 4), since=5,
-              anchors=("Shape", "Gather", "Concat", "Reshape")),
+              dtypes=frozenset(ALL), ranks=(2, 4), since=5),
     ort_motif("ort-gather-split", ("GatherSliceToSplitFusion",), _gather_split,
-              dtypes=FLOAT_INPUT, ranks=(1, 4),
-              anchors=("Gather", "Slice")),
+              dtypes=FLOAT_INPUT, ranks=(1, 4)),
     ort_motif("ort-range-gather", ("GatherToSliceFusion",), _range_gather,
-              dtypes=frozenset(ALL), since=11,
-              anchors=("Range", "Gather")),
+              dtypes=frozenset(ALL), since=11),
     ort_motif("ort-space-to-depth", ("SliceConcatToSpaceToDepthFusion",), _space_to_depth,
-              ranks=(4, 4), since=10,
-              anchors=("Slice", "Concat")),
+              ranks=(4, 4), since=10),
     ort_motif("ort-transposes", ("TransposeOptimizer", "TransposeOptimizer_CPUExecutionProvider"),
-              _transposes, dtypes=FLOAT_INPUT, ranks=(2, 4),
-              anchors=("Transpose",)),
-    ort_motif("ort-nchwc", ("NchwcTransformer",), _nchwc, ranks=(4, 4),
-              anchors=("Conv",)),
+              _transposes, dtypes=FLOAT_INPUT, ranks=(2, 4)),
+    ort_motif("ort-nchwc", ("NchwcTransformer",), _nchwc, ranks=(4, 4)),
     ort_motif("ort-fp16-initializer", ("FuseFp16InitializerToFp32NodeTransformer",),
-              _fp16_initializer, ranks=(1, 4),
-              anchors=("Cast",)),
+              _fp16_initializer, ranks=(1, 4)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -223,25 +223,19 @@ def _layer_norm(b: GraphBuilder, x: Value) -> Value:
 _ANY_FLOAT = frozenset({FLOAT, FLOAT16})
 MOTIFS = (
     shaped_motif("sim-mul-mul", ("fuse_consecutive_mul", "constant_folding"), _mul_mul,
-                 dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
-                 anchors=("Mul",)),
+                 dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
     shaped_motif("sim-reduce-reduce", ("fuse_consecutive_reduce", "FusionReduce"),
-                 _reduce_reduce, dtypes=frozenset({FLOAT}), ranks=(2, 4),
-                 anchors=tuple(AXES_INPUT)),
+                 _reduce_reduce, dtypes=frozenset({FLOAT}), ranks=(2, 4)),
     shaped_motif("sim-nop-reduce", ("eliminate_nop_reduce",), _nop_reduce,
-                 dtypes=frozenset({FLOAT}), ranks=(1, 3), anchors=tuple(AXES_INPUT)),
+                 dtypes=frozenset({FLOAT}), ranks=(1, 3)),
     shaped_motif("sim-self-attention", ("fuse_attention", "AttentionFusion"), _self_attention,
-                 dtypes=frozenset({FLOAT}), ranks=(2, 3), since=13,
-                 anchors=("MatMul", "Softmax")),
+                 dtypes=frozenset({FLOAT}), ranks=(2, 3), since=13),
     shaped_motif("sim-gelu-erf", ("fuse_gelu",), _gelu, dtypes=_ANY_FLOAT, ranks=(1, 4),
-                 since=20,
-                 anchors=("Erf", "Div", "Mul")),
+                 since=20),
     shaped_motif("sim-layer-norm", ("fuse_layer_norm",), _layer_norm,
-                 dtypes=frozenset({FLOAT}), ranks=(1, 4), since=17, until=17,
-                 anchors=("ReduceMean", "Sub", "Pow", "Sqrt", "Div")),
+                 dtypes=frozenset({FLOAT}), ranks=(1, 4), since=17, until=17),
     shaped_motif("sim-lp-normalization", ("fuse_lp_normalization",), _lp_norm,
-                 dtypes=_ANY_FLOAT, ranks=(1, 4),
-                 anchors=("ReduceL2", "ReduceL1", "Div")),
+                 dtypes=_ANY_FLOAT, ranks=(1, 4)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -122,24 +122,18 @@ def _symbolic_broadcast(b: GraphBuilder, x: Value) -> Value:
 
 MOTIFS = (
     shaped_motif("slim-dropout-mask", ("dead_node_elimination", "eliminate_nop_dropout"),
-                 _dropout_mask, dtypes=_FLOATS, ranks=(1, 4),
-                 anchors=("Dropout",)),
+                 _dropout_mask, dtypes=_FLOATS, ranks=(1, 4)),
     shaped_motif("slim-concat-empty", ("dead_node_elimination", "eliminate_nop_concat"),
-                 _concat_empty, dtypes=frozenset(NUMERIC), ranks=(2, 4),
-                 anchors=("Concat",)),
+                 _concat_empty, dtypes=frozenset(NUMERIC), ranks=(2, 4)),
     shaped_motif("slim-clip-slots", ("subexpression_elimination", "eliminate_common_subexpression"),
-                 _clip_slots, dtypes=frozenset({FLOAT}), ranks=(1, 4), since=11,
-                 anchors=("Clip",)),
+                 _clip_slots, dtypes=frozenset({FLOAT}), ranks=(1, 4), since=11),
     shaped_motif("slim-split-counts", ("subexpression_elimination",
                                        "eliminate_common_subexpression"),
-                 _split_counts, dtypes=frozenset(NUMERIC), ranks=(1, 4), until=17,
-                 anchors=("Split",)),
+                 _split_counts, dtypes=frozenset(NUMERIC), ranks=(1, 4), until=17),
     shaped_motif("slim-neutral-broadcast", ("dead_node_elimination", "eliminate_nop_with_unit"),
-                 _neutral_broadcast, dtypes=frozenset(NUMERIC), ranks=(1, 3),
-                 anchors=("Mul", "Add", "Sub", "Div")),
+                 _neutral_broadcast, dtypes=frozenset(NUMERIC), ranks=(1, 3)),
     shaped_motif("slim-symbolic-broadcast", ("shape_infer", "shape_inference"),
-                 _symbolic_broadcast, dtypes=_FLOATS, ranks=(1, 4),
-                 anchors=("Add", "Mul", "Expand")),
+                 _symbolic_broadcast, dtypes=_FLOATS, ranks=(1, 4)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

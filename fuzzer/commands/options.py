@@ -93,8 +93,6 @@ Jobs = Annotated[int, typer.Option(
 ReduceSeconds = Annotated[float, typer.Option(
     "--reduce-seconds", "--time-limit", min=0.0, metavar="SECONDS", help="Time bound of a "
     "reduction in seconds (0: no reduction).", rich_help_panel=REDUCER)]
-#: a reduction's bound when a campaign's folder records none, in seconds.
-DEFAULT_REDUCE_SECONDS = 120.0
 PendingReduceSeconds = Annotated[float | None, typer.Option(
     "--reduce-seconds", "--time-limit", min=0.0, metavar="SECONDS", help="Time bound of a "
     "reduction in seconds (0: no reduction) [default: the campaign's own, else 120].",

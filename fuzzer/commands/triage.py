@@ -212,7 +212,7 @@ def run_pending(folder: Path, execution: options.ExecutionArgs, jobs: int,
         stats = _campaign_stats(folder, console)
         settings = (stats.settings if stats is not None else None) or {}
         if reduce_seconds is None:
-            reduce_seconds = float(settings.get("reduce_seconds", options.DEFAULT_REDUCE_SECONDS))
+            reduce_seconds = float(settings.get("reduce_seconds", FindingPolicy.reduce_seconds))
         policy = FindingPolicy(localize=bool(settings.get("localize", True)),
                                reduce_seconds=reduce_seconds)
         roots = RootCauseMemo(stats.failed_keys if stats is not None else None)

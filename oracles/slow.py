@@ -27,7 +27,9 @@ the exponent as on one doubling):
 Where the series also holds the same sizes timed with no pass at all (``baseline_s``), the
 finding says which part grows (``detail["growth"]``, the symptom's key detail): ``passes``
 where the time the passes add to that baseline is itself superlinear by the same threshold
-(its exponent is ``detail["added_exponent"]``), ``framework`` where only the target's own
+(its exponent is ``detail["added_exponent"]``; the added time of a size counts only where
+it exceeds the spread of both timings' repeats at that size, median less minimum, in
+seconds), ``framework`` where only the target's own
 load and save grows so (onnxoptimizer's IR import and export). Where neither part alone
 passes the threshold there is no finding: the total's growth cannot be placed (on a target
 whose load and save grow superlinearly, any pass list's total grows with them, and a
@@ -84,10 +86,17 @@ def _spread(times: list[float]) -> float:
     return statistics.median(times) / least if least > 0 else math.inf
 
 
+def _jitter(times: list[float]) -> float:
+    """How far the repeats spread, in seconds: median less minimum."""
+    return statistics.median(times) - min(times)
+
+
 def growth(rows: list[dict[str, Any]], key: str = OPTIMIZE_S,
            minus: str | None = None) -> dict[str, Any] | None:
     """How the minima of ``key`` grow over the series ``rows`` (sorted by nodes), less the
-    minima of ``minus`` where given (the time a pass list adds to the no-pass baseline):
+    minima of ``minus`` where given (the time a pass list adds to the no-pass baseline, which
+    counts only where it exceeds how far both timings' repeats spread in seconds: within
+    that, one disturbed timing makes a pass that adds nothing look as if it added time):
     ``exponent`` over the whole range, ``steps`` (the exponent of each doubling),
     ``reference_exponent`` of the reference run over the range, ``excess`` (the growth
     beyond linear, a factor), ``noise`` (the spread factors of the smallest and the largest
@@ -97,8 +106,10 @@ def growth(rows: list[dict[str, Any]], key: str = OPTIMIZE_S,
         times = row.get(key)
         if not times or not row.get(REFERENCE_S):
             return None
-        value = min(times) - (min(row[minus]) if minus and row.get(minus) else 0.0)
-        return value if value > 0 else None
+        if not (minus and row.get(minus)):
+            return min(times) if min(times) > 0 else None
+        value, floor = min(times) - min(row[minus]), _jitter(times) + _jitter(row[minus])
+        return value if value > 0 and value > floor else None
 
     times = [least(row) for row in rows]
     points = [(row["nodes"], t) for row, t in zip(rows, times, strict=True) if t is not None]

@@ -74,3 +74,53 @@ def test_a_time_budget_cuts_localization_short_and_keeps_its_best_answer(sandbox
     assert (cut.method, cut.runs, cut.passes) == ("budget", 0, None)
     full = localize(sandbox, case, result, result.findings[0])
     assert full.passes == ["drop-node"] and full.method != "budget"
+
+
+class Scripted:
+    """A sandbox whose runs of each pass list show the slow finding or not, in a scripted
+    order per pass list (one disturbed measurement each way), and that counts the runs."""
+
+    def __init__(self, script: dict[tuple[str, ...], list[bool]]) -> None:
+        self.script, self.submitted = {k: list(v) for k, v in script.items()}, []
+
+    def submit(self, case):
+        from concurrent.futures import Future
+
+        from fuzzer.execution.case import CaseResult
+        from oracles.base import Finding
+
+        passes = tuple(case.config["passes"])
+        self.submitted.append(passes)
+        shows = self.script.get(passes, [False]).pop(0) if self.script.get(passes) else False
+        future: Future = Future()
+        future.set_result(CaseResult([Finding("slow", "optimize", "grows", {"growth": "passes"})]
+                                     if shows else [], None, "optimize", {}))
+        return future
+
+
+def test_a_timing_symptom_is_judged_by_the_majority_of_three_runs_per_pass_list():
+    """The quadratic pass measured quiet once, the filler pass disturbed once: the majority
+    of three runs still blames the quadratic pass, where one run each (or "shown in either
+    of two") blamed the filler."""
+    from fuzzer.execution.case import TestCase
+    from fuzzer.localize.search import localize
+    from oracles.base import Finding
+
+    passes = ("clean", "nop-1", "slow-quadratic")
+    script = {(): [False, False], ("clean",): [False, False],
+              ("nop-1", "slow-quadratic"): [True, True],
+              ("slow-quadratic",): [False, True, True], ("nop-1",): [True, False, False]}
+    box = Scripted(script)
+    case = TestCase("fake", {"passes": list(passes), "fixed_point": False}, {"kind": "bytes"})
+    found = CaseResultOf(Finding("slow", "optimize", "grows", {"growth": "passes"}))
+    where = localize(box, case, found, found.findings[0])
+    assert where.passes == ["slow-quadratic"]
+    assert box.submitted.count(("slow-quadratic",)) == 3
+    assert box.submitted.count(("clean",)) == 2  # two runs that agree need no third
+
+
+def CaseResultOf(finding):  # noqa: N802 - reads as the constructor it stands for
+    """A CaseResult holding ``finding`` and no artifacts."""
+    from fuzzer.execution.case import CaseResult
+
+    return CaseResult([finding], None, "optimize", {})

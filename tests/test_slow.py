@@ -103,6 +103,25 @@ def test_a_total_growth_that_neither_the_passes_nor_the_baseline_shows_alone_is_
     assert judge_growth(rows) is None
 
 
+def test_an_added_time_within_the_spread_of_the_repeats_is_not_a_pass_growing():
+    """A filler pass timed on a loaded machine: the baseline's quiet repeat at each size
+    sits below every repeat of the pass list, so the minima differ by 12, 60 and 320 ms and
+    that difference grows as nodes^2.4; but the baseline's own repeats spread further. The
+    same minima with repeats that agree are a finding."""
+    def rows(spread: bool) -> list[dict]:
+        out = []
+        for n, t, b in ((1500, 0.062, 0.05), (3000, 0.16, 0.10), (6000, 0.52, 0.20)):
+            jitter = t - b + 0.01 if spread else 0.0
+            out.append({"nodes": n, "blocks": n - 1, "reference_s": [n / 1e5] * 3,
+                        "optimize_s": [t, t * 1.01, t * 1.02],
+                        "baseline_s": [b, b + jitter, b + jitter * 1.1]})
+        return out
+
+    assert judge_growth(rows(spread=True)) is None
+    found = judge_growth(rows(spread=False))
+    assert found is not None and found.detail["growth"] == "passes"
+
+
 def test_a_slow_repro_times_the_same_call_with_no_pass():
     from fuzzer.report.repro import render_repro
 

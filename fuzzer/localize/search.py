@@ -84,9 +84,10 @@ class _Budget(Exception):
 
 class Prober:
     """Runs ``case`` with other pass lists and tells whether ``finding`` reproduces. A
-    symptom that depends on timing (``Symptom.confirm``: slow, hang) and does not show in a
-    run is measured once more before the pass list counts as not reproducing it: on a loaded
-    machine one quiet measurement kept a filler pass in a slow finding's minimal list.
+    symptom that depends on timing (``Symptom.confirm``: slow, hang) is judged by the
+    majority of three runs (:meth:`test_many`): on a loaded machine one quiet measurement
+    kept a filler pass in a slow finding's minimal list, and one disturbed measurement
+    blamed a filler pass for a quadratic one.
 
     Args:
         sandbox: a :class:`fuzzer.execution.sandbox.Sandbox` (anything with ``submit(case)``).
@@ -124,29 +125,44 @@ class Prober:
 
     def test_many(self, lists: Sequence[tuple[str, ...]],
                   fixed_point: bool | None = None) -> list[bool]:
-        """Run the uncached ``lists`` in parallel; return whether each reproduces."""
+        """Run the uncached ``lists`` in parallel; return whether each reproduces.
+
+        For a timing symptom (``Symptom.confirm``) a verdict is the majority of three runs:
+        two at once, a third where they disagree. One disturbed measurement on a loaded
+        machine can make a pass that adds nothing look slow, or hide the pass that is.
+        """
         fp = self.fixed_point if fixed_point is None else fixed_point
         todo = list(dict.fromkeys(p for p in lists if (p, fp) not in self.cache))
-        if self.runs + len(todo) > self.max_runs or (
+        each = 2 if self.confirm else 1
+        if self.runs + each * len(todo) > self.max_runs or (
                 todo and self.deadline is not None and time.monotonic() > self.deadline):
             raise _Budget
-        futures = [(p, self.sandbox.submit(self._case(p, fp))) for p in todo]
-        self.runs += len(futures)
-        for passes, future in futures:
-            self.cache[(passes, fp)] = future.result()
-        if self.confirm:  # a timing symptom that did not show is measured once more
-            again = [p for p in todo if not self.reproduces(self.cache[(p, fp)])]
-            futures = [(p, self.sandbox.submit(self._case(p, fp))) for p in again]
-            self.runs += len(futures)
-            for passes, future in futures:
-                if self.reproduces(result := future.result()):
-                    self.cache[(passes, fp)] = result
+        runs = self._run([p for p in todo for _ in range(each)], fp)
+        if self.confirm:
+            split = [p for p in todo if len({self.reproduces(r) for r in runs[p]}) > 1]
+            for passes, more in self._run(split, fp).items():
+                runs[passes] += more
+        for passes in todo:
+            shown = [r for r in runs[passes] if self.reproduces(r)]
+            hidden = [r for r in runs[passes] if not self.reproduces(r)]
+            self.cache[(passes, fp)] = shown[0] if len(shown) > len(hidden) else hidden[0]
         verdicts = [self.reproduces(self.cache[(p, fp)]) for p in lists]
         if fp == self.fixed_point:
             for passes, ok in zip(lists, verdicts, strict=True):
                 if ok and (self.best is None or len(passes) < len(self.best)):
                     self.best = passes
         return verdicts
+
+    def _run(self, lists: Sequence[tuple[str, ...]],
+             fp: bool) -> dict[tuple[str, ...], list[CaseResult]]:
+        """Submit one run per entry of ``lists`` (repeats allowed) at once; their results
+        per pass list."""
+        futures = [(p, self.sandbox.submit(self._case(p, fp))) for p in lists]
+        self.runs += len(futures)
+        out: dict[tuple[str, ...], list[CaseResult]] = {}
+        for passes, future in futures:
+            out.setdefault(passes, []).append(future.result())
+        return out
 
     def test(self, passes: tuple[str, ...]) -> bool:
         """Whether the case with pass list ``passes`` reproduces the finding."""

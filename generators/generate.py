@@ -175,8 +175,8 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: tuple[int, dict[str, str]] |
         x = _pick_value(b, lambda v: motif.fits(v.dtype, v.rank))
         if x is None:
             x = _adapt(b, motif)
-            if x is None:
-                return False
+            if x is None:  # the float value drawn was too small: the next attempt draws again
+                continue
         mark = Mark.of(b)
         result = motif.emit(b, x)
         if result is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 import pytest
@@ -17,12 +19,24 @@ def _check_and_run(gm, seed: int) -> list:
     return cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
 
 
+def _took_an_edge(gm: Any) -> bool:
+    """Whether a draw of ``gm`` took a schema plan row that holds an ``edge`` level (an
+    attribute at zero, a negative, non-finite or huge value): its outputs may be non-finite
+    by design."""
+    from generators.schema.levels import EDGE
+    from generators.schema.plan import motif_plan
+
+    return any(EDGE in motif_plan(v["motif"]).rows[v["row"]].values() for v in gm.varied)
+
+
 @pytest.mark.parametrize(("generator", "count"), [("v1", 150), ("v2", 300)])
 def test_random_seeds_are_valid_and_finite(generator: str, count: int) -> None:
     nonfinite = 0
     for seed in range(count):
-        outs = _check_and_run(generate_model(seed, generator=generator), seed)
-        nonfinite += not all(np.isfinite(o).all() for o in outs if o.dtype.kind == "f")
+        gm = generate_model(seed, generator=generator)
+        outs = _check_and_run(gm, seed)
+        nonfinite += not _took_an_edge(gm) and not all(
+            np.isfinite(o).all() for o in outs if o.dtype.kind == "f")
     assert nonfinite <= count // 100
 
 

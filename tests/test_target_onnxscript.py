@@ -6,6 +6,7 @@ onnxscript --minutes 10``): detected, localized to the rule or pass, repro.py ex
 
 from __future__ import annotations
 
+import contextlib
 import random
 from pathlib import Path
 
@@ -77,11 +78,14 @@ def test_every_step_named_is_optimize_itself(target) -> None:
 
 
 def test_optimize_leaves_its_input_alone(target) -> None:
-    """optimize() renames tensors of the ModelProto it is given; the target passes a copy."""
+    """optimize() renames tensors of the ModelProto it is given; the target passes a copy,
+    also to a run that raises (onnxscript's fuse_pad_into_conv reads the pads input of a
+    Pad-2, which holds them in an attribute: IndexError on seed 0)."""
     for seed in range(15):
         model = generate(seed).model
         before = model.SerializeToString()
-        target.optimize(model, target.default_config())
+        with contextlib.suppress(Exception):
+            target.optimize(model, target.default_config())
         assert model.SerializeToString() == before
 
 

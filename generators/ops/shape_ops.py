@@ -183,7 +183,9 @@ def slice_params(b: GraphBuilder, x: Value) -> tuple[list[int], list[int], list[
     for a in axes:
         d = x.shape[a]
         step = -1 if b.opset >= 10 and b.rng.random() < 0.15 else 1
-        if step == 1:
+        if d == 0:  # an empty axis (a value of the pool may have one): every slice is empty
+            s, e, step = 0, INT64_MAX, 1
+        elif step == 1:
             s = b.rng.choice([0, 0, b.rng.randrange(d), -d, -1])
             e = b.rng.choice([d, INT64_MAX, d + 5, -1 if d > 1 else d, b.rng.randint(1, d)])
         else:

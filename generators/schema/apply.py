@@ -54,6 +54,7 @@ from generators.schema.levels import (
     classify,
 )
 from generators.schema.rows import MotifPlan, Row
+from generators.schema.space import type_reason
 from generators.values import NP_DTYPE, Value
 from generators.versions import ir_version_for
 
@@ -90,7 +91,10 @@ class Refused(Exception):
 def partial_model(b: GraphBuilder, annotate: bool = False) -> onnx.ModelProto:
     """The builder's graph so far as a model (the builder is left as it is); ``annotate``:
     with value_info of every pooled value's static type, as the finished model may
-    declare it (:meth:`generators.builder.GraphBuilder.annotate`)."""
+    declare it (:meth:`generators.builder.GraphBuilder.annotate`). Its IR version is at
+    least 4, so that shape inference reads initializers as constants (an IR 3 model lists
+    them as overridable inputs: a Reshape by an initializer would have no inferred shape,
+    and an edit that changes the shapes after it would pass unseen)."""
     g = onnx.GraphProto()
     g.name = "partial"
     g.node.extend(b.nodes)
@@ -103,7 +107,7 @@ def partial_model(b: GraphBuilder, annotate: bool = False) -> onnx.ModelProto:
                             if v.name not in skip)
     imports = [helper.make_opsetid("", b.opset)] + [
         helper.make_opsetid(d, 1) for d in sorted({n.domain for n in b.nodes} - {"", "ai.onnx"})]
-    m = helper.make_model(g, opset_imports=imports, ir_version=ir_version_for(b.opset))
+    m = helper.make_model(g, opset_imports=imports, ir_version=max(ir_version_for(b.opset), 4))
     m.functions.extend(b.functions)
     return m
 
@@ -360,16 +364,16 @@ PROVIDERS: dict[tuple[str, str], Callable[[InputContext], np.ndarray | None]] = 
 
 def _generic_input(c: InputContext, index: int) -> list[np.ndarray]:
     """Scalar and one-element weights of the input's type (tied through its type parameter
-    to another tensor of the node, or the concrete type of the schema) to try."""
+    to another tensor of the node, an input first, else an output: QuantizeLinear's
+    y_zero_point has the type of its output; or the concrete type of the schema) to try."""
     p = c.schema.inputs[index]
     elem = 0
     if p.type_str.startswith("tensor("):
         elem = DTYPES.get(p.type_str[len("tensor("):-1], 0)
     else:
-        for name, side, ts in bindings(c.schema, c.node):
-            if ts == p.type_str and side == "in":
-                elem = _elem(c.types, name)
-                break
+        tied = sorted((side != "in", name) for name, side, ts in bindings(c.schema, c.node)
+                      if ts == p.type_str and _elem(c.types, name))
+        elem = _elem(c.types, tied[0][1]) if tied else 0
     if not elem:
         return []
     dt = _np(elem)
@@ -389,12 +393,12 @@ class _Draw:
         self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
                        list(b.initializers), copy.deepcopy(b.inputs), set(b.input_names),
                        copy.deepcopy(b.outputs), set(b.output_names), list(b.pool),
-                       set(b.consumed))
+                       set(b.consumed), copy.deepcopy(b.value_infos))
 
     def undo(self) -> None:
         b = self.b
         (window, head, b.initializers, b.inputs, b.input_names, b.outputs, b.output_names,
-         b.pool, b.consumed) = self._saved
+         b.pool, b.consumed, b.value_infos) = self._saved
         b.nodes = head + window
 
     @property
@@ -442,6 +446,8 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
         return [f"*: the motif's graph does not infer ({str(exc).splitlines()[0][:100]})"]
     for op in plan.spaces:
         levels = plan.op_row(row, op)
+        if not levels:  # the op does not exist at the row's opsets
+            continue
         anchors = [n for n in draw.window if n.op_type == op and n.domain in ("", "ai.onnx")]
         if not anchors:
             draw.notes.append(f"{op}|*: the draw made no {op} node")
@@ -623,10 +629,15 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
                           f"{pin.split(': ')[-1]}")
     for n in window:
         params = touched.get(id(n))
-        if not params or n.op_type == "Constant":
+        if not params:
             continue
         s = _schema(n, b.opset)
         assert s is not None
+        why = type_reason(s, {ts: level for ts in params})
+        if why:
+            raise Refused(why)
+        if n.op_type == "Constant":  # onnxruntime folds a Constant: it needs no kernel
+            continue
         binds = {ts: level for ts in params}
         for name, _, ts in bindings(s, n):
             if ts not in binds and ts in _type_params(s) and _elem(types, name):
@@ -713,9 +724,10 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     b.consumed.update(external)
     if escaping:
         b.consumed.discard(draw.result.name)  # type: ignore[union-attr]
-    # graph outputs the window declared now carry the new type; other tied pooled values
-    # leave the pool (a later op would read them in the old type)
-    for vi in b.outputs[draw.mark.outputs:]:
+    # graph outputs the window declared, and the value_info of its tensors (a motif that
+    # annotates its intermediates), now carry the new type; other tied pooled values leave
+    # the pool (a later op would read them in the old type)
+    for vi in [*b.outputs[draw.mark.outputs:], *b.value_infos]:
         if vi.name in comp and vi.name not in renames:
             vi.type.tensor_type.elem_type = target
     keep = draw.result.name if escaping else None  # type: ignore[union-attr]
@@ -1057,6 +1069,8 @@ def _window_too_large(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     spatial = x[2:]
     pads = _attr(node, "pads") or [0] * (2 * len(spatial))
     dil = _attr(node, "dilations") or [1] * len(spatial)
+    if (len(pads), len(dil), len(kernel)) != (2 * len(spatial), len(spatial), len(spatial)):
+        return False  # lists of the wrong length: shape inference refuses the node
     return any(d + pads[i] + pads[i + len(spatial)] < (k - 1) * dil[i] + 1
                for i, (d, k) in enumerate(zip(spatial, kernel, strict=False)))
 

@@ -59,11 +59,14 @@ def kernel_reason(op: str, domain: str, version: int, bindings: dict[str, str]) 
 
 
 def cast_reason(src: str, dst: str, opset: int) -> str | None:
-    """None where onnxruntime can Cast ``src`` to ``dst`` at model opset ``opset`` (the Cast
-    version in force there), else why not."""
+    """None where the Cast version in force at model opset ``opset`` takes ``src`` to
+    ``dst`` and onnxruntime has its kernel, else why not."""
     if src == dst:
         return None
     from onnx import defs
 
-    version = defs.get_schema("Cast", opset, "").since_version
-    return kernel_reason("Cast", "", version, {"T1": src, "T2": dst})
+    from generators.schema.space import type_reason
+
+    schema = defs.get_schema("Cast", opset, "")
+    binds = {"T1": src, "T2": dst}
+    return type_reason(schema, binds) or kernel_reason("Cast", "", schema.since_version, binds)

@@ -259,8 +259,11 @@ def candidates(op: str, name: str, attr_type: int, level: str, current: Any,
         pool = [v for v in enum_values(op, name) if v != dflt]
         rng.shuffle(pool)
         out += [v for v in pool if v != cur] + [v for v in pool if v == cur]
-    elif attr_type == AttributeProto.TENSOR and current is not None:
-        arr = numpy_helper.to_array(current)
+    elif attr_type == AttributeProto.TENSOR:
+        # without a value on the node, one of the type an absent value stands for
+        # (ConstantOfShape: a one-element float tensor)
+        arr = numpy_helper.to_array(current) if current is not None else \
+            np.zeros((1,), np.float32)
         vals = FLOAT_EDGES if level == EDGE else (1.0, 2.0, 0.5)
         for v in vals:
             try:

@@ -99,9 +99,12 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
             except Exception:  # a probe the motif cannot take: other probes may
                 continue
             window = b.nodes[mark.nodes:]
-            for a in window:
-                if a.op_type not in anchors:
+            seen: set[str] = set()
+            for a in window:  # the first node of each anchor op: the one a draw retypes
+                if a.op_type not in anchors or a.op_type in seen or \
+                        a.domain not in ("", "ai.onnx"):
                     continue
+                seen.add(a.op_type)
                 schema = defs.get_schema(a.op_type, opset, a.domain)
                 for tc in schema.type_constraints:
                     seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
@@ -160,6 +163,8 @@ def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None
             space = spaces[op]
             v = space.version_at(opset)
             if v is None:
+                if all(level == NA for level in assignment.values()):
+                    continue
                 return f"{op} does not exist at opset {opset}"
             if not space.allows(v, assignment):
                 return f"{op}-{v.version} does not allow {assignment}"
@@ -234,7 +239,8 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
     keys = [OPSET] + [key(op, f.name) for op, s in spaces.items()
                       for f in s.factors if f.name != OPSET]
     levels = [[str(iv[0]) for iv in intervals]] + [
-        list(f.levels) for s in spaces.values() for f in s.factors if f.name != OPSET]
+        _with_na(list(f.levels), s, intervals)
+        for s in spaces.values() for f in s.factors if f.name != OPSET]
 
     # feasible and infeasible pairs per op
     pairs: dict[str, frozenset[Pair]] = {}
@@ -288,6 +294,16 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
             have |= _op_pairs_with_opset(row, spaces)
     return MotifPlan(motif, (lo, hi), spaces, intervals, tuple(rows), pairs, infeasible,
                      missing)
+
+
+def _with_na(levels: list[str], space: OpSpace,
+             intervals: tuple[tuple[int, int], ...]) -> list[str]:
+    """``levels`` of a factor of ``space``'s op, with ``n/a`` added where the op does not
+    exist in some of the plan's opset intervals (LayerNormalization before opset 17 in a
+    motif drawn from opset 11: a row of such an interval holds no level of the op)."""
+    if NA in levels or all(space.version_at(iv[0]) is not None for iv in intervals):
+        return levels
+    return [*levels, NA]
 
 
 def _complete(op: str, pair: Pair, keys: list[str], levels: list[list[str]],

@@ -143,6 +143,18 @@ class OpSpace:
         return frozenset(out)
 
 
+def type_reason(schema: defs.OpSchema, bindings: dict[str, str]) -> str | None:
+    """None where the type constraints of ``schema`` allow every ``type parameter ->
+    element type name`` of ``bindings`` (a parameter the schema does not constrain is
+    free), else why not (Cast-6 takes no string, Cast before 19 no float 8 type)."""
+    allowed = {tc.type_param_str: {type_name(t) for t in tc.allowed_type_strs}
+               for tc in schema.type_constraints}
+    for param, name in sorted(bindings.items()):
+        if param in allowed and name not in allowed[param]:
+            return f"{schema.name}-{schema.since_version} does not take {name} for {param}"
+    return None
+
+
 def pair_of(a: Choice, b: Choice) -> Pair:
     """The :data:`Pair` of two choices (sorted by factor name)."""
     return (a, b) if a[0] < b[0] else (b, a)

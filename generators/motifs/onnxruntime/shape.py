@@ -245,18 +245,25 @@ def _fp16_initializer(b: GraphBuilder, x: Value) -> Value:
 
 MOTIFS = (
     ort_motif("ort-reshape-from-shape", ("ReshapeFusion",), _reshape_from_shape,
-              dtypes=frozenset(ALL), ranks=(2, 4), since=5),
+              dtypes=frozenset(ALL), ranks=(2, 4), since=5,
+              anchors=("Shape", "Gather", "Concat", "Reshape")),
     ort_motif("ort-gather-split", ("GatherSliceToSplitFusion",), _gather_split,
-              dtypes=FLOAT_INPUT, ranks=(1, 4)),
+              dtypes=FLOAT_INPUT, ranks=(1, 4),
+              anchors=("Gather", "Slice")),
     ort_motif("ort-range-gather", ("GatherToSliceFusion",), _range_gather,
-              dtypes=frozenset(ALL), since=11),
+              dtypes=frozenset(ALL), since=11,
+              anchors=("Range", "Gather")),
     ort_motif("ort-space-to-depth", ("SliceConcatToSpaceToDepthFusion",), _space_to_depth,
-              ranks=(4, 4), since=10),
+              ranks=(4, 4), since=10,
+              anchors=("Slice", "Concat")),
     ort_motif("ort-transposes", ("TransposeOptimizer", "TransposeOptimizer_CPUExecutionProvider"),
-              _transposes, dtypes=FLOAT_INPUT, ranks=(2, 4)),
-    ort_motif("ort-nchwc", ("NchwcTransformer",), _nchwc, ranks=(4, 4)),
+              _transposes, dtypes=FLOAT_INPUT, ranks=(2, 4),
+              anchors=("Transpose",)),
+    ort_motif("ort-nchwc", ("NchwcTransformer",), _nchwc, ranks=(4, 4),
+              anchors=("Conv",)),
     ort_motif("ort-fp16-initializer", ("FuseFp16InitializerToFp32NodeTransformer",),
-              _fp16_initializer, ranks=(1, 4)),
+              _fp16_initializer, ranks=(1, 4),
+              anchors=("Cast",)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

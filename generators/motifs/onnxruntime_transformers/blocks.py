@@ -326,15 +326,19 @@ def _bias_gelu(b: GraphBuilder, x: Value) -> Value:
 
 MOTIFS = (
     ort_motif("tb-embed-layer-norm", ("enable_embed_layer_norm", "enable_attention"),
-              _embed_layer_norm, dtypes=FLOAT_INPUT, ranks=(1, 4), since=11),
+              _embed_layer_norm, dtypes=FLOAT_INPUT, ranks=(1, 4), since=11,
+              anchors=("Gather", "LayerNormalization")),
     ort_motif("tb-bert-attention", ("enable_attention",), _attention, dtypes=FLOAT_INPUT,
-              ranks=(3, 3), since=11),
+              ranks=(3, 3), since=11,
+              anchors=("MatMul", "Softmax", "LayerNormalization")),
     ort_motif("tb-bias-skip-layer-norm", ("enable_skip_layer_norm",
                                           "enable_bias_skip_layer_norm",
                                           "BiasSkipLayerNormFusion"),
-              _bias_skip_layer_norm, dtypes=FLOAT_INPUT, ranks=(3, 3), since=9),
+              _bias_skip_layer_norm, dtypes=FLOAT_INPUT, ranks=(3, 3), since=9,
+              anchors=("MatMul", "Add", "LayerNormalization")),
     ort_motif("tb-bias-gelu", ("enable_bias_gelu", "enable_gemm_fast_gelu", "enable_gelu"),
-              _bias_gelu, dtypes=FLOAT_INPUT, ranks=(2, 3), since=9),
+              _bias_gelu, dtypes=FLOAT_INPUT, ranks=(2, 3), since=9,
+              anchors=("MatMul", "Add", "Gelu", "Erf")),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

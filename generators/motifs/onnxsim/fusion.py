@@ -223,19 +223,25 @@ def _layer_norm(b: GraphBuilder, x: Value) -> Value:
 _ANY_FLOAT = frozenset({FLOAT, FLOAT16})
 MOTIFS = (
     shaped_motif("sim-mul-mul", ("fuse_consecutive_mul", "constant_folding"), _mul_mul,
-                 dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
+                 dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
+                 anchors=("Mul",)),
     shaped_motif("sim-reduce-reduce", ("fuse_consecutive_reduce", "FusionReduce"),
-                 _reduce_reduce, dtypes=frozenset({FLOAT}), ranks=(2, 4)),
+                 _reduce_reduce, dtypes=frozenset({FLOAT}), ranks=(2, 4),
+                 anchors=tuple(AXES_INPUT)),
     shaped_motif("sim-nop-reduce", ("eliminate_nop_reduce",), _nop_reduce,
-                 dtypes=frozenset({FLOAT}), ranks=(1, 3)),
+                 dtypes=frozenset({FLOAT}), ranks=(1, 3), anchors=tuple(AXES_INPUT)),
     shaped_motif("sim-self-attention", ("fuse_attention", "AttentionFusion"), _self_attention,
-                 dtypes=frozenset({FLOAT}), ranks=(2, 3), since=13),
+                 dtypes=frozenset({FLOAT}), ranks=(2, 3), since=13,
+                 anchors=("MatMul", "Softmax")),
     shaped_motif("sim-gelu-erf", ("fuse_gelu",), _gelu, dtypes=_ANY_FLOAT, ranks=(1, 4),
-                 since=20),
+                 since=20,
+                 anchors=("Erf", "Div", "Mul")),
     shaped_motif("sim-layer-norm", ("fuse_layer_norm",), _layer_norm,
-                 dtypes=frozenset({FLOAT}), ranks=(1, 4), since=17, until=17),
+                 dtypes=frozenset({FLOAT}), ranks=(1, 4), since=17, until=17,
+                 anchors=("ReduceMean", "Sub", "Pow", "Sqrt", "Div")),
     shaped_motif("sim-lp-normalization", ("fuse_lp_normalization",), _lp_norm,
-                 dtypes=_ANY_FLOAT, ranks=(1, 4)),
+                 dtypes=_ANY_FLOAT, ranks=(1, 4),
+                 anchors=("ReduceL2", "ReduceL1", "Div")),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

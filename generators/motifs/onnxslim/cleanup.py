@@ -122,18 +122,24 @@ def _symbolic_broadcast(b: GraphBuilder, x: Value) -> Value:
 
 MOTIFS = (
     shaped_motif("slim-dropout-mask", ("dead_node_elimination", "eliminate_nop_dropout"),
-                 _dropout_mask, dtypes=_FLOATS, ranks=(1, 4)),
+                 _dropout_mask, dtypes=_FLOATS, ranks=(1, 4),
+                 anchors=("Dropout",)),
     shaped_motif("slim-concat-empty", ("dead_node_elimination", "eliminate_nop_concat"),
-                 _concat_empty, dtypes=frozenset(NUMERIC), ranks=(2, 4)),
+                 _concat_empty, dtypes=frozenset(NUMERIC), ranks=(2, 4),
+                 anchors=("Concat",)),
     shaped_motif("slim-clip-slots", ("subexpression_elimination", "eliminate_common_subexpression"),
-                 _clip_slots, dtypes=frozenset({FLOAT}), ranks=(1, 4), since=11),
+                 _clip_slots, dtypes=frozenset({FLOAT}), ranks=(1, 4), since=11,
+                 anchors=("Clip",)),
     shaped_motif("slim-split-counts", ("subexpression_elimination",
                                        "eliminate_common_subexpression"),
-                 _split_counts, dtypes=frozenset(NUMERIC), ranks=(1, 4), until=17),
+                 _split_counts, dtypes=frozenset(NUMERIC), ranks=(1, 4), until=17,
+                 anchors=("Split",)),
     shaped_motif("slim-neutral-broadcast", ("dead_node_elimination", "eliminate_nop_with_unit"),
-                 _neutral_broadcast, dtypes=frozenset(NUMERIC), ranks=(1, 3)),
+                 _neutral_broadcast, dtypes=frozenset(NUMERIC), ranks=(1, 3),
+                 anchors=("Mul", "Add", "Sub", "Div")),
     shaped_motif("slim-symbolic-broadcast", ("shape_infer", "shape_inference"),
-                 _symbolic_broadcast, dtypes=_FLOATS, ranks=(1, 4)),
+                 _symbolic_broadcast, dtypes=_FLOATS, ranks=(1, 4),
+                 anchors=("Add", "Mul", "Expand")),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -164,17 +164,22 @@ def _factor(m: int) -> int:
 MOTIFS = (
     shaped_motif("slim-matmul-add", ("FusionGemm", "fuse_matmul_add_bias_into_gemm",
                                      "fuse_matmul_add_bias_into_gemm_batched"),
-                 _matmul_add, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 4)),
+                 _matmul_add, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 4),
+                 anchors=("MatMul", "Add")),
     shaped_motif("slim-gemm-reshape-mul", ("FusionGemmMul",), _gemm_reshape_affine("Mul"),
-                 dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 2)),
+                 dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 2),
+                 anchors=("Gemm", "Reshape", "Mul")),
     shaped_motif("slim-gemm-reshape-add", ("FusionGemmAdd",), _gemm_reshape_affine("Add"),
-                 dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 2)),
+                 dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 2),
+                 anchors=("Gemm", "Reshape", "Add")),
     shaped_motif("sim-gemm-reshape-chain", ("eliminate_reshape_around_elementwise",),
-                 _gemm_scaffold, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 2)),
+                 _gemm_scaffold, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 2),
+                 anchors=("Gemm", "Reshape")),
     shaped_motif("sim-linear-chain-linear", ("fuse_matmul_add_bias_into_gemm_batched",
                                              "eliminate_reshape_around_elementwise",
                                              "FusionGemm"),
-                 _mlp, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 3)),
+                 _mlp, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 3),
+                 anchors=("MatMul", "Add")),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -48,10 +48,14 @@ def adapters(op: str, versions: tuple[int, ...]) -> tuple[str, ...]:
 
 
 def motif(name: str, ops: dict[str, tuple[int, ...]], emit: object, since: int = LOW,
-          until: int = 99, ranks: tuple[int, int] = (1, 4)) -> Motif:
-    """A sealed :class:`Motif` named for the adapters of ``ops`` (op -> schema versions)."""
+          until: int = 99, ranks: tuple[int, int] = (1, 4),
+          anchors: tuple[str, ...] | None = None) -> Motif:
+    """A sealed :class:`Motif` named for the adapters of ``ops`` (op -> schema versions);
+    its anchor ops are ``anchors``, by default the ops of ``ops`` (the ops the adapters
+    rewrite)."""
     passes = tuple(a for op, versions in ops.items() for a in adapters(op, versions))
-    return Motif(name, passes, emit=sealed(emit), since=since, until=until, ranks=ranks)
+    return Motif(name, passes, emit=sealed(emit), since=since, until=until, ranks=ranks,
+                 anchors=tuple(ops) if anchors is None else anchors)
 
 
 def _scales(b: GraphBuilder, rank: int) -> list[float]:
@@ -447,9 +451,11 @@ MOTIFS = (
     motif("oc-grid-sample", {"GridSample": (20,)}, _grid_sample, since=16, until=19,
           ranks=(4, 4)),
     motif("oc-if-body", {"If": (11, 13, 16), "Squeeze": (13,), "Unsqueeze": (13,),
-                         "Clip": (11, 13), "ReduceMean": (18,)}, _if_body, ranks=(1, 3)),
+                         "Clip": (11, 13), "ReduceMean": (18,)}, _if_body, ranks=(1, 3),
+          anchors=("If",)),  # the other ops live in the branches
+    # the ops live in a function body, where no draw edits them
     motif("oc-function-body", {"ReduceMean": (18,), "Sub": (14,)}, _function_body,
-          since=functions.FUNCTIONS_SINCE, until=20),
+          since=functions.FUNCTIONS_SINCE, until=20, anchors=()),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -90,10 +90,12 @@ ABANDON_SECONDS = 5.0  # how long a finish waits for a thread once it has stoppe
 #: seconds past the grace period during which queued findings are still screened, each
 #: localization bounded by what is left of them (a known root cause counts as a hit, a new
 #: one is kept pending); past them the findings still queued are kept pending untouched.
-LATE_SCREENING_SECONDS = 5.0
+LATE_SCREENING_SECONDS = 3.0
 #: seconds past those after which the finding at hand is stopped (its worker closed) and
-#: kept pending.
-STOP_SECONDS = 5.0
+#: kept pending. With the close of the threads' workers and the closing summary the finish
+#: stays within 10 s of its grace period (with 5 + 5 s here, a 5-minute onnxoptimizer
+#: campaign of benchmarks/finish.py ended 72.6 s past its time: a slow scale-down at hand).
+STOP_SECONDS = 3.0
 #: why findings are pending that the end of a campaign left unscreened, or stopped mid-way.
 UNSCREENED = Handled("pending", name="the campaign ended before it was screened")
 STOPPED = Handled("pending", name="the campaign ended while it was handled")

@@ -52,7 +52,8 @@ def unreduced(metas: list[dict]) -> tuple[list[str], list[str]]:
     wrong, by_design = [], []
     for meta in metas:
         nodes = meta.get("nodes") or {}
-        if not is_unreduced(nodes.get("original"), nodes.get("minimized")):
+        if not is_unreduced(nodes.get("original"), nodes.get("minimized"),
+                            nodes.get("minimal") is True):
             continue
         record = REGISTRY.get(meta["symptom"], None)
         exempt = record is not None and not record.reducible

@@ -215,3 +215,21 @@ def test_a_cluster_handlers_reduction_at_hand_stops_when_it_is_cut(sandbox, monk
     finally:
         thread.join(150.0)
         handler.close()
+
+
+def test_a_bundle_whose_reduction_ran_to_its_end_says_it_is_minimal(sandbox, tmp_path):
+    """A reduction that ran to its end, whether it found a smaller model or the found one
+    is already as small as its edits get (one node), marks the bundle's ``nodes.minimal``
+    (triage then never calls it unreduced); a bundle written without reduction is not."""
+    from fuzzer.handling.record import handle_finding
+
+    for ops, seconds, minimal in ((("Neg",), 60.0, True), (("Neg", "Exp", "Sin"), 60.0, True),
+                                  (("Neg", "Exp", "Sin"), 0.0, False)):
+        case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
+                        model_bytes=unary_chain_model(ops).SerializeToString())
+        store = BundleStore(tmp_path / f"{len(ops)}-{seconds}")
+        handled = handle_finding(store, sandbox, case, sandbox.run(case), "1.0",
+                                 FindingPolicy(verify=False, reduce_seconds=seconds))
+        meta = store.meta(handled.bundle_id)
+        assert meta.nodes.minimal == minimal, (ops, seconds)
+        assert meta.nodes.minimized == (1 if seconds else len(ops))

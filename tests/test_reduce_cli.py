@@ -74,7 +74,8 @@ def test_minimized_bundles_still_reproduce(tmp_path: Path, chain_path: Path, bug
     assert proc.returncode == 1, proc.stderr
     (bundle,) = [p for p in crashes.iterdir() if (p / "meta.json").is_file()]
     meta = json.loads((bundle / "meta.json").read_text())
-    assert meta["nodes"] == {"original": 60, "minimized": meta["nodes"]["minimized"]}
+    assert meta["nodes"] == {"original": 60, "minimized": meta["nodes"]["minimized"],
+                             "minimal": True}
     assert meta["nodes"]["minimized"] <= 4
     assert len(onnx.load(bundle / "original.onnx").graph.node) == 60
     assert len(onnx.load(bundle / "model.onnx").graph.node) == meta["nodes"]["minimized"]
@@ -115,9 +116,14 @@ def test_reduce_bundle_replaces_model_and_keeps_original(tmp_path: Path,
     assert len(onnx.load(bundle / "original.onnx").graph.node) == 60
     assert (store.meta(bid).nodes.original, store.meta(bid).nodes.minimized) == (60, 1)
     assert (bundle / "expected.npz").is_file() and (bundle / "optimized.onnx").is_file()
+    assert not store.meta(bid).nodes.minimal
     repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
                            text=True, timeout=120)
     assert repro.returncode == 1, repro.stdout + repro.stderr
+    again = optfuzz("reduce", str(bundle), "--time-limit", "60")
+    assert again.returncode == 0 and f"{bid}: already minimal (1 nodes)" in again.stdout, \
+        again.stdout + again.stderr
+    assert store.meta(bid).nodes.minimal  # a reduction ran to its end: nothing to suggest
 
 
 def test_a_name_collision_with_the_value_counter_shrinks_to_one_node(tmp_path: Path) -> None:
@@ -139,7 +145,7 @@ def test_a_name_collision_with_the_value_counter_shrinks_to_one_node(tmp_path: P
     (bundle,) = [p for p in crashes.iterdir() if (p / "meta.json").is_file()]
     meta = json.loads((bundle / "meta.json").read_text())
     assert meta["symptom"] == "optimizer-error"
-    assert meta["nodes"] == {"original": 8, "minimized": 1}
+    assert meta["nodes"] == {"original": 8, "minimized": 1, "minimal": True}
     repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
                            text=True, timeout=120)
     assert repro.returncode == 1, repro.stdout + repro.stderr

@@ -127,6 +127,20 @@ def test_a_one_node_model_is_not_unreduced(tmp_path: Path):
     assert reduce_lines([make_row(meta, INSTALLED, {}, tmp_path / meta.id)]) == []
 
 
+def test_a_bundle_a_reduction_showed_already_minimal_is_not_unreduced(tmp_path: Path):
+    """``nodes.minimal`` (a reduction ran to its end and no edit kept the finding) takes the
+    mark and the reduce command away from a model as large as the one found, and survives
+    a round trip through meta.json."""
+    _, folder = _bundle(tmp_path, "output-mismatch-00000002", None)
+    meta = BundleMeta.from_json(json.loads((folder / "meta.json").read_text()))
+    assert make_row(meta, INSTALLED, {}, folder).unreduced
+    meta.nodes.minimal = True
+    again = BundleMeta.from_json(json.loads(json.dumps(meta.to_json())))
+    assert again.nodes.minimal and again.to_json()["nodes"]["minimal"] is True
+    assert not make_row(again, INSTALLED, {}, folder).unreduced
+    assert "minimal" not in BundleMeta.from_json(meta_dict("x-1")).to_json()["nodes"]
+
+
 def test_not_replayed_until_a_replay_ran_with_the_installed_versions():
     meta = BundleMeta.from_json(meta_dict("output-mismatch-00000001"))
     assert bundle_status(meta, INSTALLED) == "not-replayed"

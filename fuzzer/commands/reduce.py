@@ -132,7 +132,7 @@ def _reduce_model(path: Path, out: Path | None, case: Any, time_limit: float,
         return None
     finding = result.findings[0]
     minimized = reduce_finding(sandbox, case, result, finding, None, time_limit, asked=True)
-    if minimized is None:
+    if minimized is None or not minimized.reduced:
         return f"{finding.symptom}: could not reduce {path} further"
     out = out or path.with_suffix(".reduced.onnx")
     out.write_bytes(minimized.model)
@@ -176,6 +176,13 @@ def _reduce_bundle(folder: Path, time_limit: float, sandbox: Any) -> str | None:
     minimized = reduce_finding(sandbox, case, result, finding, meta.responsible_passes,
                                time_limit, asked=True)
     if minimized is None:
+        return (f"{bid}: not reduced ({node_count(model_bytes)} nodes; the time limit came "
+                "before a smaller model, or the finding did not show in the reduction)")
+    if not minimized.reduced:
+        def record_minimal(current: BundleMeta) -> None:
+            current.nodes.minimal = True
+
+        store.update(bid, record_minimal)
         return f"{bid}: already minimal ({node_count(model_bytes)} nodes)"
     nodes = meta.nodes.minimized = node_count(minimized.model)
     files = bundle_files(meta, Artifacts(original_bytes, None, feeds), minimized,

@@ -38,6 +38,8 @@ class Minimal:
         passes: the minimal pass subsequence localized on it (None: not localized).
         run: the run of ``case`` with only ``passes`` (artifacts kept), or the found run.
         reduced: whether the model is smaller than the found one.
+        minimal: whether the last reduction ran to its end (no edit of the model keeps the
+            finding, even where it is the model as found).
         runs: sandbox runs spent; seconds: wall time.
     """
 
@@ -48,6 +50,7 @@ class Minimal:
     reduced: bool = False
     runs: int = 0
     seconds: float = 0.0
+    minimal: bool = False
 
 
 def _matching(result: CaseResult, finding: Finding) -> Finding | None:
@@ -83,7 +86,8 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
         minimized: Minimized | None = reduce_finding(sandbox, best.case, best.run,
                                                      best.finding, best.passes, left, cutoff)
         best.runs += minimized.runs if minimized else 0
-        if minimized is None:
+        best.minimal = minimized is not None and minimized.complete
+        if minimized is None or not minimized.reduced:
             break
         smaller = best.case.with_model(minimized.model, feeds=minimized.feeds)
         run = sandbox.run(smaller.with_model(minimized.model, keep=True))
@@ -97,7 +101,8 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
             best.runs += where.runs
             new_passes = where.passes if where.passes is not None else best.passes
         changed = new_passes != best.passes
-        best = Minimal(smaller, found, new_passes, run, True, best.runs)
+        best = Minimal(smaller, found, new_passes, run, True, best.runs,
+                       minimal=best.minimal)
         if not changed:
             break
     final = run_with_passes(sandbox, best.case, best.passes)
@@ -151,4 +156,5 @@ def probe(sandbox: Any, minimal: Minimal, seconds: float,
     if found is None:
         return triggers.sentence, minimal
     return triggers.sentence, Minimal(neutral, found, minimal.passes, run, True,
-                                      minimal.runs + check.runs + 1, minimal.seconds)
+                                      minimal.runs + check.runs + 1, minimal.seconds,
+                                      minimal=minimal.minimal)  # the same nodes, renamed

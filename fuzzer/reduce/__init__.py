@@ -37,7 +37,9 @@ def restricted_config(case: TestCase, passes: list[str] | None) -> dict[str, Any
 def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
                    passes: list[str] | None, time_limit: float,
                    cutoff: Cutoff | None = None, asked: bool = False) -> Minimized | None:
-    """A minimized model that still shows ``finding``, or None when nothing was reduced.
+    """A minimized model that still shows ``finding``; one with ``reduced`` False where the
+    reduction ran to its end and nothing smaller keeps the finding (already minimal); None
+    when nothing was shown.
 
     Args:
         sandbox: the campaign's :class:`fuzzer.execution.sandbox.Sandbox` (candidates run there).
@@ -59,8 +61,9 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
 
     Returns:
         :class:`fuzzer.reduce.minimized.Minimized` with model, feeds, and the optimized model and
-        expected/actual outputs of the minimized run; None when the finding does not
-        reproduce, cannot be reduced, or is a hang and not ``asked``.
+        expected/actual outputs of the minimized run (``reduced`` False: the model as given
+        is already minimal); None when the finding does not reproduce, the time ran out
+        before a smaller model, or it is a hang and not ``asked``.
     """
     from fuzzer.modelio.load import parse_model
     from fuzzer.reduce.candidate import Built
@@ -91,7 +94,11 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
             return None
         if reduction.nodes[1] >= reduction.nodes[0] and \
                 reduction.built.model.ByteSize() >= model.ByteSize():
-            return None
+            if not reduction.complete:
+                return None
+            return Minimized(arts.model, dict(arts.feeds), arts.optimized, arts.expected,
+                             arts.actual, runs=check.runs, seconds=reduction.seconds,
+                             reduced=False, complete=True)
         if config is not case.config and not _reproduces(sandbox, case, finding, budget,
                                                           reduction.built, gate):
             continue  # narrowed passes found a different minimum; redo with the full list
@@ -102,7 +109,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
             run_arts.optimized if run_arts else None,
             run_arts.expected if run_arts else None,
             run_arts.actual if run_arts else None,
-            runs=check.runs, seconds=reduction.seconds)
+            runs=check.runs, seconds=reduction.seconds, complete=reduction.complete)
     return None
 
 

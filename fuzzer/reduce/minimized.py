@@ -9,7 +9,12 @@ import numpy as np
 
 @dataclass
 class Minimized:
-    """A reduced form of the failing test: model bytes and feeds, plus what it cost."""
+    """A reduced form of the failing test: model bytes and feeds, plus what it cost.
+
+    ``complete``: the reduction ran to its end, so no edit of the model kept the finding
+    (it is minimal for the reducer's edits); ``reduced`` is False where that model is the
+    one it started from (already minimal).
+    """
 
     model: bytes
     feeds: dict[str, np.ndarray]
@@ -18,3 +23,5 @@ class Minimized:
     actual: dict[str, np.ndarray] | None = None
     runs: int = 0
     seconds: float = 0.0
+    reduced: bool = True
+    complete: bool = False

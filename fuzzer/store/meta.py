@@ -157,11 +157,15 @@ class NodeCounts:
     """``meta["nodes"]``: node counts of the main graph as first found and minimized.
 
     Attributes:
+        minimal: a reduction ran to its end and no edit kept the finding: the model, even
+            where it is the model as found, is already minimal (``"minimal": true``, absent
+            otherwise).
         extra: keys of the file's ``nodes`` object this code does not know, kept verbatim.
     """
 
     original: int
     minimized: int
+    minimal: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -174,11 +178,15 @@ class NodeCounts:
         data = _value({"nodes": data}, "nodes", dict)
         return cls(original=_value(data, "original", int, where="nodes."),
                    minimized=_value(data, "minimized", int, where="nodes."),
-                   extra=_extra(data, ("original", "minimized")))
+                   minimal=bool(_value(data, "minimal", bool, where="nodes.", required=False)),
+                   extra=_extra(data, ("original", "minimized", "minimal")))
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object: original, minimized, then the unknown keys."""
-        return {"original": self.original, "minimized": self.minimized, **self.extra}
+        """The JSON object: original, minimized, minimal where true, then the unknown
+        keys."""
+        marked = {"minimal": True} if self.minimal else {}
+        return {"original": self.original, "minimized": self.minimized, **marked,
+                **self.extra}
 
 
 @dataclass(kw_only=True)

@@ -196,10 +196,12 @@ def crash_site(root_cause: str | None) -> str | None:
     return parts[3] if len(parts) == 4 and parts[2] == CRASH_KIND else None
 
 
-def is_unreduced(nodes_original: int | None, nodes_minimized: int | None) -> bool:
+def is_unreduced(nodes_original: int | None, nodes_minimized: int | None,
+                 minimal: bool = False) -> bool:
     """Whether a bundle's model is the model as found: as many nodes (or more) as the
-    original, which has more than one (a one-node model is as small as a model gets)."""
-    if nodes_original is None or nodes_minimized is None:
+    original, which has more than one (a one-node model is as small as a model gets), and
+    no reduction showed it ``minimal`` (``meta["nodes"]["minimal"]``)."""
+    if nodes_original is None or nodes_minimized is None or minimal:
         return False
     return nodes_original > 1 and nodes_minimized >= nodes_original
 
@@ -231,7 +233,7 @@ def make_row(meta: BundleMeta, installed: dict[str, str], seen: dict[str, Any],
     if folder is not None:
         nodes = (model_nodes(folder / "original.onnx", nodes[0]),
                  model_nodes(folder / "model.onnx", nodes[1]))
-    unreduced = is_unreduced(*nodes)
+    unreduced = is_unreduced(*nodes, meta.nodes.minimal)
     return TriageRow(
         id=meta.id, target=meta.target.name, passes=meta.passes_shown(),
         localized=meta.localized, symptom=meta.symptom, message=meta.message,

@@ -119,8 +119,9 @@ class Symptom:
         key_detail: the ``Finding.detail`` field that stands for the message in the
             root-cause key, for a symptom whose message names values, not causes ("3 of 8
             values differ"); None keeps the message's core.
-        confirm: whether it depends on timing or load, so a second run must show it too
-            before it is recorded (AFL's hang confirmation).
+        confirm: whether it depends on timing or load, so that every verdict on it (it
+            recurs, a pass list shows it, repro.py reproduces it) is the majority of
+            :data:`VOTES` runs (:func:`by_majority`; AFL confirms a hang by a second run).
         reducible: whether reduction may run its candidates (a hang would cost the whole
             per-case timeout per candidate).
         severity_class: the class a maintainer ranks by, one of :data:`SEVERITY_CLASSES`
@@ -208,6 +209,25 @@ class Symptom:
 
 #: symptom name -> its record; filled by :func:`register` when an oracle module is imported.
 REGISTRY: Registry[Symptom] = Registry("symptom")
+
+
+#: runs whose majority decides a verdict on a symptom that depends on timing or load
+#: (``Symptom.confirm``): on a shared machine one disturbed or quiet run decides wrongly.
+VOTES = 3
+
+
+def by_majority(first: bool, again: Callable[[], bool], votes: int = VOTES) -> bool:
+    """Whether most of ``votes`` runs show a thing: ``first`` is the first run's verdict,
+    ``again()`` runs one more and gives its verdict; runs stop once a majority is reached
+    (two agreeing runs of three decide, a third runs only where they disagree)."""
+    need = votes // 2 + 1
+    shown, hidden = int(first), int(not first)
+    while shown < need and hidden < need:
+        if again():
+            shown += 1
+        else:
+            hidden += 1
+    return shown >= need
 
 
 def register(symptom: Symptom) -> Symptom:

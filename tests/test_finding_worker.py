@@ -233,3 +233,50 @@ def test_a_bundle_whose_reduction_ran_to_its_end_says_it_is_minimal(sandbox, tmp
         meta = store.meta(handled.bundle_id)
         assert meta.nodes.minimal == minimal, (ops, seconds)
         assert meta.nodes.minimized == (1 if seconds else len(ops))
+
+
+@pytest.mark.parametrize(("repro_runs", "written"), [
+    ([False, True, True], True),   # one disturbed run of three
+    ([False, True, False], False),  # most runs did not reproduce
+    ([True, True], True),           # two agreeing runs decide, no third
+])
+def test_a_hang_bundle_is_verified_by_the_majority_of_its_repro_runs(
+        sandbox, tmp_path, monkeypatch, repro_runs, written):
+    """A timing symptom's repro.py verdict is the majority of three runs (the campaign
+    dropped a real slow finding whose one repro.py run fell on a loaded moment)."""
+    from fuzzer.handling import record
+    from fuzzer.handling.record import handle_finding
+
+    verdicts = list(repro_runs)
+    monkeypatch.setattr(record, "reproduces",
+                        lambda *args, **kwargs: (verdicts.pop(0), "tail"))
+    hang = TestCase("fake", {"passes": ["hang"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    store = BundleStore(tmp_path)
+    handled = handle_finding(store, sandbox, hang, sandbox.run(hang), "1.0",
+                             FindingPolicy(reduce_seconds=0))
+    assert verdicts == []  # every scripted run was used, and no more
+    assert (handled.status == "new") == written, handled
+    assert len(store.ids()) == int(written)
+
+
+def test_a_hang_that_recurs_in_two_of_three_runs_is_confirmed(monkeypatch):
+    """The found run, then a run that did not show it, then one that did."""
+    from fuzzer.handling.determinism import confirmed
+    from oracles.base import Finding, by_majority
+
+    class Runs:
+        def __init__(self, shows: list[bool]) -> None:
+            self.shows, self.calls = list(shows), 0
+
+        def run(self, case):
+            self.calls += 1
+            found = [Finding("hang", "optimize", "no result")] if self.shows.pop(0) else []
+            return type("Result", (), {"findings": found})()
+
+    finding = Finding("hang", "optimize", "no result")
+    for shows, verdict in (([False, True], True), ([False, False], False), ([True], True)):
+        box = Runs(shows)
+        assert confirmed(box, None, finding) is verdict and box.calls == len(shows)
+    assert by_majority(False, iter([True, False]).__next__) is False
+    assert by_majority(True, iter([False, True, True]).__next__, votes=5) is True

@@ -262,8 +262,10 @@ def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
                    "clean,slow-quadratic,nop-1", "--timeout", "120", "--save", str(out))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "slow (optimize)" in proc.stdout and "no pass (s)" in proc.stdout
-    (bundle,) = [p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    meta = json.loads((bundle / "meta.json").read_text())
+    bundles = [p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert len(bundles) == 1, proc.stdout  # "no bundle: <why>" otherwise
+    meta = json.loads((bundles[0] / "meta.json").read_text())
+    bundle = bundles[0]
     assert meta["symptom"] == "slow" and meta["breaking_pass"] == "slow-quadratic"
     assert meta["responsible_passes"] == ["slow-quadratic"]
     assert meta["nodes"]["minimized"] < meta["nodes"]["original"] == 6000

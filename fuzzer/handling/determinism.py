@@ -1,6 +1,7 @@
 """Whether a finding happens again, the same way:
 
-* A hang or a slow run must recur (:func:`confirmed`), before anything else is spent on it.
+* A hang or a slow run must recur (:func:`confirmed`: in the majority of three runs, the
+  found one included), before anything else is spent on it.
 * The original model runs deterministically (:func:`deterministic`): a second reference run
   (a fresh onnxruntime session in a fresh run of the case) gives bitwise the same outputs
   (NaN where NaN was); otherwise the seed is unusable, whatever the optimizer did.
@@ -14,13 +15,16 @@ import numpy as np
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.execution.sandbox import Sandbox
-from oracles.base import Finding
+from oracles.base import Finding, by_majority
 
 
 def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
-    """Whether running ``case`` again shows ``finding``'s symptom."""
-    again = sandbox.run(case)
-    return any(f.symptom == finding.symptom for f in again.findings)
+    """Whether ``finding``'s symptom shows in most runs of ``case``, the run that found it
+    first (:func:`oracles.base.by_majority`: one more run, a third where they disagree)."""
+    def again() -> bool:
+        return any(f.symptom == finding.symptom for f in sandbox.run(case).findings)
+
+    return by_majority(True, again)
 
 
 def same_outputs(a: dict[str, np.ndarray] | None, b: dict[str, np.ndarray] | None) -> bool:

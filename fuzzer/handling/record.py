@@ -33,6 +33,7 @@ from fuzzer.store.npz import npz_bytes
 from fuzzer.store.versions import utc_now
 from fuzzer.targets import get_target
 from oracles import symptom
+from oracles.base import by_majority
 
 
 def handle_finding(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseResult,
@@ -166,6 +167,13 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
     files = bundle_files(meta, found, _minimized(minimal), sandbox.timeout, observed)
     if policy.verify:
         ok, tail = reproduces(sandbox, files, sandbox.timeout)
+        if symptom(minimal.finding.symptom).confirm:  # timing: the majority of runs decides
+            def again() -> bool:
+                nonlocal tail
+                shown, tail = reproduces(sandbox, files, sandbox.timeout)
+                return shown
+
+            ok = by_majority(ok, again)
         if not ok:
             return roots.failed(prelim, Handled(
                 "unconfirmed", name=f"repro.py did not reproduce: {tail}", signature=first_wave))

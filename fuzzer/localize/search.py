@@ -127,9 +127,10 @@ class Prober:
                   fixed_point: bool | None = None) -> list[bool]:
         """Run the uncached ``lists`` in parallel; return whether each reproduces.
 
-        For a timing symptom (``Symptom.confirm``) a verdict is the majority of three runs:
-        two at once, a third where they disagree. One disturbed measurement on a loaded
-        machine can make a pass that adds nothing look slow, or hide the pass that is.
+        For a timing symptom (``Symptom.confirm``) a verdict is the majority of
+        :data:`oracles.base.VOTES` (three) runs: two at once, a third where they disagree.
+        One disturbed measurement on a loaded machine can make a pass that adds nothing
+        look slow, or hide the pass that is.
         """
         fp = self.fixed_point if fixed_point is None else fixed_point
         todo = list(dict.fromkeys(p for p in lists if (p, fp) not in self.cache))

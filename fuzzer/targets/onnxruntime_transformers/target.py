@@ -73,6 +73,12 @@ GPU_ONLY_OPS = ("GemmFastGelu", "QOrderedMatMul", "QOrderedGelu", "QOrderedLayer
                 "QOrderedAttention")
 
 
+def model_hint(model_type: str, flag: str) -> str:
+    """The motif hint of ``flag`` under ``model_type`` (``"gpt2:enable_attention"``): the
+    name a motif of that model class's own form lists in ``Motif.passes``."""
+    return f"{model_type}:{flag}"
+
+
 def _passes(config: dict[str, Any]) -> list[str]:
     return list(config.get("passes") or ())
 
@@ -270,9 +276,14 @@ class OnnxRuntimeTransformersTarget(Target):
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
         """The enabled flags (the ``onnxruntime_transformers`` motifs name them in
         ``Motif.passes``), then the onnxruntime graph transformers whose motifs build what
-        they fuse (:attr:`.fusions.Fusion.motifs`); no name twice."""
+        they fuse (:attr:`.fusions.Fusion.motifs`), then each enabled flag qualified by the
+        model type (``gpt2:enable_attention``): the motifs of one model class's own forms
+        (GPT-2's past state, T5's relative bias, BART's cross attention) name that, so they
+        are drawn only where the optimizer class that fuses them runs; no name twice."""
         enabled = self.passes_of(config)
-        hints = [*enabled, *(m for flag in enabled for m in FUSIONS[flag].motifs)]
+        model_type = config.get("model_type", DEFAULT_MODEL_TYPE)
+        hints = [*enabled, *(m for flag in enabled for m in FUSIONS[flag].motifs),
+                 *(model_hint(model_type, flag) for flag in enabled)]
         return list(dict.fromkeys(hints))
 
     def anchors(self) -> Mapping[str, frozenset[str]]:

@@ -1,0 +1,377 @@
+"""Motifs for the attention fusions of onnxruntime's Python transformer optimizer in the forms
+``tb-bert-attention`` (blocks.py) does not build: the alternatives each fusion's
+``match_parent_path`` lists accept, and the layouts of the model types other than BERT.
+
+- ``tb-attention-forms`` (``enable_attention``; fusion_attention.py for bert and bart's
+  encoder, fusion_attention_clip.py for clip): self-attention with the scores scaled by Div
+  or Mul after Q.K^T, by Sqrt factors on Q and K (PyTorch's SDPA export), not at all (CLIP's
+  unscaled form), or Q divided before the MatMul and the mask applied by Where
+  (DistilBERT); the mask 1 - m (m cast or already float) times a negative constant, the
+  SDPA form Where(Cast(1 - Expand(m)), lowest, 1 - Expand(m)), DistilBERT's Equal(m, 0)
+  reshaped and expanded, or CLIP's causal Where(Less(...)) matrix; K transposed once or
+  twice; the Reshape shapes constants or Concats of Shape-Gather-Unsqueeze, Mul, Div and
+  constants (fusion_reshape.py rewrites some of them first); post-norm (BERT: residual Add,
+  then LayerNormalization) or pre-norm (CLIP and GPT: LayerNormalization before the
+  projections, the residual stream kept apart).
+
+Shapes: the hidden states are (B, S, N*H) with B in 1..2, S in 2..5, N heads of size H.
+Masks are 0/1 by construction (a bool graph input, cast to int64 or float), as in
+``tb-bert-attention``. Element types float32 or float16.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from generators.builder import GraphBuilder
+from generators.motifs.helpers import FLOAT_INPUT, binary, const, float_view, ort_motif, tap
+from generators.motifs.onnxruntime_transformers.blocks import (
+    _dense,
+    _heads,
+    _hidden_input,
+    _norm,
+    _weigher,
+)
+from generators.ops import shape_ops
+from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, Value
+
+#: the scores' forms: (scale, mask) kinds drawn by :func:`attention_forms`.
+SCORE_FORMS = ("div-mask", "div-mask", "mul-mask", "div", "mul", "plain", "sdpa", "distil",
+               "causal")
+
+
+def _dim(b: GraphBuilder, shape: Value, axis: int) -> Value:
+    """Gather(shape, axis): one dim of a Shape output as an int64 scalar."""
+    return b.op("Gather", [shape, b.const(np.array(axis, np.int64), "Gather")], INT64, (),
+                ("nonneg",), axis=0)
+
+
+def _shape_of(b: GraphBuilder, x: Value, heads: int, head: int) -> Value:
+    """The head split's shape as exporters compute it: Concat(Unsqueeze(Gather(Shape(x),
+    0)), Unsqueeze(Gather(Shape(x), 1)), [N], [H]); or its second entry a constant -1 (which
+    fusion_reshape.py leaves alone, FusionAttentionClip reads N and H from it); or its last
+    Unsqueeze(Div(Gather(Shape(x), 2), N)) (fusion_reshape.py's Div form)."""
+    shape = b.op("Shape", [x], INT64, (x.rank,), ("nonneg",))
+    kind = b.rng.choice(["const", "minus1", "div"])
+    parts = [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0])]
+    if kind == "minus1":
+        parts.append(b.ints([-1], "Concat"))
+    else:
+        parts.append(shape_ops.unsqueeze(b, _dim(b, shape, 1), [0]))
+    parts.append(b.ints([heads], "Concat"))
+    if kind == "div":
+        n = b.const(np.array(heads, np.int64), "Div")
+        d = b.op("Div", [_dim(b, shape, 2), n], INT64, (), ("nonneg",))
+        parts.append(shape_ops.unsqueeze(b, d, [0]))
+    else:
+        parts.append(b.ints([head], "Concat"))
+    return b.op("Concat", parts, INT64, (4,), axis=0)
+
+
+def _merge_shape(b: GraphBuilder, t: Value, concat: bool) -> Value:
+    """The merge Reshape's shape for t (B, S, N, H): [0, 0, N*H] (or static), or with
+    ``concat`` Concat(Unsqueeze(Gather(Shape(t), 0)), Unsqueeze(Gather(Shape(t), 1)),
+    Unsqueeze(Mul(Gather(Shape(t), 2), Gather(Shape(t), 3)))) (fusion_reshape.py's
+    three-input form)."""
+    bsz, seq, heads, head = t.shape
+    if not concat:
+        return b.ints([0, 0, heads * head] if b.rng.random() < 0.8 else
+                      [bsz, seq, heads * head], "Reshape")
+    shape = b.op("Shape", [t], INT64, (4,), ("nonneg",))
+    parts = [shape_ops.unsqueeze(b, _dim(b, shape, a), [0]) for a in (0, 1)]
+    m = b.op("Mul", [_dim(b, shape, 2), _dim(b, shape, 3)], INT64, (), ("nonneg",))
+    return b.op("Concat", [*parts, shape_ops.unsqueeze(b, m, [0])], INT64, (3,), axis=0)
+
+
+def _split(b: GraphBuilder, v: Value, heads: int, head: int, perm: list[int],
+           concat: bool) -> Value:
+    """Reshape (B, S, N*H) to (B, S, N, H) (shape [0, 0, N, H], or :func:`_shape_of` when
+    ``concat``), then Transpose by ``perm``."""
+    bsz, seq, _ = v.shape
+    spec = _shape_of(b, v, heads, head) if concat else b.ints([0, 0, heads, head], "Reshape")
+    r = b.op("Reshape", [v, spec], v.dtype, (bsz, seq, heads, head))
+    return b.op("Transpose", [r], v.dtype, tuple(r.shape[i] for i in perm), perm=perm)
+
+
+def _mask_input(b: GraphBuilder, bsz: int, seq: int, kind: int) -> Value:
+    """A 0/1 (B, S) mask: a bool graph input cast to ``kind`` (kept bool for BOOL)."""
+    m = _hidden_input(b, BOOL, bsz, seq)
+    if kind != BOOL:
+        m = b.op("Cast", [m], kind, m.shape, ("nonneg",), to=kind)
+    return m
+
+
+def _lowest(b: GraphBuilder, dt: int) -> float:
+    """The mask fill: -10000 or the float type's lowest value."""
+    return b.rng.choice([-10000.0, float(np.finfo(NP_DTYPE[dt]).min)])
+
+
+def _additive_mask(b: GraphBuilder, bsz: int, seq: int, dt: int, sdpa: bool) -> Value:
+    """An additive (B, 1, 1, S) or (B, 1, S, S) mask: (1 - m) * c (m cast to float or, as
+    fusion_attention.py's second form, unsqueezed while float), or PyTorch SDPA's
+    Where(Cast(1 - Expand(m), bool), lowest, 1 - Expand(m))."""
+    if sdpa:
+        m = _mask_input(b, bsz, seq, b.rng.choice([INT64, dt]))
+        u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
+        e = b.op("Expand", [u, b.ints([bsz, 1, seq, seq], "Expand")], u.dtype, (bsz, 1, seq, seq))
+        if e.dtype != dt:
+            e = b.op("Cast", [e], dt, e.shape, ("nonneg",), to=dt)
+        inv = b.op("Sub", [const(b, 1.0, dt, ()), e], dt, e.shape)
+        cond = b.op("Cast", [inv], BOOL, inv.shape, to=BOOL)
+        return b.op("Where", [cond, const(b, _lowest(b, dt), dt, ()), inv], dt, inv.shape)
+    cast = b.rng.random() < 0.6
+    m = _mask_input(b, bsz, seq, INT64 if cast else dt)
+    u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
+    if cast:
+        u = b.op("Cast", [u], dt, u.shape, ("nonneg",), to=dt)
+    inv = b.op("Sub", [const(b, 1.0, dt, ()), u], dt, u.shape)
+    fill = _lowest(b, dt) if b.rng.random() < 0.95 else 100.0  # positive: must be refused
+    return binary(b, "Mul", inv, const(b, fill, dt, ()), commute=b.rng.random() < 0.2)
+
+
+def _distil_where(b: GraphBuilder, scores: Value) -> Value:
+    """DistilBERT's mask: Where(Expand(Reshape(Equal(m, 0), (B, 1, 1, S))), lowest,
+    scores), sometimes with a Cast to bool after the Expand."""
+    bsz, heads, seq, _ = scores.shape
+    m = _mask_input(b, bsz, seq, INT64)
+    eq = b.op("Equal", [m, b.const(np.array(0, np.int64), "Equal")], BOOL, m.shape)
+    r = b.op("Reshape", [eq, b.ints([bsz, 1, 1, seq], "Reshape")], BOOL, (bsz, 1, 1, seq))
+    cond = b.op("Expand", [r, b.ints(list(scores.shape), "Expand")], BOOL, scores.shape)
+    if b.rng.random() < 0.3:
+        cond = b.op("Cast", [cond], BOOL, cond.shape, to=BOOL)
+    fill = const(b, _lowest(b, scores.dtype), scores.dtype, ())
+    return b.op("Where", [cond, fill, scores], scores.dtype, scores.shape)
+
+
+def _causal(b: GraphBuilder, seq: int, dt: int) -> Value:
+    """CLIP's causal mask: Expand(Unsqueeze(Unsqueeze(Where(Less(col, row), lowest, 0))))
+    to (1, 1, S, S), the rows and columns Range outputs."""
+    one, zero = (b.const(np.array(v, np.int64), "Range") for v in (1, 0))
+    n = b.const(np.array(seq, np.int64), "Range")
+    rng_ = b.op("Range", [zero, n, one], INT64, (seq,), ("nonneg",))
+    col = shape_ops.unsqueeze(b, rng_, [0])
+    row = shape_ops.unsqueeze(b, rng_, [1])
+    less = b.op("Less", [row, col], BOOL, (seq, seq))
+    w = b.op("Where", [less, const(b, _lowest(b, dt), dt, ()), const(b, 0.0, dt, ())], dt,
+             (seq, seq))
+    u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, w, [0]), [0])
+    return b.op("Expand", [u, b.ints([1, 1, seq, seq], "Expand")], dt, (1, 1, seq, seq))
+
+
+def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form: str,
+                    concat: bool) -> Value:
+    """The attention core on ``root`` (B, S, N*H) in score form ``form`` (one of
+    :data:`SCORE_FORMS`); returns the merged context (B, S, N*H) after its Transpose and
+    Reshape."""
+    bsz, seq, hidden = root.shape
+    dt = root.dtype
+    q = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], concat)
+    if b.rng.random() < 0.8 or form == "sdpa":
+        k = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 3, 1], concat)
+    else:
+        k0 = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], concat)
+        k = b.op("Transpose", [k0], dt, (bsz, heads, head, seq), perm=[0, 1, 3, 2])
+    v = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], concat)
+    scale = math.sqrt(head)
+    if form == "sdpa":
+        factor = b.op("Sqrt", [const(b, 1 / scale, dt, ())], dt, ())
+        q = b.op("Mul", [q, factor], dt, q.shape)
+        k = b.op("Mul", [k, factor], dt, k.shape)
+    if form == "distil":
+        q = b.op("Div", [q, const(b, scale, dt, ())], dt, q.shape)
+    qk = b.op("MatMul", [q, k], dt, (bsz, heads, seq, seq))
+    scores = qk
+    if form.startswith("div"):
+        scores = b.op("Div", [qk, const(b, scale, dt, ())], dt, qk.shape)
+    elif form.startswith("mul") or form == "causal":
+        scores = b.op("Mul", [qk, const(b, 1 / scale, dt, ())], dt, qk.shape)
+    if form.endswith("-mask") or form == "sdpa":
+        scores = b.op("Add", [scores, _additive_mask(b, bsz, seq, dt, form == "sdpa")], dt,
+                      scores.shape)
+    elif form == "distil":
+        scores = _distil_where(b, scores)
+    elif form == "causal":
+        scores = b.op("Add", [scores, _causal(b, seq, dt)], dt, scores.shape)
+    p = tap(b, b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
+                    axis=-1 if b.opset >= 13 else 3), 0.03)
+    ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    return b.op("Reshape", [t, _merge_shape(b, t, concat)], dt, (bsz, seq, hidden))
+
+
+def attention_forms(b: GraphBuilder, x: Value) -> Value:
+    """Self-attention on a projection of ``x`` (B, S, E) to N*H in one score form of
+    :data:`SCORE_FORMS`, post-norm (output projection + root, then a normalization: what
+    FusionAttention starts from) or pre-norm (the stream r normalized into the projections,
+    r + output projection normalized after: what FusionAttentionClip starts from once the
+    skip fusion made that a SkipLayerNormalization)."""
+    x = float_view(b, x, (FLOAT, FLOAT, FLOAT16))
+    w = _weigher(b)
+    heads, head = _heads(b)
+    form = b.rng.choice(SCORE_FORMS)
+    concat = b.rng.random() < 0.45
+    stream = _dense(b, x, heads * head, w)
+    if b.rng.random() < 0.5:  # post-norm
+        root = _norm(b, stream, w)
+        ctx = _self_attention(b, root, heads, head, w, form, concat)
+        out = tap(b, _dense(b, ctx, heads * head, w), 0.03)
+        return _norm(b, binary(b, "Add", out, root, commute=b.rng.random() < 0.2), w)
+    ln = _norm(b, stream, w)
+    ctx = _self_attention(b, ln, heads, head, w, form, concat)
+    out = _dense(b, ctx, heads * head, w)
+    return _norm(b, binary(b, "Add", stream, out, commute=b.rng.random() < 0.3), w)
+
+
+
+
+# -- GPT-2 ------------------------------------------------------------------------------------
+def _squeezed_dim(b: GraphBuilder, shape: Value, start: int) -> Value:
+    """Squeeze(Slice(shape, [start], [start + 1])): one dim of a Shape output as a scalar
+    (GPT-2's export)."""
+    s = b.op("Slice", [shape, b.ints([start], "Slice"), b.ints([start + 1 if start != -1 else
+                                                              2**62], "Slice"),
+                       b.ints([0], "Slice")], INT64, (1,), ("nonneg",))
+    form = shape_ops.axes_operand(b, "Squeeze", [0], 13)
+    return b.op("Squeeze", [s, *form["inputs"]], INT64, (), ("nonneg",), **form["attrs"])
+
+
+def _gpt2_causal(b: GraphBuilder, div: Value, total: int) -> Value:
+    """GPT-2's causal bias: a constant (1, 1, M, M) lower-triangular (rarely all ones: not
+    unidirectional, or not triangular: refused), bool or float, and its row block
+    Slice(Slice(bias, [T - S], [T], axis 2), [0], [T], axis 3) of the scores' query length
+    S and key length T read from Shape(div), cast to bool (always for a float bias)."""
+    m = total + b.rng.randint(0, 2)
+    r = b.rng.random()
+    kind = b.rng.choice([np.bool_, np.float32])
+    tri = np.tril(np.ones((m, m), kind)) if r < 0.85 else (
+        np.ones((m, m), kind) if r < 0.93 else np.triu(np.ones((m, m), kind)))
+    bias = b.const(tri.reshape(1, 1, m, m), "Slice")
+    shape = b.op("Shape", [div], INT64, (4,), ("nonneg",))
+    t = _squeezed_dim(b, shape, -1)
+    s = _squeezed_dim(b, shape, -2)
+    start = shape_ops.unsqueeze(b, b.op("Sub", [t, s], INT64, (), ("nonneg",)), [0])
+    end = shape_ops.unsqueeze(b, t, [0])
+    seq = div.shape[2]
+    rows = b.op("Slice", [bias, start, end, b.ints([2], "Slice")], bias.dtype, (1, 1, seq, m))
+    block = b.op("Slice", [rows, b.ints([0], "Slice"), end, b.ints([3], "Slice")], bias.dtype,
+                 (1, 1, seq, total))
+    if block.dtype == BOOL and b.rng.random() < 0.7:
+        return block
+    return b.op("Cast", [block], BOOL, block.shape, to=BOOL)
+
+
+def _gpt2_fc(b: GraphBuilder, ln: Value, n: int, w, gemm: bool) -> Value:
+    """GPT-2's Conv1D: Reshape to 2-D, Gemm with a (K, n) weight and (n,) bias, Reshape
+    back; or MatMul plus bias Add."""
+    bsz, seq, k = ln.shape
+    if not gemm:
+        return _dense(b, ln, n, w)
+    flat = b.op("Reshape", [ln, b.ints([-1, k], "Reshape")], ln.dtype, (bsz * seq, k))
+    inputs = [flat, w((k, n), ln.dtype, "Gemm")]
+    if b.rng.random() < 0.95:  # without C, fusion_gpt_attention.py indexes a missing input
+        inputs.append(w((n,), ln.dtype, "Gemm"))
+    g = b.op("Gemm", inputs, ln.dtype, (bsz * seq, n))
+    return b.op("Reshape", [g, b.ints([bsz, seq, n], "Reshape")], ln.dtype, (bsz, seq, n))
+
+
+def gpt2_attention(b: GraphBuilder, x: Value) -> Value:
+    """GPT-2 self-attention with past state on a projection of ``x`` (B, S, E) to N*H
+    (fusion_gpt_attention.py, gpt2 model type): LayerNormalization, the fused QKV projection
+    (Gemm between Reshapes, or MatMul + Add), Split into Q, K, V split into heads, a past
+    graph input (2, B, N, P, H) whose halves come by Gather (K transposed) or by Split and
+    Squeeze and are concatenated before K and V, a present graph output
+    Concat(Unsqueeze(K), Unsqueeze(V)), scores divided by sqrt(H), the causal bias applied
+    by Where (and, sometimes, an additive 0/1 attention mask), the output projection
+    (Gemm between Reshapes) and the residual Add into the next LayerNormalization. float32
+    (Gemm has no float16 CPU kernel here)."""
+    x = float_view(b, x, (FLOAT,))
+    w = _weigher(b)
+    heads, head = _heads(b)
+    hidden = heads * head
+    bsz, seq = x.shape[0], x.shape[1]
+    dt = FLOAT
+    stream = _dense(b, x, hidden, w)
+    ln = _norm(b, stream, w)
+    fc = _gpt2_fc(b, ln, 3 * hidden, w, b.rng.random() < 0.7)
+    q, k, v = shape_ops.split(b, fc, 2, [hidden] * 3)
+    past_len = b.rng.randint(1, 3)
+    past = b.graph_input(dt, (2, bsz, heads, past_len, head))
+    b.pool.remove(past)
+
+    def heads_of(t: Value, perm: list[int]) -> Value:
+        r = b.op("Reshape", [t, b.ints([0, 0, heads, head], "Reshape")], dt,
+                 (bsz, seq, heads, head))
+        return b.op("Transpose", [r], dt, tuple(r.shape[i] for i in perm), perm=perm)
+
+    if b.rng.random() < 0.6:  # pattern 1: Gather
+        pk = b.op("Gather", [past, b.const(np.array(0, np.int64), "Gather")], dt,
+                  (bsz, heads, past_len, head), axis=0)
+        pv = b.op("Gather", [past, b.const(np.array(1, np.int64), "Gather")], dt, pk.shape,
+                  axis=0)
+    else:  # pattern 2: Split and Squeeze
+        # Split-18's num_outputs (no split input) is rare: fusion_gpt_attention.py asserts
+        # that the input exists and ends the optimization
+        if b.opset >= 18 and b.rng.random() < 0.15:
+            names = b.node("Split", [past.name], n_out=2, axis=0, num_outputs=2)
+        elif b.opset >= 13:
+            names = b.node("Split", [past.name, b.ints([1, 1], "Split").name], n_out=2, axis=0)
+        else:
+            names = b.node("Split", [past.name], n_out=2, axis=0, split=[1, 1])
+        halves = [Value(n, dt, (1, bsz, heads, past_len, head)) for n in names]
+        pk, pv = (b.op("Squeeze", [h, *shape_ops.axes_operand(b, "Squeeze", [0], 13)["inputs"]],
+                       dt, (bsz, heads, past_len, head),
+                       **shape_ops.axes_operand(b, "Squeeze", [0], 13)["attrs"])
+                  for h in halves)
+    total = past_len + seq
+    qh = heads_of(q, [0, 2, 1, 3])
+    if b.rng.random() < 0.7:
+        kh = heads_of(k, [0, 2, 3, 1])
+        pkt = b.op("Transpose", [pk], dt, (bsz, heads, head, past_len), perm=[0, 1, 3, 2])
+        ck = b.op("Concat", [pkt, kh], dt, (bsz, heads, head, total), axis=-1)
+        kk = ck
+        present_k = b.op("Transpose", [ck], dt, (bsz, heads, total, head), perm=[0, 1, 3, 2])
+    else:  # K concatenated in (B, N, T, H), then transposed
+        kh = heads_of(k, [0, 2, 1, 3])
+        ck = b.op("Concat", [pk, kh], dt, (bsz, heads, total, head), axis=-2)
+        present_k = ck
+        kk = b.op("Transpose", [ck], dt, (bsz, heads, head, total), perm=[0, 1, 3, 2])
+    cv = b.op("Concat", [pv, heads_of(v, [0, 2, 1, 3])], dt, (bsz, heads, total, head),
+              axis=-2)
+    uk = shape_ops.unsqueeze(b, present_k, [0])
+    uv = shape_ops.unsqueeze(b, cv, [0])
+    present = b.op("Concat", [uk, uv], dt, (2, bsz, heads, total, head), axis=0)
+    b.graph_output(present)
+    b.pool.remove(present)
+    qk = b.op("MatMul", [qh, kk], dt, (bsz, heads, seq, total))
+    div = b.op("Div", [qk, const(b, math.sqrt(head), dt, ())], dt, qk.shape)
+    scores = b.op("Where", [_gpt2_causal(b, div, total), div, const(b, -10000.0, dt, ())], dt,
+                  div.shape)
+    if b.rng.random() < 0.4:
+        m = _mask_input(b, bsz, total, b.rng.choice([INT64, dt]))
+        u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
+        if u.dtype != dt:
+            u = b.op("Cast", [u], dt, u.shape, ("nonneg",), to=dt)
+        inv = b.op("Sub", [const(b, 1.0, dt, ()), u], dt, u.shape)
+        scores = binary(b, "Add", scores, binary(b, "Mul", inv, const(b, -10000.0, dt, ())))
+    p = b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
+             axis=-1 if b.opset >= 13 else 3)
+    ctx = b.op("MatMul", [p, cv], dt, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    merged = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], dt, (bsz, seq, hidden))
+    out = _gpt2_fc(b, merged, hidden, w, True)
+    res = b.op("Add", [out, stream] if b.rng.random() < 0.8 else [stream, out], dt, out.shape)
+    return _norm(b, res, w)
+
+
+MOTIFS = (
+    ort_motif("tb-attention-forms", ("enable_attention",), attention_forms,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11,
+              anchors=("Softmax", "Where")),
+    ort_motif("tb-gpt2-attention", ("gpt2:enable_attention",), gpt2_attention,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+)
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 122

@@ -14,6 +14,19 @@
   then LayerNormalization) or pre-norm (CLIP and GPT: LayerNormalization before the
   projections, the residual stream kept apart).
 
+- ``tb-gpt2-attention`` (hint ``gpt2:enable_attention``; fusion_gpt_attention.py): GPT-2
+  with past state: Gemm or MatMul QKV, Split, past halves by Gather or Split + Squeeze,
+  the present output, the causal bias block sliced out of a constant by the scores' shape.
+- ``tb-t5-attention`` (hint ``t5:enable_attention``; onnx_model_t5.py): T5's encoder
+  attention with the RMS norm, unbiased projections and the relative position bias
+  computed from bucketed Range differences (FusionRelativePositionBiasBlock's input).
+- ``tb-bart-attention`` (hint ``bart:enable_attention``; fusion_bart_attention.py): BART's
+  encoder, decoder (causal) and cross attention with the bias-first Adds of its export.
+
+The model-qualified hints are what the target's ``motif_hints`` adds per enabled flag
+(``fuzzer/targets/onnxruntime_transformers/target.py``): these forms are fused by one
+optimizer class only, so they are drawn where it runs.
+
 Shapes: the hidden states are (B, S, N*H) with B in 1..2, S in 2..5, N heads of size H.
 Masks are 0/1 by construction (a bool graph input, cast to int64 or float), as in
 ``tb-bert-attention``. Element types float32 or float16.
@@ -365,11 +378,170 @@ def gpt2_attention(b: GraphBuilder, x: Value) -> Value:
     return _norm(b, res, w)
 
 
+# -- T5 ---------------------------------------------------------------------------------------
+def _t5_buckets(b: GraphBuilder, seq: int) -> tuple[Value, Value]:
+    """T5's bidirectional relative-position buckets of a (S, S) grid (32 buckets, max
+    distance 128, as Hugging Face's ``_relative_position_bucket`` exports): rel =
+    Unsqueeze(Range, 0) - Unsqueeze(Range, 1); n = |rel|; large = 8 + Cast(Log(Cast(n) / 8)
+    / log(128 / 8) * 8), capped by Min with ConstantOfShape(Shape(large), 15); bucket =
+    (rel > 0) * 16 + Where(n < 8, n, large). Returns (bucket, the Range)."""
+    one, zero = (b.const(np.array(v, np.int64), "Range") for v in (1, 0))
+    rng_ = b.op("Range", [zero, b.const(np.array(seq, np.int64), "Range"), one], INT64,
+                (seq,), ("nonneg",))
+    rel = b.op("Sub", [shape_ops.unsqueeze(b, rng_, [0]), shape_ops.unsqueeze(b, rng_, [1])],
+               INT64, (seq, seq))
+    n = b.op("Abs", [rel], INT64, (seq, seq), ("nonneg",))
+    nf = b.op("Cast", [n], FLOAT, n.shape, ("nonneg",), to=FLOAT)
+    log_max = math.log(128 / 8) if b.rng.random() < 0.9 else math.log(64 / 8)
+    lg = b.op("Log", [b.op("Div", [nf, const(b, 8.0, FLOAT, ())], FLOAT, n.shape)], FLOAT,
+              n.shape)
+    scaled = b.op("Mul", [b.op("Div", [lg, const(b, log_max, FLOAT, ())], FLOAT, n.shape),
+                          const(b, 8.0, FLOAT, ())], FLOAT, n.shape)
+    large = b.op("Add", [b.op("Cast", [scaled], INT64, n.shape, to=INT64),
+                         b.const(np.array(8, np.int64), "Add")], INT64, n.shape)
+    cap = b.op("ConstantOfShape", [b.op("Shape", [large], INT64, (2,), ("nonneg",))], INT64,
+               n.shape, ("nonneg",), value=_int_tensor(15))
+    large = b.op("Min", [large, cap], INT64, n.shape)
+    small = b.op("Less", [n, b.const(np.array(8, np.int64), "Less")], BOOL, n.shape)
+    where = b.op("Where", [small, n, large], INT64, n.shape)
+    if b.rng.random() < 0.5:
+        return where, rng_
+    side = b.op("Cast", [b.op("Greater", [rel, b.const(np.array(0, np.int64), "Greater")],
+                              BOOL, n.shape)], INT64, n.shape, ("nonneg",), to=INT64)
+    rb = b.op("Mul", [side, b.const(np.array(16, np.int64), "Mul")], INT64, n.shape)
+    return b.op("Add", [rb, where], INT64, n.shape), rng_
+
+
+def _int_tensor(value: int):
+    """A one-element int64 TensorProto (ConstantOfShape's value)."""
+    from generators.builder import tensor_proto
+    return tensor_proto(np.array([value], np.int64), "value")
+
+
+def t5_attention(b: GraphBuilder, x: Value) -> Value:
+    """T5 encoder self-attention on a projection of ``x`` (B, S, E) to N*H (onnx_model_t5.py,
+    t5 model type): an RMS norm (T5LayerNorm: x * 1/sqrt(mean(x^2) + eps) * gamma), Q, K, V
+    MatMuls without bias or scale, the scores plus the relative position bias (a (32, N)
+    table gathered at :func:`_t5_buckets`, transposed, unsqueezed and sliced, the form
+    FusionRelativePositionBiasBlock fuses) plus the additive mask (1 - m) * -10000, the
+    merge Reshape's shape a Concat of Shape-Gather-Unsqueeze, the output projection and the
+    residual Add. float32 (the bias table's fusion writes float)."""
+    x = float_view(b, x, (FLOAT,))
+    w = _weigher(b)
+    heads, head = _heads(b)
+    hidden = heads * head
+    bsz, seq = x.shape[0], x.shape[1]
+    dt = FLOAT
+    stream = _dense(b, x, hidden, w, bias=False)
+    sq = b.op("Pow", [stream, const(b, 2.0, dt, ())], dt, stream.shape, ("nonneg",))
+    var = shape_ops.unsqueeze(b, b.op("ReduceMean", [sq], dt, (bsz, seq), keepdims=0,
+                                      axes=[-1]), [-1]) if b.opset < 18 else \
+        b.op("ReduceMean", [sq, b.ints([-1], "ReduceMean")], dt, (bsz, seq, 1), keepdims=1)
+    rs = b.op("Sqrt", [b.op("Add", [var, const(b, 1e-6, dt, ())], dt, var.shape)], dt,
+              var.shape, ("nonneg",))
+    inv = b.op("Div", [const(b, 1.0, dt, ()), rs], dt, rs.shape)
+    normed = b.op("Mul", [w((hidden,), dt, "Mul", positive=True),
+                          b.op("Mul", [stream, inv], dt, stream.shape)], dt, stream.shape)
+    q = _split(b, _dense(b, normed, hidden, w, bias=False), heads, head, [0, 2, 1, 3], False)
+    k = _split(b, _dense(b, normed, hidden, w, bias=False), heads, head, [0, 2, 3, 1], False)
+    v = _split(b, _dense(b, normed, hidden, w, bias=False), heads, head, [0, 2, 1, 3], False)
+    qk = b.op("MatMul", [q, k], dt, (bsz, heads, seq, seq))
+    bucket, _ = _t5_buckets(b, seq)
+    table = b.random_weight((32, heads), dt, "Gather")
+    g = b.op("Gather", [table, bucket], dt, (seq, seq, heads))
+    tb = b.op("Transpose", [g], dt, (heads, seq, seq), perm=[2, 0, 1])
+    ub = shape_ops.unsqueeze(b, tb, [0])
+    sl = b.op("Slice", [ub, b.ints([0], "Slice"), b.ints([seq], "Slice"), b.ints([2], "Slice")],
+              dt, (1, heads, seq, seq))
+    m = _mask_input(b, bsz, seq, INT64)
+    um = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
+    cm = b.op("Cast", [um], dt, um.shape, ("nonneg",), to=dt)
+    ext = b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), cm], dt, cm.shape),
+                       const(b, -10000.0, dt, ())], dt, cm.shape)
+    bias = b.op("Add", [sl, ext], dt, (bsz, heads, seq, seq))
+    scores = b.op("Add", [qk, bias], dt, qk.shape)
+    p = b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
+             axis=-1 if b.opset >= 13 else 3)
+    ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    shape = b.op("Shape", [normed], INT64, (3,), ("nonneg",))
+    spec = b.op("Concat", [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0]),
+                           b.ints([-1], "Concat"), b.ints([hidden], "Concat")], INT64, (3,),
+                axis=0)
+    merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
+    out = _dense(b, merged, hidden, w, bias=False)
+    return b.op("Add", [stream, out], dt, out.shape)
+
+
+
+# -- BART -------------------------------------------------------------------------------------
+def _bias_first(b: GraphBuilder, x: Value, n: int, w) -> Value:
+    """Add(bias, MatMul(x, W)): the projection with the bias as the first Add input (BART's
+    export; fusion_bart_attention.py reads the MatMul at input 1)."""
+    m = b.op("MatMul", [x, w((x.shape[-1], n), x.dtype, "MatMul")], x.dtype,
+             (*x.shape[:-1], n))
+    return b.op("Add", [w((n,), x.dtype, "Add"), m], x.dtype, m.shape)
+
+
+def bart_attention(b: GraphBuilder, x: Value) -> Value:
+    """BART attention on a projection of ``x`` (B, S, E) to N*H (fusion_bart_attention.py,
+    bart model type), one of: encoder self-attention (no mask), decoder self-attention (the
+    scores plus Where(causal, lowest, 0) of a (S, S) lower-triangular constant), decoder
+    cross-attention (K and V projected from a second hidden-state input, no mask). Q is
+    scaled by 1/sqrt(H) before its head split (Hugging Face) or after it (OpenAI's form), K
+    has no bias, V and Q their bias first; the output projection's Add and the residual
+    Add end in a normalization. float32 or float16."""
+    x = float_view(b, x, (FLOAT, FLOAT, FLOAT16))
+    w = _weigher(b)
+    heads, head = _heads(b)
+    hidden = heads * head
+    bsz, seq = x.shape[0], x.shape[1]
+    dt = x.dtype
+    kind = b.rng.choice(["encoder", "decoder", "decoder", "cross"])
+    root = _norm(b, _dense(b, x, hidden, w), w)
+    kv_root = root
+    if kind == "cross":
+        enc = b.graph_input(dt, (bsz, b.rng.randint(2, 5), hidden))
+        b.pool.remove(enc)
+        kv_root = enc
+    kv_seq = kv_root.shape[1]
+    scale = const(b, 1 / math.sqrt(head), dt, ())
+    q = _bias_first(b, root, hidden, w)
+    hf = b.rng.random() < 0.6
+    if hf:
+        q = b.op("Mul", [q, scale], dt, q.shape)
+    qh = _split(b, q, heads, head, [0, 2, 1, 3], False)
+    if not hf:
+        qh = b.op("Mul", [qh, scale], dt, qh.shape)
+    km = b.op("MatMul", [kv_root, w((hidden, hidden), dt, "MatMul")], dt,
+              (bsz, kv_seq, hidden))
+    kh = _split(b, km, heads, head, [0, 2, 3, 1], False)
+    vh = _split(b, _bias_first(b, kv_root, hidden, w), heads, head, [0, 2, 1, 3], False)
+    scores = b.op("MatMul", [qh, kh], dt, (bsz, heads, seq, kv_seq))
+    if kind == "decoder":
+        tri = np.tril(np.ones((seq, seq), np.bool_))
+        cond = b.const(tri, "Where")
+        causal = b.op("Where", [cond, const(b, 0.0, dt, ()), const(b, _lowest(b, dt), dt, ())],
+                      dt, (seq, seq))
+        scores = b.op("Add", [scores, causal], dt, scores.shape)
+    p = b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
+             axis=-1 if b.opset >= 13 else 3)
+    ctx = b.op("MatMul", [p, vh], dt, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    merged = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], dt, (bsz, seq, hidden))
+    out = _bias_first(b, merged, hidden, w)
+    return _norm(b, b.op("Add", [root, out], dt, out.shape), w)
+
+
 MOTIFS = (
     ort_motif("tb-attention-forms", ("enable_attention",), attention_forms,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11,
               anchors=("Softmax", "Where")),
     ort_motif("tb-gpt2-attention", ("gpt2:enable_attention",), gpt2_attention,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+    ort_motif("tb-t5-attention", ("t5:enable_attention",), t5_attention,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),
+    ort_motif("tb-bart-attention", ("bart:enable_attention",), bart_attention,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
 )
 

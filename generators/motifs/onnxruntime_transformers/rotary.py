@@ -1,0 +1,128 @@
+"""Motifs for the rotary position embedding fusion of onnxruntime's Python transformer
+optimizer (``FusionRotaryEmbeddings`` in ``onnxruntime/transformers/fusion_rotary_attention.py``,
+the ``enable_rotary_embeddings`` flag, run by every model class):
+
+- ``tb-rotary`` : x * cos + rotate_half(x) * sin on heads x (B, N, S, H) taken from a
+  Reshape and Transpose of hidden states, rotate_half(x) = Concat(-x[..., H/2:],
+  x[..., :H/2]) with the half H/2 computed as Shape, Gather, Div, Unsqueeze (the export's
+  floor division; sometimes with Casts around it, Qwen's form), cos and sin read from
+  (M, H) caches (Llama's newer form: Slice to the sequence length, Gather at position ids,
+  Unsqueeze) or (1, 1, M, H) caches (the older form: Slice, Squeeze, Squeeze, Gather,
+  Unsqueeze), the caches Constant nodes mostly (the fusion moves their values into its
+  own cache initializers), sometimes initializers (which it does not). Near-misses: the
+  sin and cos sequence lengths from separate Shape nodes, a rotate_half of halves of
+  another tensor.
+
+Shapes: B in 1..2, S in 4..6 (position ids come in [0, 3]), N in 1..3, H in {4, 8}.
+float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from generators.builder import GraphBuilder
+from generators.motifs.helpers import FLOAT_INPUT, float_view, ort_motif
+from generators.ops import shape_ops
+from generators.ops.reduce import reduce
+from generators.values import FLOAT, INT64, Value
+
+
+def _scalar_dim(b: GraphBuilder, shape: Value, axis: int) -> Value:
+    """Gather(shape, axis) as an int64 scalar."""
+    return b.op("Gather", [shape, b.const(np.array(axis, np.int64), "Gather")], INT64, (),
+                ("nonneg",), axis=0)
+
+
+def _half(b: GraphBuilder, xt: Value) -> Value:
+    """Unsqueeze(Div(Gather(Shape(xt), 3), 2)), sometimes with one or two Casts between the
+    Div and the Unsqueeze."""
+    d = b.op("Div", [_scalar_dim(b, b.op("Shape", [xt], INT64, (4,), ("nonneg",)), 3),
+                     b.const(np.array(2, np.int64), "Div")], INT64, (), ("nonneg",))
+    casts = b.rng.choice([0, 0, 0, 1, 2])
+    for _ in range(casts):
+        d = b.op("Cast", [d], INT64, (), ("nonneg",), to=INT64)
+    return shape_ops.unsqueeze(b, d, [0])
+
+
+def _cache(b: GraphBuilder, values: np.ndarray, constant: bool) -> Value:
+    """A cos or sin cache: a Constant node or an initializer."""
+    return b.const(values.astype(np.float32), "Slice", "constant" if constant else "initializer")
+
+
+def _rope_table(b: GraphBuilder, seq: int, end: Value, pos: Value, table: Value,
+                old: bool) -> Value:
+    """cos or sin at the position ids, (B, 1, S, H): Slice the (M, H) table to ``end`` rows,
+    Gather at ``pos``, Unsqueeze axis 1; or for ``old`` a (1, 1, M, H) table sliced on axis
+    2, squeezed twice first."""
+    h = table.shape[-1]
+    if old:
+        s = b.op("Slice", [table, b.ints([0], "Slice"), end, b.ints([2], "Slice")], FLOAT,
+                 (1, 1, seq, h))
+        form = shape_ops.axes_operand(b, "Squeeze", [1], 13)
+        s = b.op("Squeeze", [s, *form["inputs"]], FLOAT, (1, seq, h), **form["attrs"])
+        form = shape_ops.axes_operand(b, "Squeeze", [0], 13)
+        s = b.op("Squeeze", [s, *form["inputs"]], FLOAT, (seq, h), **form["attrs"])
+    else:
+        s = b.op("Slice", [table, b.ints([0], "Slice"), end, b.ints([0], "Slice")], FLOAT,
+                 (seq, h))
+    g = b.op("Gather", [s, pos], FLOAT, (*pos.shape, h))
+    return shape_ops.unsqueeze(b, g, [1])
+
+
+def rotary(b: GraphBuilder, x: Value) -> Value:
+    """Rotary embedding of heads (B, N, S, H) split from a hidden-state graph input (B, S,
+    N*H) plus the mean of ``x`` (any shape), in the forms of the module docstring; returns
+    the rotated heads."""
+    x = float_view(b, x, (FLOAT,))
+    bsz = x.shape[0]
+    seq = b.rng.randint(4, 6)
+    heads, head = b.rng.choice([1, 2, 3]), b.rng.choice([4, 8])
+    hid = b.graph_input(FLOAT, (bsz, seq, heads * head))
+    b.pool.remove(hid)
+    # x joins as the mean of its values, added to a hidden-state input of the heads' shape
+    mean = reduce(b, "ReduceMean", x, axes=list(range(x.rank)), keepdims=0)
+    mixed = b.op("Add", [hid, mean], FLOAT, hid.shape)
+    r = b.op("Reshape", [mixed, b.ints([0, 0, heads, head], "Reshape")], FLOAT,
+             (bsz, seq, heads, head))
+    xt = b.op("Transpose", [r], FLOAT, (bsz, heads, seq, head), perm=[0, 2, 1, 3])
+    half = _half(b, xt)
+    src = xt
+    if b.rng.random() < 0.05:  # halves of another tensor: not rotate_half(x)
+        src = b.op("Neg", [xt], FLOAT, xt.shape)
+    x1 = b.op("Slice", [src, b.ints([0], "Slice"), half, b.ints([3], "Slice")], FLOAT,
+              (bsz, heads, seq, head // 2))
+    x2 = b.op("Slice", [src, half, b.ints([2**62], "Slice"), b.ints([3], "Slice")], FLOAT,
+              x1.shape)
+    rot = b.op("Concat", [b.op("Neg", [x2], FLOAT, x2.shape), x1], FLOAT, xt.shape, axis=-1)
+    pos = b.graph_input(INT64, (bsz, seq))
+    b.pool.remove(pos)
+    rows = seq + b.rng.randint(0, 3)
+    old = b.rng.random() < 0.35
+    constant = b.rng.random() < 0.85
+    inv = 1.0 / (10000 ** (np.arange(0, head, 2) / head))
+    ang = np.outer(np.arange(rows), inv)
+    emb = np.concatenate([ang, ang], axis=-1)
+    shape = (1, 1, rows, head) if old else (rows, head)
+    cos_t = _cache(b, np.cos(emb).reshape(shape), constant)
+    sin_t = _cache(b, np.sin(emb).reshape(shape), constant)
+    seq_dim = _scalar_dim(b, b.op("Shape", [xt], INT64, (4,), ("nonneg",)), 2)
+    end = shape_ops.unsqueeze(b, seq_dim, [0])
+    if b.rng.random() < 0.1:  # a second Shape for sin: the caches' lengths not shared
+        end_sin = shape_ops.unsqueeze(
+            b, _scalar_dim(b, b.op("Shape", [xt], INT64, (4,), ("nonneg",)), 2), [0])
+    else:
+        end_sin = end
+    cos = _rope_table(b, seq, end, pos, cos_t, old)
+    sin = _rope_table(b, seq, end_sin, pos, sin_t, old)
+    return b.op("Add", [b.op("Mul", [xt, cos], FLOAT, xt.shape),
+                        b.op("Mul", [rot, sin], FLOAT, xt.shape)], FLOAT, xt.shape)
+
+
+MOTIFS = (
+    ort_motif("tb-rotary", ("enable_rotary_embeddings",), rotary, dtypes=FLOAT_INPUT,
+              ranks=(1, 4), since=13, anchors=("Slice", "Concat")),
+)
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 123

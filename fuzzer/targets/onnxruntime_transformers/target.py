@@ -73,6 +73,11 @@ GPU_ONLY_OPS = ("GemmFastGelu", "QOrderedMatMul", "QOrderedGelu", "QOrderedLayer
                 "QOrderedAttention")
 
 
+#: the motif hint of the steps ``optimize_model`` runs whatever the flags (Identity and
+#: useless Cast removal, Transpose constant folding, the Shape fusion, useless Reshapes).
+ALWAYS_HINT = "optimize_model"
+
+
 def model_hint(model_type: str, flag: str) -> str:
     """The motif hint of ``flag`` under ``model_type`` (``"gpt2:enable_attention"``): the
     name a motif of that model class's own form lists in ``Motif.passes``."""
@@ -279,11 +284,12 @@ class OnnxRuntimeTransformersTarget(Target):
         they fuse (:attr:`.fusions.Fusion.motifs`), then each enabled flag qualified by the
         model type (``gpt2:enable_attention``): the motifs of one model class's own forms
         (GPT-2's past state, T5's relative bias, BART's cross attention) name that, so they
-        are drawn only where the optimizer class that fuses them runs; no name twice."""
+        are drawn only where the optimizer class that fuses them runs; last
+        :data:`ALWAYS_HINT`, the steps every configuration runs; no name twice."""
         enabled = self.passes_of(config)
         model_type = config.get("model_type", DEFAULT_MODEL_TYPE)
         hints = [*enabled, *(m for flag in enabled for m in FUSIONS[flag].motifs),
-                 *(model_hint(model_type, flag) for flag in enabled)]
+                 *(model_hint(model_type, flag) for flag in enabled), ALWAYS_HINT]
         return list(dict.fromkeys(hints))
 
     def anchors(self) -> Mapping[str, frozenset[str]]:

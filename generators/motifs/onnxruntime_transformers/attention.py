@@ -2,8 +2,9 @@
 ``tb-bert-attention`` (blocks.py) does not build: the alternatives each fusion's
 ``match_parent_path`` lists accept, and the layouts of the model types other than BERT.
 
-- ``tb-attention-forms`` (``enable_attention``; fusion_attention.py for bert and bart's
-  encoder, fusion_attention_clip.py for clip): self-attention with the scores scaled by Div
+- ``tb-attention-forms`` (hint ``bert:enable_attention``; fusion_attention.py) and
+  ``tb-clip-attention`` (hint ``clip:enable_attention``; fusion_attention_clip.py, CLIP's
+  layout and score forms drawn more often): self-attention with the scores scaled by Div
   or Mul after Q.K^T, by Sqrt factors on Q and K (PyTorch's SDPA export), not at all (CLIP's
   unscaled form), or Q divided before the MatMul and the mask applied by Where
   (DistilBERT); the mask 1 - m (m cast or already float) times a negative constant, the
@@ -14,14 +15,16 @@
   then LayerNormalization) or pre-norm (CLIP and GPT: LayerNormalization before the
   projections, the residual stream kept apart).
 
-- ``tb-gpt2-attention`` (hint ``gpt2:enable_attention``; fusion_gpt_attention.py): GPT-2
+- ``tb-gpt2-attention``, ``tb-gpt2-megatron`` (hint ``gpt2:enable_attention``;
+  fusion_gpt_attention.py, fusion_gpt_attention_megatron.py): GPT-2
   with past state: Gemm or MatMul QKV, Split, past halves by Gather or Split + Squeeze,
   the present output, the causal bias block sliced out of a constant by the scores' shape.
 - ``tb-t5-attention`` (hint ``t5:enable_attention``; onnx_model_t5.py): T5's encoder
   attention with the RMS norm, unbiased projections and the relative position bias
   computed from bucketed Range differences (FusionRelativePositionBiasBlock's input).
-- ``tb-bart-attention`` (hint ``bart:enable_attention``; fusion_bart_attention.py): BART's
-  encoder, decoder (causal) and cross attention with the bias-first Adds of its export.
+- ``tb-bart-encoder``, ``tb-bart-decoder``, ``tb-bart-cross`` (hint
+  ``bart:enable_attention``; fusion_bart_attention.py): BART's encoder, decoder (causal)
+  and cross attention with the bias-first Adds of its export.
 
 The model-qualified hints are what the target's ``motif_hints`` adds per enabled flag
 (``fuzzer/targets/onnxruntime_transformers/target.py``): these forms are fused by one
@@ -61,13 +64,15 @@ def _dim(b: GraphBuilder, shape: Value, axis: int) -> Value:
                 ("nonneg",), axis=0)
 
 
-def _shape_of(b: GraphBuilder, x: Value, heads: int, head: int) -> Value:
+def _shape_of(b: GraphBuilder, x: Value, heads: int, head: int,
+              kinds: tuple[str, ...] = ("const", "minus1", "div")) -> Value:
     """The head split's shape as exporters compute it: Concat(Unsqueeze(Gather(Shape(x),
     0)), Unsqueeze(Gather(Shape(x), 1)), [N], [H]); or its second entry a constant -1 (which
     fusion_reshape.py leaves alone, FusionAttentionClip reads N and H from it); or its last
-    Unsqueeze(Div(Gather(Shape(x), 2), N)) (fusion_reshape.py's Div form)."""
+    Unsqueeze(Div(Gather(Shape(x), 2), N)) (fusion_reshape.py's Div form); the form drawn
+    from ``kinds``."""
     shape = b.op("Shape", [x], INT64, (x.rank,), ("nonneg",))
-    kind = b.rng.choice(["const", "minus1", "div"])
+    kind = b.rng.choice(kinds)
     parts = [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0])]
     if kind == "minus1":
         parts.append(b.ints([-1], "Concat"))
@@ -99,11 +104,16 @@ def _merge_shape(b: GraphBuilder, t: Value, concat: bool) -> Value:
 
 
 def _split(b: GraphBuilder, v: Value, heads: int, head: int, perm: list[int],
-           concat: bool) -> Value:
+           concat: bool | tuple[str, ...]) -> Value:
     """Reshape (B, S, N*H) to (B, S, N, H) (shape [0, 0, N, H], or :func:`_shape_of` when
-    ``concat``), then Transpose by ``perm``."""
+    ``concat``, of the kinds it names if a tuple), then Transpose by ``perm``."""
     bsz, seq, _ = v.shape
-    spec = _shape_of(b, v, heads, head) if concat else b.ints([0, 0, heads, head], "Reshape")
+    if not concat:
+        spec = b.ints([0, 0, heads, head], "Reshape")
+    elif isinstance(concat, tuple):
+        spec = _shape_of(b, v, heads, head, concat)
+    else:
+        spec = _shape_of(b, v, heads, head)
     r = b.op("Reshape", [v, spec], v.dtype, (bsz, seq, heads, head))
     return b.op("Transpose", [r], v.dtype, tuple(r.shape[i] for i in perm), perm=perm)
 
@@ -174,7 +184,7 @@ def _causal(b: GraphBuilder, seq: int, dt: int) -> Value:
 
 
 def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form: str,
-                    concat: bool) -> Value:
+                    concat: bool | tuple[str, ...]) -> Value:
     """The attention core on ``root`` (B, S, N*H) in score form ``form`` (one of
     :data:`SCORE_FORMS`); returns the merged context (B, S, N*H) after its Transpose and
     Reshape."""
@@ -211,7 +221,7 @@ def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form
                     axis=-1 if b.opset >= 13 else 3), 0.03)
     ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
     t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    return b.op("Reshape", [t, _merge_shape(b, t, concat)], dt, (bsz, seq, hidden))
+    return b.op("Reshape", [t, _merge_shape(b, t, bool(concat))], dt, (bsz, seq, hidden))
 
 
 def attention_forms(b: GraphBuilder, x: Value) -> Value:
@@ -220,13 +230,33 @@ def attention_forms(b: GraphBuilder, x: Value) -> Value:
     FusionAttention starts from) or pre-norm (the stream r normalized into the projections,
     r + output projection normalized after: what FusionAttentionClip starts from once the
     skip fusion made that a SkipLayerNormalization)."""
+    return _attention_forms(b, x, SCORE_FORMS, 0.45, 0.5)
+
+
+#: the score forms FusionAttentionClip matches (unscaled, scaled after Q.K^T, causal).
+CLIP_FORMS = ("plain", "mul", "mul", "causal", "causal", "mul-mask")
+
+
+def clip_attention(b: GraphBuilder, x: Value) -> Value:
+    """:func:`attention_forms` in CLIP's layout: pre-norm mostly, the head split's shape a
+    Concat (FusionAttentionClip reads the head count from it), the score forms of
+    :data:`CLIP_FORMS`."""
+    return _attention_forms(b, x, CLIP_FORMS, 0.85, 0.15, ("minus1", "minus1", "const"))
+
+
+def _attention_forms(b: GraphBuilder, x: Value, forms: tuple[str, ...], concat_p: float,
+                     post_p: float, kinds: tuple[str, ...] = ("const", "minus1", "div")
+                     ) -> Value:
+    """The body of :func:`attention_forms`: a score form drawn from ``forms``, Concat head
+    shapes (of ``kinds``, :func:`_shape_of`) with probability ``concat_p``, post-norm with
+    probability ``post_p``."""
     x = float_view(b, x, (FLOAT, FLOAT, FLOAT16))
     w = _weigher(b)
     heads, head = _heads(b)
-    form = b.rng.choice(SCORE_FORMS)
-    concat = b.rng.random() < 0.45
+    form = b.rng.choice(forms)
+    concat = kinds if b.rng.random() < concat_p else False
     stream = _dense(b, x, heads * head, w)
-    if b.rng.random() < 0.5:  # post-norm
+    if b.rng.random() < post_p:  # post-norm
         root = _norm(b, stream, w)
         ctx = _self_attention(b, root, heads, head, w, form, concat)
         out = tap(b, _dense(b, ctx, heads * head, w), 0.03)
@@ -289,7 +319,12 @@ def _gpt2_fc(b: GraphBuilder, ln: Value, n: int, w, gemm: bool) -> Value:
     return b.op("Reshape", [g, b.ints([bsz, seq, n], "Reshape")], ln.dtype, (bsz, seq, n))
 
 
-def gpt2_attention(b: GraphBuilder, x: Value) -> Value:
+def gpt2_megatron(b: GraphBuilder, x: Value) -> Value:
+    """:func:`gpt2_attention` with MatMul + Add projections only (Megatron's form)."""
+    return gpt2_attention(b, x, gemm=False)
+
+
+def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None) -> Value:
     """GPT-2 self-attention with past state on a projection of ``x`` (B, S, E) to N*H
     (fusion_gpt_attention.py, gpt2 model type): LayerNormalization, the fused QKV projection
     (Gemm between Reshapes, or MatMul + Add), Split into Q, K, V split into heads, a past
@@ -297,7 +332,9 @@ def gpt2_attention(b: GraphBuilder, x: Value) -> Value:
     Squeeze and are concatenated before K and V, a present graph output
     Concat(Unsqueeze(K), Unsqueeze(V)), scores divided by sqrt(H), the causal bias applied
     by Where (and, sometimes, an additive 0/1 attention mask), the output projection
-    (Gemm between Reshapes) and the residual Add into the next LayerNormalization. float32
+    (Gemm between Reshapes, or with MatMul + Add projections MatMul + Add and the residual
+    first: fusion_gpt_attention_megatron.py's form) and the residual Add into the next
+    LayerNormalization. float32
     (Gemm has no float16 CPU kernel here)."""
     x = float_view(b, x, (FLOAT,))
     w = _weigher(b)
@@ -307,7 +344,8 @@ def gpt2_attention(b: GraphBuilder, x: Value) -> Value:
     dt = FLOAT
     stream = _dense(b, x, hidden, w)
     ln = _norm(b, stream, w)
-    fc = _gpt2_fc(b, ln, 3 * hidden, w, b.rng.random() < 0.7)
+    gemm = b.rng.random() < 0.7 if gemm is None else gemm
+    fc = _gpt2_fc(b, ln, 3 * hidden, w, gemm)
     q, k, v = shape_ops.split(b, fc, 2, [hidden] * 3)
     past_len = b.rng.randint(1, 3)
     past = b.graph_input(dt, (2, bsz, heads, past_len, head))
@@ -373,8 +411,10 @@ def gpt2_attention(b: GraphBuilder, x: Value) -> Value:
     ctx = b.op("MatMul", [p, cv], dt, (bsz, heads, seq, head))
     t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
     merged = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], dt, (bsz, seq, hidden))
-    out = _gpt2_fc(b, merged, hidden, w, True)
-    res = b.op("Add", [out, stream] if b.rng.random() < 0.8 else [stream, out], dt, out.shape)
+    # MatMul + Add projections with the residual first: Megatron's form
+    out = _gpt2_fc(b, merged, hidden, w, gemm or b.rng.random() < 0.3)
+    first = b.rng.random() < (0.8 if gemm else 0.2)
+    res = b.op("Add", [out, stream] if first else [stream, out], dt, out.shape)
     return _norm(b, res, w)
 
 
@@ -483,9 +523,24 @@ def _bias_first(b: GraphBuilder, x: Value, n: int, w) -> Value:
     return b.op("Add", [w((n,), x.dtype, "Add"), m], x.dtype, m.shape)
 
 
-def bart_attention(b: GraphBuilder, x: Value) -> Value:
+def bart_encoder(b: GraphBuilder, x: Value) -> Value:
+    """:func:`bart_attention`'s encoder self-attention."""
+    return bart_attention(b, x, "encoder")
+
+
+def bart_decoder(b: GraphBuilder, x: Value) -> Value:
+    """:func:`bart_attention`'s causal decoder self-attention."""
+    return bart_attention(b, x, "decoder")
+
+
+def bart_cross(b: GraphBuilder, x: Value) -> Value:
+    """:func:`bart_attention`'s decoder cross-attention."""
+    return bart_attention(b, x, "cross")
+
+
+def bart_attention(b: GraphBuilder, x: Value, kind: str) -> Value:
     """BART attention on a projection of ``x`` (B, S, E) to N*H (fusion_bart_attention.py,
-    bart model type), one of: encoder self-attention (no mask), decoder self-attention (the
+    bart model type), ``kind`` one of: encoder self-attention (no mask), decoder self-attention (the
     scores plus Where(causal, lowest, 0) of a (S, S) lower-triangular constant), decoder
     cross-attention (K and V projected from a second hidden-state input, no mask). Q is
     scaled by 1/sqrt(H) before its head split (Hugging Face) or after it (OpenAI's form), K
@@ -497,7 +552,6 @@ def bart_attention(b: GraphBuilder, x: Value) -> Value:
     hidden = heads * head
     bsz, seq = x.shape[0], x.shape[1]
     dt = x.dtype
-    kind = b.rng.choice(["encoder", "decoder", "decoder", "cross"])
     root = _norm(b, _dense(b, x, hidden, w), w)
     kv_root = root
     if kind == "cross":
@@ -534,14 +588,21 @@ def bart_attention(b: GraphBuilder, x: Value) -> Value:
 
 
 MOTIFS = (
-    ort_motif("tb-attention-forms", ("enable_attention",), attention_forms,
-              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11,
-              anchors=("Softmax", "Where")),
+    ort_motif("tb-attention-forms", ("bert:enable_attention",), attention_forms,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax", "Where")),
+    ort_motif("tb-clip-attention", ("clip:enable_attention",), clip_attention,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-gpt2-attention", ("gpt2:enable_attention",), gpt2_attention,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+    ort_motif("tb-gpt2-megatron", ("gpt2:enable_attention",), gpt2_megatron,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-t5-attention", ("t5:enable_attention",), t5_attention,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),
-    ort_motif("tb-bart-attention", ("bart:enable_attention",), bart_attention,
+    ort_motif("tb-bart-encoder", ("bart:enable_attention",), bart_encoder,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+    ort_motif("tb-bart-decoder", ("bart:enable_attention",), bart_decoder,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+    ort_motif("tb-bart-cross", ("bart:enable_attention",), bart_cross,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
 )
 

@@ -21,6 +21,7 @@ from fuzzer.targets.onnxruntime_transformers.target import (  # noqa: E402
 from generators import generate_model  # noqa: E402
 from generators.inputs import synthesize_inputs  # noqa: E402
 from generators.motifs import MOTIFS  # noqa: E402
+from oracles.base import Finding  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,7 @@ REACH = {
     "tb-gpt2-attention": ("gpt2", 8, 2, ("Attention",)),
     "tb-gpt2-megatron": ("gpt2", 10, 1, ("Attention",)),
     "tb-t5-attention": ("t5", 6, 2, ("RelativePositionBias",)),
+    "tb-t5-sliced-mask": ("t5", 6, 2, ("Attention",)),
     "tb-bart-encoder": ("bart", 8, 2, ("Attention",)),
     "tb-bart-decoder": ("bart", 8, 2, ("Attention",)),
     # the cross attention reaches create_multihead_attention_node, which builds nothing for
@@ -95,3 +97,16 @@ def test_model_type_forms_are_hinted_under_their_model_type_only(target):
     assert set(MOTIFS["tb-gpt2-attention"].passes) & set(gpt2)
     assert not set(MOTIFS["tb-gpt2-attention"].passes) & set(bert)
     assert set(MOTIFS["tb-cleanup"].passes) & set(bert)
+
+
+def test_load_failures_of_what_the_target_cannot_run_are_documented(target):
+    heads = Finding("load-failure", "load", "[ONNXRuntimeError] : 1 : FAIL : Exception during "
+                    "initialization: attention_base.h:61 info.GetAttr(\"num_heads\", "
+                    "&num_heads).IsOK() && num_heads > 0 was false.")
+    gpt2 = {"model_type": "gpt2", "passes": None}
+    assert target.documented(heads, gpt2).name == "num-heads-required-beyond-bert"
+    assert target.documented(heads, {"model_type": "bert", "passes": None}) is None
+    rpb = Finding("load-failure", "load", "NOT_IMPLEMENTED : Could not find an implementation "
+                  "for RelativePositionBias(1) node with name 'RelPosBias_encoder_0'")
+    assert target.documented(rpb, {"model_type": "t5", "passes": None}).name == \
+        "fused-op-without-cpu-kernel"

@@ -70,7 +70,7 @@ DEFAULT_MODEL_TYPE = "bert"
 #: ops whose only kernels are on GPU execution providers (onnxruntime/contrib_ops/rocm and
 #: contrib_ops/cuda): a model with them cannot load on the CPU execution provider.
 GPU_ONLY_OPS = ("GemmFastGelu", "QOrderedMatMul", "QOrderedGelu", "QOrderedLayerNormalization",
-                "QOrderedAttention")
+                "QOrderedAttention", "RelativePositionBias")
 
 
 #: the motif hint of the steps ``optimize_model`` runs whatever the flags (Identity and
@@ -108,6 +108,13 @@ def _inputs_pruned(finding: Any, config: dict[str, Any]) -> bool:
         if value == remaining:
             remaining = next(after, None)
     return remaining is None
+
+
+def _heads_not_given(finding: Any, config: dict[str, Any]) -> bool:
+    """A fused Attention without a head count that does not load, for a model type whose
+    fusions do not detect it (every type but bert's own FusionAttention)."""
+    return shows(finding, "load-failure") and "num_heads > 0 was false" in finding.message \
+        and config.get("model_type", DEFAULT_MODEL_TYPE) != "bert"
 
 
 def _gpu_only_op(finding: Any, config: dict[str, Any]) -> bool:
@@ -149,9 +156,18 @@ DOCUMENTED = (
         "fused-op-without-cpu-kernel",
         "onnxruntime/transformers/fusion_gemmfastgelu.py makes GemmFastGelu, whose only "
         "kernel is onnxruntime/contrib_ops/rocm/bert/gemm_fast_gelu.cc; fusion_qordered_*.py "
-        "make QOrdered ops, kernels under onnxruntime/contrib_ops/cuda/quantization/ only "
+        "make QOrdered ops, kernels under onnxruntime/contrib_ops/cuda/quantization/ only; "
+        "onnx_model_t5.py makes RelativePositionBias, a CUDA kernel only "
         "(onnxruntime docs, ContribOperators.md lists them for those providers)",
         _gpu_only_op),
+    DocumentedBehaviour(
+        "num-heads-required-beyond-bert",
+        "onnxruntime/transformers/optimizer.py, optimize_model's docstring: 'For BERT model, "
+        "num_heads and hidden_size are optional. For other model types, you need to specify "
+        "these parameters' (and --num_heads: 'For other model type, this parameter need "
+        "specify correctly'); the target passes 0, so an Attention the gpt2, t5, bart or clip "
+        "fusions make without detecting the head count does not load",
+        _heads_not_given),
 )
 
 

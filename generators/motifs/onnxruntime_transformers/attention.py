@@ -21,7 +21,8 @@
   the present output, the causal bias block sliced out of a constant by the scores' shape.
 - ``tb-t5-attention`` (hint ``t5:enable_attention``; onnx_model_t5.py): T5's encoder
   attention with the RMS norm, unbiased projections and the relative position bias
-  computed from bucketed Range differences (FusionRelativePositionBiasBlock's input).
+  computed from bucketed Range differences (FusionRelativePositionBiasBlock's input);
+  ``tb-t5-sliced-mask`` the same with the SD3/Flux export's sliced mask.
 - ``tb-bart-encoder``, ``tb-bart-decoder``, ``tb-bart-cross`` (hint
   ``bart:enable_attention``; fusion_bart_attention.py): BART's encoder, decoder (causal)
   and cross attention with the bias-first Adds of its export.
@@ -458,7 +459,14 @@ def _int_tensor(value: int):
     return tensor_proto(np.array([value], np.int64), "value")
 
 
-def t5_attention(b: GraphBuilder, x: Value) -> Value:
+def t5_sliced_mask(b: GraphBuilder, x: Value) -> Value:
+    """:func:`t5_attention` with the mask of the SD3 and Flux exports: Slice((1 - m) *
+    -10000) on the key axis, m float and unsqueezed twice (FusionT5Attention then finds the
+    position bias behind a Slice and goes on to fuse)."""
+    return t5_attention(b, x, sliced=True)
+
+
+def t5_attention(b: GraphBuilder, x: Value, sliced: bool = False) -> Value:
     """T5 encoder self-attention on a projection of ``x`` (B, S, E) to N*H (onnx_model_t5.py,
     t5 model type): an RMS norm (T5LayerNorm: x * 1/sqrt(mean(x^2) + eps) * gamma), Q, K, V
     MatMuls without bias or scale, the scores plus the relative position bias (a (32, N)
@@ -493,11 +501,14 @@ def t5_attention(b: GraphBuilder, x: Value) -> Value:
     ub = shape_ops.unsqueeze(b, tb, [0])
     sl = b.op("Slice", [ub, b.ints([0], "Slice"), b.ints([seq], "Slice"), b.ints([2], "Slice")],
               dt, (1, heads, seq, seq))
-    m = _mask_input(b, bsz, seq, INT64)
+    m = _mask_input(b, bsz, seq, dt if sliced else INT64)
     um = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
-    cm = b.op("Cast", [um], dt, um.shape, ("nonneg",), to=dt)
+    cm = um if sliced else b.op("Cast", [um], dt, um.shape, ("nonneg",), to=dt)
     ext = b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), cm], dt, cm.shape),
                        const(b, -10000.0, dt, ())], dt, cm.shape)
+    if sliced:
+        ext = b.op("Slice", [ext, b.ints([0], "Slice"), b.ints([seq], "Slice"),
+                             b.ints([3], "Slice")], dt, ext.shape)
     bias = b.op("Add", [sl, ext], dt, (bsz, heads, seq, seq))
     scores = b.op("Add", [qk, bias], dt, qk.shape)
     p = b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
@@ -597,6 +608,8 @@ MOTIFS = (
     ort_motif("tb-gpt2-megatron", ("gpt2:enable_attention",), gpt2_megatron,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-t5-attention", ("t5:enable_attention",), t5_attention,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),
+    ort_motif("tb-t5-sliced-mask", ("t5:enable_attention",), t5_sliced_mask,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),
     ort_motif("tb-bart-encoder", ("bart:enable_attention",), bart_encoder,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),

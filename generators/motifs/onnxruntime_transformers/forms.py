@@ -212,15 +212,28 @@ NORM_FORMS = ("ln", "ln", "ln-cast", "ln-tf", "rms", "rms", "rms-cast")
 
 def layer_norm_forms(b: GraphBuilder, x: Value) -> Value:
     """One of :data:`NORM_FORMS` over the last axis of x (float32 or float16, rank 2-4),
-    half the time of x plus a residual of its shape (the skip fusions' Add), else of x."""
+    mostly of x plus a residual (:func:`_skip`; the skip fusions' Add, whose sum sometimes
+    has a second consumer), else of x. The epsilon is a scalar but rarely a (1,) tensor,
+    which the fusions pass to float() (a TypeError under numpy 2)."""
     form = b.rng.choice(NORM_FORMS)
     choices = (FLOAT16,) if form.endswith("cast") else (FLOAT, FLOAT, FLOAT16)
     x = float_view(b, x, choices)
-    if b.rng.random() < 0.5:
-        skip = b.random_weight(x.shape if b.rng.random() < 0.7 else x.shape[-2:], x.dtype,
-                               "Add")
-        x = tap(b, binary(b, "Add", x, skip), 0.05)
+    if b.rng.random() < 0.6:
+        x = tap(b, binary(b, "Add", x, _skip(b, x)), 0.15)
     return _layer_norm(b, x, form)
+
+
+def _skip(b: GraphBuilder, x: Value) -> Value:
+    """A residual for x: Sigmoid(x) (x's shape), for a 3-D x its mean over the batch as
+    (1, S, H) or (S, H) (the broadcast skips FusionSkipLayerNormalization takes), or rarely
+    a constant of x's shape (an initializer input, which the fusion refuses)."""
+    r = b.rng.random()
+    if r < 0.1:
+        return b.random_weight(x.shape, x.dtype, "Add")
+    if x.rank == 3 and r < 0.5:
+        keep = int(r < 0.3)
+        return reduce(b, "ReduceMean", x, axes=[0], keepdims=keep)
+    return b.op("Sigmoid", [x], x.dtype, x.shape, ("bounded", "nonneg"))
 
 
 MOTIFS = (

@@ -187,8 +187,8 @@ def _causal(b: GraphBuilder, seq: int, dt: int) -> Value:
 def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form: str,
                     concat: bool | tuple[str, ...]) -> Value:
     """The attention core on ``root`` (B, S, N*H) in score form ``form`` (one of
-    :data:`SCORE_FORMS`); returns the merged context (B, S, N*H) after its Transpose and
-    Reshape."""
+    :data:`SCORE_FORMS`); returns the merged context (B, S, N*H') after its Transpose and
+    Reshape, H' the value head size (H mostly, sometimes another)."""
     bsz, seq, hidden = root.shape
     dt = root.dtype
     q = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], concat)
@@ -197,7 +197,9 @@ def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form
     else:
         k0 = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], concat)
         k = b.op("Transpose", [k0], dt, (bsz, heads, head, seq), perm=[0, 1, 3, 2])
-    v = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], concat)
+    # V's head size sometimes differs from Q's and K's (the fused Attention's qkv_hidden_sizes)
+    vh = head if b.rng.random() < 0.85 else b.rng.choice([h for h in (2, 4, 8) if h != head])
+    v = _split(b, _dense(b, root, heads * vh, w), heads, vh, [0, 2, 1, 3], concat)
     scale = math.sqrt(head)
     if form == "sdpa":
         factor = b.op("Sqrt", [const(b, 1 / scale, dt, ())], dt, ())
@@ -212,7 +214,13 @@ def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form
     elif form.startswith("mul") or form == "causal":
         scores = b.op("Mul", [qk, const(b, 1 / scale, dt, ())], dt, qk.shape)
     if form.endswith("-mask") or form == "sdpa":
-        scores = b.op("Add", [scores, _additive_mask(b, bsz, seq, dt, form == "sdpa")], dt,
+        # the mask first or second: with Mul-scaled scores, FusionAttention's mask path finds
+        # the first Mul input of the Add
+        # a Where mask with Mul-scaled scores: a Mul mask hides the scale's Mul (and the
+        # other way round) from the first-Mul-parent searches of the qk and mask paths
+        where = form == "sdpa" or (form == "mul-mask" and b.rng.random() < 0.7)
+        mask = _additive_mask(b, bsz, seq, dt, where)
+        scores = b.op("Add", [scores, mask] if b.rng.random() < 0.5 else [mask, scores], dt,
                       scores.shape)
     elif form == "distil":
         scores = _distil_where(b, scores)
@@ -220,9 +228,9 @@ def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form
         scores = b.op("Add", [scores, _causal(b, seq, dt)], dt, scores.shape)
     p = tap(b, b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
                     axis=-1 if b.opset >= 13 else 3), 0.03)
-    ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
-    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    return b.op("Reshape", [t, _merge_shape(b, t, bool(concat))], dt, (bsz, seq, hidden))
+    ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, vh))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, vh), perm=[0, 2, 1, 3])
+    return b.op("Reshape", [t, _merge_shape(b, t, bool(concat))], dt, (bsz, seq, heads * vh))
 
 
 def attention_forms(b: GraphBuilder, x: Value) -> Value:
@@ -231,7 +239,8 @@ def attention_forms(b: GraphBuilder, x: Value) -> Value:
     FusionAttention starts from) or pre-norm (the stream r normalized into the projections,
     r + output projection normalized after: what FusionAttentionClip starts from once the
     skip fusion made that a SkipLayerNormalization)."""
-    return _attention_forms(b, x, SCORE_FORMS, 0.45, 0.5)
+    # the Div form becomes [0, 0, N, -1], from which FusionAttention reads no head size
+    return _attention_forms(b, x, SCORE_FORMS, 0.45, 0.5, ("const", "const", "minus1", "div"))
 
 
 #: the score forms FusionAttentionClip matches (unscaled, scaled after Q.K^T, causal).
@@ -242,15 +251,16 @@ def clip_attention(b: GraphBuilder, x: Value) -> Value:
     """:func:`attention_forms` in CLIP's layout: pre-norm mostly, the head split's shape a
     Concat (FusionAttentionClip reads the head count from it), the score forms of
     :data:`CLIP_FORMS`."""
-    return _attention_forms(b, x, CLIP_FORMS, 0.85, 0.15, ("minus1", "minus1", "const"))
+    return _attention_forms(b, x, CLIP_FORMS, 0.85, 0.15, ("minus1", "minus1", "const"), 0.8)
 
 
 def _attention_forms(b: GraphBuilder, x: Value, forms: tuple[str, ...], concat_p: float,
-                     post_p: float, kinds: tuple[str, ...] = ("const", "minus1", "div")
-                     ) -> Value:
+                     post_p: float, kinds: tuple[str, ...] = ("const", "minus1", "div"),
+                     stream_first: float = 0.2) -> Value:
     """The body of :func:`attention_forms`: a score form drawn from ``forms``, Concat head
     shapes (of ``kinds``, :func:`_shape_of`) with probability ``concat_p``, post-norm with
-    probability ``post_p``."""
+    probability ``post_p``, a pre-norm residual Add with the stream first with probability
+    ``stream_first``."""
     x = float_view(b, x, (FLOAT, FLOAT, FLOAT16))
     w = _weigher(b)
     heads, head = _heads(b)
@@ -265,7 +275,11 @@ def _attention_forms(b: GraphBuilder, x: Value, forms: tuple[str, ...], concat_p
     ln = _norm(b, stream, w)
     ctx = _self_attention(b, ln, heads, head, w, form, concat)
     out = _dense(b, ctx, heads * head, w)
-    return _norm(b, binary(b, "Add", stream, out, commute=b.rng.random() < 0.3), w)
+    # the stream first is CLIP's order; FusionAttention takes the first Add parent of the
+    # residual Add for the output projection's, so BERT's pre-norm has it second mostly
+    first = b.rng.random() < stream_first
+    return _norm(b, b.op("Add", [stream, out] if first else [out, stream], out.dtype,
+                         out.shape), w)
 
 
 

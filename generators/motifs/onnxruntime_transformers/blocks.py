@@ -138,12 +138,28 @@ def _mask(b: GraphBuilder, scores: Value) -> Value:
     return binary(b, "Add", scores, additive)
 
 
-def _split_heads(b: GraphBuilder, v: Value, heads: int, head: int, perm: list[int]) -> Value:
+def _batch_concat(b: GraphBuilder, shape: Value, tail: list[int]) -> Value:
+    """Concat(Unsqueeze(Gather(shape, 0)), [-1], tail): a Reshape shape whose batch size is
+    read from a Shape output (DistilBERT's ``view(bs, -1, ...)``)."""
+    g = b.op("Gather", [shape, b.const(np.array(0, np.int64), "Gather")], INT64, (),
+             ("nonneg",), axis=0)
+    parts = [shape_ops.unsqueeze(b, g, [0]), b.ints([-1], "Concat"), b.ints(tail, "Concat")]
+    return b.op("Concat", parts, INT64, (2 + len(tail),), axis=0)
+
+
+def _split_heads(b: GraphBuilder, v: Value, heads: int, head: int, perm: list[int],
+                 shape: Value | None = None) -> Value:
     """Reshape (B, S, N*H) to (B, S, N, H) (shape [0, 0, N, H] mostly, sometimes static or
-    [0, -1, N, H]) and Transpose by ``perm``."""
+    [0, -1, N, H], or with ``shape`` (a Shape output of the hidden states)
+    :func:`_batch_concat`) and Transpose by ``perm``."""
     bsz, seq, _ = v.shape
-    spec = b.rng.choice([[0, 0, heads, head]] * 4 + [[bsz, seq, heads, head], [0, -1, heads, head]])
-    r = b.op("Reshape", [v, b.ints(spec, "Reshape")], v.dtype, (bsz, seq, heads, head))
+    if shape is not None:
+        spec_v = _batch_concat(b, shape, [heads, head])
+    else:
+        spec = b.rng.choice([[0, 0, heads, head]] * 4 + [[bsz, seq, heads, head],
+                                                         [0, -1, heads, head]])
+        spec_v = b.ints(spec, "Reshape")
+    r = b.op("Reshape", [v, spec_v], v.dtype, (bsz, seq, heads, head))
     return b.op("Transpose", [r], v.dtype, tuple(r.shape[i] for i in perm), perm=perm)
 
 
@@ -151,16 +167,19 @@ def attention_block(b: GraphBuilder, root: Value, heads: int, head: int, w: Weig
     """BERT self-attention on ``root`` (B, S, N*H) with the residual Add and the
     LayerNormalization after it (fusion_attention.py: FusionAttention starts at that
     normalization). The scale is 1/sqrt(H) as a Div or a Mul, rarely another constant; a
-    mask is added to the scores most of the time."""
+    mask is added to the scores most of the time. A quarter of the time the Reshape shapes
+    read the batch size from Shape(root) (DistilBERT's export, whose embedding fusion looks
+    for that Shape among the normalization's consumers)."""
     bsz, seq, hidden = root.shape
     dt = root.dtype
-    q = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3])
+    shp = b.op("Shape", [root], INT64, (3,), ("nonneg",)) if b.rng.random() < 0.25 else None
+    q = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], shp)
     if b.rng.random() < 0.8:
-        k = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 3, 1])
+        k = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 3, 1], shp)
     else:  # K transposed to heads first, then its last two axes swapped
-        k0 = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3])
+        k0 = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], shp)
         k = b.op("Transpose", [k0], dt, (bsz, heads, head, seq), perm=[0, 1, 3, 2])
-    v = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3])
+    v = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], shp)
     qk = b.op("MatMul", [q, k], dt, (bsz, heads, seq, seq))
     scale = math.sqrt(head) if b.rng.random() < 0.9 else b.rng.choice(
         [math.sqrt(hidden), 8.0, head])
@@ -177,7 +196,9 @@ def attention_block(b: GraphBuilder, root: Value, heads: int, head: int, w: Weig
             0.05)
     ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
     t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    r = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], dt, (bsz, seq, hidden))
+    spec = _batch_concat(b, shp, [hidden]) if shp is not None else \
+        b.ints([0, 0, hidden], "Reshape")
+    r = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
     out = tap(b, _dense(b, r, hidden, w), 0.05)
     return _norm(b, binary(b, "Add", out, root, commute=b.rng.random() < 0.2), w)
 

@@ -14,7 +14,8 @@ Transpose constant folding, the Shape fusion, the useless Reshape removal,
   near-misses with the axes out of order or one left out.
 - ``tb-cleanup`` (fusion_utils.py, onnx_model.py, onnx_model_bert.py): Identity chains (one
   a graph output), a Cast to the type the value has, a Reshape to the shape it has, a
-  Reshape of a one-element tensor by an empty shape (to a scalar).
+  Reshape of a one-element tensor by an empty shape (to a scalar), the Slice, Reshape,
+  Expand, Expand, Reshape chain ``adjust_reshape_and_expand`` shortens.
 
 Element types float32 or float16; shapes of the input value x.
 """
@@ -89,8 +90,9 @@ def shape_concat(b: GraphBuilder, x: Value) -> Value:
 
 
 def cleanup(b: GraphBuilder, x: Value) -> Value:
-    """Identity, same-type Cast, same-shape Reshape and empty-shape Reshape on x (see the
-    module docstring); returns a value of x's shape and type."""
+    """Identity, same-type Cast, same-shape Reshape, empty-shape Reshape and the
+    Slice/Expand chain on x (see the module docstring); returns a value of x's shape and
+    type."""
     v = x
     for _ in range(b.rng.randint(1, 3)):
         kind = b.rng.choice(["identity", "identity", "cast", "reshape"])
@@ -104,12 +106,30 @@ def cleanup(b: GraphBuilder, x: Value) -> Value:
             v = b.op("Reshape", [v, b.ints(list(v.shape), "Reshape")], v.dtype, v.shape,
                      v.props)
     if b.rng.random() < 0.3:
+        _slice_expand(b, v)
+    if b.rng.random() < 0.3:
         one = b.op("ReduceMean", [v], v.dtype, (1,) * v.rank, keepdims=1) if b.opset < 18 \
             else b.op("ReduceMean", [v, b.ints(list(range(v.rank)), "ReduceMean")], v.dtype,
                       (1,) * v.rank, keepdims=1)
         s = b.op("Reshape", [one, b.ints([], "Reshape")], v.dtype, ())
         v = b.op("Add", [v, s], v.dtype, v.shape)
     return v
+
+
+def _slice_expand(b: GraphBuilder, v: Value) -> Value:
+    """Reshape(Expand(Expand(Reshape(Slice(flat v), [m]), [n, m]), [n, m]), [n * m]), n 1
+    or 2: the path ``BertOnnxModel.adjust_reshape_and_expand`` rewires to read the Slice
+    directly (the same values only for n = 1). Returns the last Reshape's output (left in
+    the pool)."""
+    flat = b.op("Reshape", [v, b.ints([-1], "Reshape")], v.dtype, (v.size,), v.props)
+    m = b.rng.randint(1, v.size)
+    s = b.op("Slice", [flat, b.ints([0], "Slice"), b.ints([m], "Slice")], v.dtype, (m,),
+             v.props)
+    r = b.op("Reshape", [s, b.ints([m], "Reshape")], v.dtype, (m,), v.props)
+    n = b.rng.choice([1, 2])
+    e1 = b.op("Expand", [r, b.ints([n, m], "Expand")], v.dtype, (n, m), v.props)
+    e2 = b.op("Expand", [e1, b.ints([n, m], "Expand")], v.dtype, (n, m), v.props)
+    return b.op("Reshape", [e2, b.ints([n * m], "Reshape")], v.dtype, (n * m,), v.props)
 
 
 MOTIFS = (

@@ -295,14 +295,15 @@ def _squeezed_dim(b: GraphBuilder, shape: Value, start: int) -> Value:
     return b.op("Squeeze", [s, *form["inputs"]], INT64, (), ("nonneg",), **form["attrs"])
 
 
-def _gpt2_causal(b: GraphBuilder, div: Value, total: int) -> Value:
+def _gpt2_causal(b: GraphBuilder, div: Value, total: int, float_block: bool = False) -> Value:
     """GPT-2's causal bias: a constant (1, 1, M, M) lower-triangular (rarely all ones: not
     unidirectional, or not triangular: refused), bool or float, and its row block
     Slice(Slice(bias, [T - S], [T], axis 2), [0], [T], axis 3) of the scores' query length
-    S and key length T read from Shape(div), cast to bool (always for a float bias)."""
+    S and key length T read from Shape(div), cast to bool (always for a float bias); with
+    ``float_block`` the float block itself."""
     m = total + b.rng.randint(0, 2)
     r = b.rng.random()
-    kind = b.rng.choice([np.bool_, np.float32])
+    kind = np.float32 if float_block else b.rng.choice([np.bool_, np.float32])
     tri = np.tril(np.ones((m, m), kind)) if r < 0.85 else (
         np.ones((m, m), kind) if r < 0.93 else np.triu(np.ones((m, m), kind)))
     bias = b.const(tri.reshape(1, 1, m, m), "Slice")
@@ -315,7 +316,7 @@ def _gpt2_causal(b: GraphBuilder, div: Value, total: int) -> Value:
     rows = b.op("Slice", [bias, start, end, b.ints([2], "Slice")], bias.dtype, (1, 1, seq, m))
     block = b.op("Slice", [rows, b.ints([0], "Slice"), end, b.ints([3], "Slice")], bias.dtype,
                  (1, 1, seq, total))
-    if block.dtype == BOOL and b.rng.random() < 0.7:
+    if float_block or (block.dtype == BOOL and b.rng.random() < 0.7):
         return block
     return b.op("Cast", [block], BOOL, block.shape, to=BOOL)
 
@@ -346,7 +347,8 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None) -> Value
     graph input (2, B, N, P, H) whose halves come by Gather (K transposed) or by Split and
     Squeeze and are concatenated before K and V, a present graph output
     Concat(Unsqueeze(K), Unsqueeze(V)), scores divided by sqrt(H), the causal bias applied
-    by Where (and, sometimes, an additive 0/1 attention mask), the output projection
+    by Where or by the older Mul and Sub (and, sometimes, an additive 0/1 attention mask,
+    reshaped first or not), the output projection
     (Gemm between Reshapes, or with MatMul + Add projections MatMul + Add and the residual
     first: fusion_gpt_attention_megatron.py's form) and the residual Add into the next
     LayerNormalization. float32
@@ -412,10 +414,19 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None) -> Value
     b.pool.remove(present)
     qk = b.op("MatMul", [qh, kk], dt, (bsz, heads, seq, total))
     div = b.op("Div", [qk, const(b, math.sqrt(head), dt, ())], dt, qk.shape)
-    scores = b.op("Where", [_gpt2_causal(b, div, total), div, const(b, -10000.0, dt, ())], dt,
-                  div.shape)
+    if b.rng.random() < 0.3:  # the older export: div * block - 10000 * (1 - block)
+        block = _gpt2_causal(b, div, total, float_block=True)
+        kept = b.op("Mul", [div, block], dt, div.shape)
+        inv = b.op("Sub", [const(b, 1.0, dt, ()), block], dt, block.shape)
+        scores = b.op("Sub", [kept, b.op("Mul", [inv, const(b, 10000.0, dt, ())], dt,
+                                         block.shape)], dt, div.shape)
+    else:
+        scores = b.op("Where", [_gpt2_causal(b, div, total), div,
+                                const(b, -10000.0, dt, ())], dt, div.shape)
     if b.rng.random() < 0.4:
         m = _mask_input(b, bsz, total, b.rng.choice([INT64, dt]))
+        if b.rng.random() < 0.5:  # the mask input reshaped to (B, T) first
+            m = b.op("Reshape", [m, b.ints([bsz, -1], "Reshape")], m.dtype, m.shape, m.props)
         u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
         if u.dtype != dt:
             u = b.op("Cast", [u], dt, u.shape, ("nonneg",), to=dt)

@@ -52,6 +52,9 @@ REACH = {
     # it under these options: validity only
     "tb-bart-cross": ("bart", 4, 0, ("MultiHeadAttention",)),
     "tb-rotary": ("bert", 8, 3, ("RotaryEmbedding",)),
+    # FusionRotaryAttention goes on to check the Reshapes' runtime shape paths, which
+    # these constant shapes do not have: its input, the RotaryEmbedding nodes, is the mark
+    "tb-llama-attention": ("gpt2", 8, 2, ("RotaryEmbedding",)),
     "tb-qdq": ("bert", 10, 2, ("QOrderedGelu", "QOrderedLayerNormalization", "QOrderedMatMul")),
     "tb-transpose-fold": ("bert", 10, 2, ("-Transpose",)),
     "tb-shape-concat": ("bert", 10, 2, ("-Concat",)),

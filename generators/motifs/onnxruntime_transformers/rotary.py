@@ -13,6 +13,10 @@ the ``enable_rotary_embeddings`` flag, run by every model class):
   sin and cos sequence lengths from separate Shape nodes, a rotate_half of halves of
   another tensor.
 
+- ``tb-llama-attention`` (hint ``gpt2:enable_attention``; ``FusionRotaryAttention``, which
+  only the gpt2 model class runs): a LLaMA attention block whose Q and K go through that
+  rotary embedding, with RMS norms and the LLaMA export's Where mask.
+
 Shapes: B in 1..2, S in 4..6 (position ids come in [0, 3]), N in 1..3, H in {4, 8}.
 float32.
 """
@@ -25,7 +29,7 @@ from generators.builder import GraphBuilder
 from generators.motifs.helpers import FLOAT_INPUT, float_view, ort_motif
 from generators.ops import shape_ops
 from generators.ops.reduce import reduce
-from generators.values import FLOAT, INT64, Value
+from generators.values import BOOL, FLOAT, INT64, Value
 
 
 def _scalar_dim(b: GraphBuilder, shape: Value, axis: int) -> Value:
@@ -86,6 +90,31 @@ def rotary(b: GraphBuilder, x: Value) -> Value:
     r = b.op("Reshape", [mixed, b.ints([0, 0, heads, head], "Reshape")], FLOAT,
              (bsz, seq, heads, head))
     xt = b.op("Transpose", [r], FLOAT, (bsz, heads, seq, head), perm=[0, 2, 1, 3])
+    pos = b.graph_input(INT64, (bsz, seq))
+    b.pool.remove(pos)
+    return rope(b, xt, pos, caches(b, seq, head))
+
+
+def caches(b: GraphBuilder, seq: int, head: int) -> tuple[Value, Value, bool]:
+    """(cos, sin, old): the caches of head size ``head`` for at least ``seq`` positions,
+    (M, H) or, for ``old``, (1, 1, M, H); Constant nodes mostly, sometimes initializers."""
+    rows = seq + b.rng.randint(0, 3)
+    old = b.rng.random() < 0.35
+    constant = b.rng.random() < 0.85
+    inv = 1.0 / (10000 ** (np.arange(0, head, 2) / head))
+    ang = np.outer(np.arange(rows), inv)
+    emb = np.concatenate([ang, ang], axis=-1)
+    shape = (1, 1, rows, head) if old else (rows, head)
+    return (_cache(b, np.cos(emb).reshape(shape), constant),
+            _cache(b, np.sin(emb).reshape(shape), constant), old)
+
+
+def rope(b: GraphBuilder, xt: Value, pos: Value, tables: tuple[Value, Value, bool]) -> Value:
+    """x * cos + rotate_half(x) * sin of heads ``xt`` (B, N, S, H) at position ids ``pos``
+    (B, S) with the caches ``tables`` (:func:`caches`), in the forms of the module
+    docstring; returns the rotated heads."""
+    bsz, heads, seq, head = xt.shape
+    cos_t, sin_t, old = tables
     half = _half(b, xt)
     src = xt
     if b.rng.random() < 0.05:  # halves of another tensor: not rotate_half(x)
@@ -95,17 +124,6 @@ def rotary(b: GraphBuilder, x: Value) -> Value:
     x2 = b.op("Slice", [src, half, b.ints([2**62], "Slice"), b.ints([3], "Slice")], FLOAT,
               x1.shape)
     rot = b.op("Concat", [b.op("Neg", [x2], FLOAT, x2.shape), x1], FLOAT, xt.shape, axis=-1)
-    pos = b.graph_input(INT64, (bsz, seq))
-    b.pool.remove(pos)
-    rows = seq + b.rng.randint(0, 3)
-    old = b.rng.random() < 0.35
-    constant = b.rng.random() < 0.85
-    inv = 1.0 / (10000 ** (np.arange(0, head, 2) / head))
-    ang = np.outer(np.arange(rows), inv)
-    emb = np.concatenate([ang, ang], axis=-1)
-    shape = (1, 1, rows, head) if old else (rows, head)
-    cos_t = _cache(b, np.cos(emb).reshape(shape), constant)
-    sin_t = _cache(b, np.sin(emb).reshape(shape), constant)
     seq_dim = _scalar_dim(b, b.op("Shape", [xt], INT64, (4,), ("nonneg",)), 2)
     end = shape_ops.unsqueeze(b, seq_dim, [0])
     if b.rng.random() < 0.1:  # a second Shape for sin: the caches' lengths not shared
@@ -119,9 +137,72 @@ def rotary(b: GraphBuilder, x: Value) -> Value:
                         b.op("Mul", [rot, sin], FLOAT, xt.shape)], FLOAT, xt.shape)
 
 
+def _llama_mask(b: GraphBuilder, bsz: int, seq: int) -> Value:
+    """The additive mask of Hugging Face's LLaMA export: Where(Cast(inv, bool), lowest,
+    inv), inv = 1 - Cast(Expand(Unsqueeze(Unsqueeze(m)), (B, 1, S, S))) of a 0/1 int64 mask
+    (FusionRotaryAttention's fourth mask form)."""
+    m = b.graph_input(BOOL, (bsz, seq))
+    b.pool.remove(m)
+    mi = b.op("Cast", [m], INT64, m.shape, ("nonneg",), to=INT64)
+    u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, mi, [1]), [2])
+    e = b.op("Expand", [u, b.ints([bsz, 1, seq, seq], "Expand")], INT64, (bsz, 1, seq, seq))
+    ef = b.op("Cast", [e], FLOAT, e.shape, ("nonneg",), to=FLOAT)
+    inv = b.op("Sub", [b.const(np.array(1.0, np.float32), "Sub"), ef], FLOAT, ef.shape)
+    cond = b.op("Cast", [inv], BOOL, inv.shape, to=BOOL)
+    low = b.const(np.array(np.finfo(np.float32).min, np.float32), "Where")
+    return b.op("Where", [cond, low, inv], FLOAT, inv.shape)
+
+
+def llama_attention(b: GraphBuilder, x: Value) -> Value:
+    """A LLaMA attention block on a projection of ``x`` (B, S, E) to N*H (the form
+    FusionRotaryAttention of fusion_rotary_attention.py fuses under the gpt2 model type,
+    after FusionRotaryEmbeddings made RotaryEmbedding nodes of :func:`rope`): an RMS norm,
+    Q, K, V MatMuls without bias split into heads, Q and K rotated at position ids, K
+    transposed, scores divided by sqrt(H) plus :func:`_llama_mask`, Softmax, the context
+    merged and projected without bias, the residual Add and another RMS norm. float32."""
+    from generators.motifs.onnxruntime_transformers.forms import _layer_norm
+
+    x = float_view(b, x, (FLOAT,))
+    bsz, seq = x.shape[0], b.rng.randint(4, 6)
+    heads, head = b.rng.choice([1, 2, 3]), b.rng.choice([4, 8])
+    hidden = heads * head
+    hid = b.graph_input(FLOAT, (bsz, seq, hidden))
+    b.pool.remove(hid)
+    mean = reduce(b, "ReduceMean", x, axes=list(range(x.rank)), keepdims=0)
+    stream = b.op("Add", [hid, mean], FLOAT, hid.shape)
+    normed = _layer_norm(b, stream, "rms")
+    pos = b.graph_input(INT64, (bsz, seq))
+    b.pool.remove(pos)
+    tables = caches(b, seq, head)
+
+    def heads_of(name: str) -> Value:
+        m = b.op("MatMul", [normed, b.random_weight((hidden, hidden), FLOAT, name)], FLOAT,
+                 normed.shape)
+        r = b.op("Reshape", [m, b.ints([0, 0, heads, head], "Reshape")], FLOAT,
+                 (bsz, seq, heads, head))
+        return b.op("Transpose", [r], FLOAT, (bsz, heads, seq, head), perm=[0, 2, 1, 3])
+
+    q = rope(b, heads_of("MatMul"), pos, tables)
+    k = rope(b, heads_of("MatMul"), pos, tables)
+    v = heads_of("MatMul")
+    kt = b.op("Transpose", [k], FLOAT, (bsz, heads, head, seq), perm=[0, 1, 3, 2])
+    qk = b.op("MatMul", [q, kt], FLOAT, (bsz, heads, seq, seq))
+    div = b.op("Div", [qk, b.const(np.array(np.sqrt(head), np.float32), "Div")], FLOAT,
+               qk.shape)
+    scores = b.op("Add", [div, _llama_mask(b, bsz, seq)], FLOAT, qk.shape)
+    p = b.op("Softmax", [scores], FLOAT, scores.shape, ("bounded", "nonneg"), axis=-1)
+    ctx = b.op("MatMul", [p, v], FLOAT, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], FLOAT, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    merged = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], FLOAT, (bsz, seq, hidden))
+    o = b.op("MatMul", [merged, b.random_weight((hidden, hidden), FLOAT, "MatMul")], FLOAT,
+             merged.shape)
+    return _layer_norm(b, b.op("Add", [stream, o], FLOAT, o.shape), "rms")
+
 MOTIFS = (
     ort_motif("tb-rotary", ("enable_rotary_embeddings",), rotary, dtypes=FLOAT_INPUT,
               ranks=(1, 4), since=13, anchors=("Slice", "Concat")),
+    ort_motif("tb-llama-attention", ("gpt2:enable_attention",), llama_attention,
+              dtypes=FLOAT_INPUT, ranks=(1, 4), since=13, anchors=("Softmax",)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

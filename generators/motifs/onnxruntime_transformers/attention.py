@@ -105,16 +105,18 @@ def _merge_shape(b: GraphBuilder, t: Value, concat: bool) -> Value:
 
 
 def _split(b: GraphBuilder, v: Value, heads: int, head: int, perm: list[int],
-           concat: bool | tuple[str, ...]) -> Value:
-    """Reshape (B, S, N*H) to (B, S, N, H) (shape [0, 0, N, H], or :func:`_shape_of` when
-    ``concat``, of the kinds it names if a tuple), then Transpose by ``perm``."""
+           concat: bool | tuple[str, ...], source: Value | None = None) -> Value:
+    """Reshape (B, S, N*H) to (B, S, N, H) (shape [0, 0, N, H], or :func:`_shape_of` of
+    ``source`` (default v) when ``concat``, of the kinds it names if a tuple), then
+    Transpose by ``perm``."""
     bsz, seq, _ = v.shape
+    src = v if source is None else source
     if not concat:
         spec = b.ints([0, 0, heads, head], "Reshape")
     elif isinstance(concat, tuple):
-        spec = _shape_of(b, v, heads, head, concat)
+        spec = _shape_of(b, src, heads, head, concat)
     else:
-        spec = _shape_of(b, v, heads, head)
+        spec = _shape_of(b, src, heads, head)
     r = b.op("Reshape", [v, spec], v.dtype, (bsz, seq, heads, head))
     return b.op("Transpose", [r], v.dtype, tuple(r.shape[i] for i in perm), perm=perm)
 
@@ -600,13 +602,17 @@ def bart_attention(b: GraphBuilder, x: Value, kind: str) -> Value:
     hf = b.rng.random() < 0.6
     if hf:
         q = b.op("Mul", [q, scale], dt, q.shape)
-    qh = _split(b, q, heads, head, [0, 2, 1, 3], False)
+    # the head shapes sometimes Concats of Shape(root) dims or of -1, N, H constants, which
+    # FusionBartReshape (onnx_model_bart.py) turns into constant shapes first
+    concat = b.rng.choice([False, False, ("const",), ("minus1",)])
+    qh = _split(b, q, heads, head, [0, 2, 1, 3], concat, root)
     if not hf:
         qh = b.op("Mul", [qh, scale], dt, qh.shape)
     km = b.op("MatMul", [kv_root, w((hidden, hidden), dt, "MatMul")], dt,
               (bsz, kv_seq, hidden))
-    kh = _split(b, km, heads, head, [0, 2, 3, 1], False)
-    vh = _split(b, _bias_first(b, kv_root, hidden, w), heads, head, [0, 2, 1, 3], False)
+    kh = _split(b, km, heads, head, [0, 2, 3, 1], concat, kv_root)
+    vh = _split(b, _bias_first(b, kv_root, hidden, w), heads, head, [0, 2, 1, 3], concat,
+                kv_root)
     scores = b.op("MatMul", [qh, kh], dt, (bsz, heads, seq, kv_seq))
     if kind == "decoder":
         tri = np.tril(np.ones((seq, seq), np.bool_))

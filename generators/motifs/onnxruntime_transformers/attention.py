@@ -187,10 +187,12 @@ def _causal(b: GraphBuilder, seq: int, dt: int) -> Value:
 
 
 def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form: str,
-                    concat: bool | tuple[str, ...]) -> Value:
+                    concat: bool | tuple[str, ...], einsum: bool = False) -> Value:
     """The attention core on ``root`` (B, S, N*H) in score form ``form`` (one of
     :data:`SCORE_FORMS`); returns the merged context (B, S, N*H') after its Transpose and
-    Reshape, H' the value head size (H mostly, sometimes another)."""
+    Reshape, H' the value head size (H mostly, sometimes another); with ``einsum`` instead
+    the context (B, S, N, H') projected to N*H by an Einsum with an (N, H', N*H) weight
+    (ALBERT's export) plus a bias."""
     bsz, seq, hidden = root.shape
     dt = root.dtype
     q = _split(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], concat)
@@ -232,6 +234,10 @@ def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form
                     axis=-1 if b.opset >= 13 else 3), 0.03)
     ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, vh))
     t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, vh), perm=[0, 2, 1, 3])
+    if einsum:
+        e = b.op("Einsum", [t, w((heads, vh, hidden), dt, "Einsum")], dt, (bsz, seq, hidden),
+                 equation="bfnd,ndh->bfh")
+        return binary(b, "Add", e, w((hidden,), dt, "Add"))
     return b.op("Reshape", [t, _merge_shape(b, t, bool(concat))], dt, (bsz, seq, heads * vh))
 
 
@@ -271,6 +277,9 @@ def _attention_forms(b: GraphBuilder, x: Value, forms: tuple[str, ...], concat_p
     stream = _dense(b, x, heads * head, w)
     if b.rng.random() < post_p:  # post-norm
         root = _norm(b, stream, w)
+        if b.opset >= 12 and b.rng.random() < 0.15:  # ALBERT: Einsum output projection
+            out = _self_attention(b, root, heads, head, w, form, concat, einsum=True)
+            return _norm(b, b.op("Add", [root, out], out.dtype, out.shape), w)
         ctx = _self_attention(b, root, heads, head, w, form, concat)
         out = tap(b, _dense(b, ctx, heads * head, w), 0.03)
         return _norm(b, binary(b, "Add", out, root, commute=b.rng.random() < 0.2), w)

@@ -5,16 +5,17 @@
 - ``tb-attention-forms`` (hint ``bert:enable_attention``; fusion_attention.py) and
   ``tb-clip-attention`` (hint ``clip:enable_attention``; fusion_attention_clip.py, CLIP's
   layout and score forms drawn more often): self-attention with the scores scaled by Div
-  or Mul after Q.K^T, by Sqrt factors on Q and K (PyTorch's SDPA export), not at all (CLIP's
-  unscaled form), or Q divided before the MatMul and the mask applied by Where
-  (DistilBERT); the mask 1 - m (m cast or already float) times a negative constant, the
-  SDPA form Where(Cast(1 - Expand(m)), lowest, 1 - Expand(m)), DistilBERT's Equal(m, 0)
-  reshaped and expanded, or CLIP's causal Where(Less(...)) matrix; K transposed once or
-  twice; the Reshape shapes constants or Concats of Shape-Gather-Unsqueeze, Mul, Div and
-  constants (fusion_reshape.py rewrites some of them first); post-norm (BERT: residual Add,
-  then LayerNormalization) or pre-norm (CLIP and GPT: LayerNormalization before the
-  projections, the residual stream kept apart).
-
+  or Mul after Q.K^T, by Sqrt factors on Q and K (PyTorch's SDPA export), not at all
+  (CLIP's unscaled form), or Q divided before the MatMul and the mask applied by Where
+  (DistilBERT, or with a position bias added after the Where); the mask 1 - m (m cast or
+  already float) times a negative constant, the SDPA form Where(Cast(1 - Expand(m)),
+  lowest, 1 - Expand(m)), DistilBERT's Equal(m, 0) reshaped and expanded, or CLIP's causal
+  Where(Less(...)) matrix; K transposed once or twice; V's head size sometimes another;
+  the Reshape shapes constants or Concats of Shape-Gather-Unsqueeze, Mul, Div and
+  constants (fusion_reshape.py rewrites some of them first); post-norm (BERT: residual
+  Add, then LayerNormalization; sometimes ALBERT's Einsum output projection) or pre-norm
+  (CLIP and GPT: LayerNormalization before the projections, the residual stream kept
+  apart).
 - ``tb-gpt2-attention``, ``tb-gpt2-megatron`` (hint ``gpt2:enable_attention``;
   fusion_gpt_attention.py, fusion_gpt_attention_megatron.py): GPT-2
   with past state: Gemm or MatMul QKV, Split, past halves by Gather or Split + Squeeze,
@@ -56,7 +57,7 @@ from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, Value
 
 #: the scores' forms: (scale, mask) kinds drawn by :func:`attention_forms`.
 SCORE_FORMS = ("div-mask", "div-mask", "mul-mask", "div", "mul", "plain", "sdpa", "distil",
-               "causal")
+               "causal", "where-bias")
 
 
 def _dim(b: GraphBuilder, shape: Value, axis: int) -> Value:
@@ -171,6 +172,23 @@ def _distil_where(b: GraphBuilder, scores: Value) -> Value:
     return b.op("Where", [cond, fill, scores], scores.dtype, scores.shape)
 
 
+def _where_bias(b: GraphBuilder, scores: Value) -> Value:
+    """Where(Equal(Unsqueeze(Unsqueeze(m)), 0), lowest, scores) plus a position bias of the
+    scores' shape (an Expand of a constant (1, N, S, S)): FusionAttention's fourth qk path,
+    whose bias it passes on when shape inference gives both Add inputs one shape."""
+    bsz, heads, seq, _ = scores.shape
+    m = _mask_input(b, bsz, seq, INT64)
+    u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
+    cond = b.op("Equal", [u, b.const(np.array(0, np.int64), "Equal")], BOOL, u.shape)
+    if b.rng.random() < 0.3:
+        cond = b.op("Cast", [cond], BOOL, cond.shape, to=BOOL)
+    fill = const(b, _lowest(b, scores.dtype), scores.dtype, ())
+    masked = b.op("Where", [cond, fill, scores], scores.dtype, scores.shape)
+    bias = b.op("Expand", [b.random_weight((1, heads, seq, seq), scores.dtype, "Expand"),
+                           b.ints(list(scores.shape), "Expand")], scores.dtype, scores.shape)
+    return b.op("Add", [masked, bias], scores.dtype, scores.shape)
+
+
 def _causal(b: GraphBuilder, seq: int, dt: int) -> Value:
     """CLIP's causal mask: Expand(Unsqueeze(Unsqueeze(Where(Less(col, row), lowest, 0))))
     to (1, 1, S, S), the rows and columns Range outputs."""
@@ -209,7 +227,7 @@ def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form
         factor = b.op("Sqrt", [const(b, 1 / scale, dt, ())], dt, ())
         q = b.op("Mul", [q, factor], dt, q.shape)
         k = b.op("Mul", [k, factor], dt, k.shape)
-    if form == "distil":
+    if form in ("distil", "where-bias"):
         q = b.op("Div", [q, const(b, scale, dt, ())], dt, q.shape)
     qk = b.op("MatMul", [q, k], dt, (bsz, heads, seq, seq))
     scores = qk
@@ -228,6 +246,8 @@ def _self_attention(b: GraphBuilder, root: Value, heads: int, head: int, w, form
                       scores.shape)
     elif form == "distil":
         scores = _distil_where(b, scores)
+    elif form == "where-bias":
+        scores = _where_bias(b, scores)
     elif form == "causal":
         scores = b.op("Add", [scores, _causal(b, seq, dt)], dt, scores.shape)
     p = tap(b, b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),

@@ -44,6 +44,7 @@ REACH = {
     "tb-clip-attention": ("clip", 12, 1, ("Attention",)),
     "tb-gpt2-attention": ("gpt2", 8, 2, ("Attention",)),
     "tb-gpt2-megatron": ("gpt2", 10, 1, ("Attention",)),
+    "tb-gpt2-no-past": ("gpt2", 10, 1, ("Attention",)),
     "tb-t5-attention": ("t5", 6, 2, ("RelativePositionBias",)),
     "tb-t5-sliced-mask": ("t5", 6, 2, ("Attention",)),
     "tb-bart-encoder": ("bart", 8, 2, ("Attention",)),

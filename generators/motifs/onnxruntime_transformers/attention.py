@@ -16,8 +16,9 @@
   Add, then LayerNormalization; sometimes ALBERT's Einsum output projection) or pre-norm
   (CLIP and GPT: LayerNormalization before the projections, the residual stream kept
   apart).
-- ``tb-gpt2-attention``, ``tb-gpt2-megatron`` (hint ``gpt2:enable_attention``;
-  fusion_gpt_attention.py, fusion_gpt_attention_megatron.py): GPT-2
+- ``tb-gpt2-attention``, ``tb-gpt2-megatron``, ``tb-gpt2-no-past`` (hint
+  ``gpt2:enable_attention``; fusion_gpt_attention.py, fusion_gpt_attention_megatron.py,
+  fusion_gpt_attention_no_past.py): GPT-2
   with past state: Gemm or MatMul QKV, Split, past halves by Gather or Split + Squeeze,
   the present output, the causal bias block sliced out of a constant by the scores' shape.
 - ``tb-t5-attention`` (hint ``t5:enable_attention``; onnx_model_t5.py): T5's encoder
@@ -371,7 +372,15 @@ def gpt2_megatron(b: GraphBuilder, x: Value) -> Value:
     return gpt2_attention(b, x, gemm=False)
 
 
-def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None) -> Value:
+def gpt2_no_past(b: GraphBuilder, x: Value) -> Value:
+    """:func:`gpt2_attention` without past state, the Gemm projections and no attention
+    mask (fusion_gpt_attention_no_past.py, which the gpt2 class runs for graphs with one
+    input or one output: the draw adds no graph input)."""
+    return gpt2_attention(b, x, gemm=True, past=False)
+
+
+def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None,
+                   past: bool = True) -> Value:
     """GPT-2 self-attention with past state on a projection of ``x`` (B, S, E) to N*H
     (fusion_gpt_attention.py, gpt2 model type): LayerNormalization, the fused QKV projection
     (Gemm between Reshapes, or MatMul + Add), Split into Q, K, V split into heads, a past
@@ -395,54 +404,60 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None) -> Value
     gemm = b.rng.random() < 0.7 if gemm is None else gemm
     fc = _gpt2_fc(b, ln, 3 * hidden, w, gemm)
     q, k, v = shape_ops.split(b, fc, 2, [hidden] * 3)
-    past_len = b.rng.randint(1, 3)
-    past = b.graph_input(dt, (2, bsz, heads, past_len, head))
-    b.pool.remove(past)
-
     def heads_of(t: Value, perm: list[int]) -> Value:
         r = b.op("Reshape", [t, b.ints([0, 0, heads, head], "Reshape")], dt,
                  (bsz, seq, heads, head))
         return b.op("Transpose", [r], dt, tuple(r.shape[i] for i in perm), perm=perm)
 
-    if b.rng.random() < 0.6:  # pattern 1: Gather
-        pk = b.op("Gather", [past, b.const(np.array(0, np.int64), "Gather")], dt,
-                  (bsz, heads, past_len, head), axis=0)
-        pv = b.op("Gather", [past, b.const(np.array(1, np.int64), "Gather")], dt, pk.shape,
-                  axis=0)
-    else:  # pattern 2: Split and Squeeze
-        # Split-18's num_outputs (no split input) is rare: fusion_gpt_attention.py asserts
-        # that the input exists and ends the optimization
-        if b.opset >= 18 and b.rng.random() < 0.15:
-            names = b.node("Split", [past.name], n_out=2, axis=0, num_outputs=2)
-        elif b.opset >= 13:
-            names = b.node("Split", [past.name, b.ints([1, 1], "Split").name], n_out=2, axis=0)
-        else:
-            names = b.node("Split", [past.name], n_out=2, axis=0, split=[1, 1])
-        halves = [Value(n, dt, (1, bsz, heads, past_len, head)) for n in names]
-        pk, pv = (b.op("Squeeze", [h, *shape_ops.axes_operand(b, "Squeeze", [0], 13)["inputs"]],
-                       dt, (bsz, heads, past_len, head),
-                       **shape_ops.axes_operand(b, "Squeeze", [0], 13)["attrs"])
-                  for h in halves)
-    total = past_len + seq
-    qh = heads_of(q, [0, 2, 1, 3])
-    if b.rng.random() < 0.7:
-        kh = heads_of(k, [0, 2, 3, 1])
-        pkt = b.op("Transpose", [pk], dt, (bsz, heads, head, past_len), perm=[0, 1, 3, 2])
-        ck = b.op("Concat", [pkt, kh], dt, (bsz, heads, head, total), axis=-1)
-        kk = ck
-        present_k = b.op("Transpose", [ck], dt, (bsz, heads, total, head), perm=[0, 1, 3, 2])
-    else:  # K concatenated in (B, N, T, H), then transposed
-        kh = heads_of(k, [0, 2, 1, 3])
-        ck = b.op("Concat", [pk, kh], dt, (bsz, heads, total, head), axis=-2)
-        present_k = ck
-        kk = b.op("Transpose", [ck], dt, (bsz, heads, head, total), perm=[0, 1, 3, 2])
-    cv = b.op("Concat", [pv, heads_of(v, [0, 2, 1, 3])], dt, (bsz, heads, total, head),
-              axis=-2)
-    uk = shape_ops.unsqueeze(b, present_k, [0])
-    uv = shape_ops.unsqueeze(b, cv, [0])
-    present = b.op("Concat", [uk, uv], dt, (2, bsz, heads, total, head), axis=0)
-    b.graph_output(present)
-    b.pool.remove(present)
+    if not past:  # no past state: Q, K, V split straight into heads
+        total = seq
+        qh = heads_of(q, [0, 2, 1, 3])
+        kk = heads_of(k, [0, 2, 3, 1])
+        cv = heads_of(v, [0, 2, 1, 3])
+    else:
+        past_len = b.rng.randint(1, 3)
+        state = b.graph_input(dt, (2, bsz, heads, past_len, head))
+        b.pool.remove(state)
+
+        if b.rng.random() < 0.6:  # pattern 1: Gather
+            pk = b.op("Gather", [state, b.const(np.array(0, np.int64), "Gather")], dt,
+                      (bsz, heads, past_len, head), axis=0)
+            pv = b.op("Gather", [state, b.const(np.array(1, np.int64), "Gather")], dt, pk.shape,
+                      axis=0)
+        else:  # pattern 2: Split and Squeeze
+            # Split-18's num_outputs (no split input) is rare: fusion_gpt_attention.py asserts
+            # that the input exists and ends the optimization
+            if b.opset >= 18 and b.rng.random() < 0.15:
+                names = b.node("Split", [state.name], n_out=2, axis=0, num_outputs=2)
+            elif b.opset >= 13:
+                names = b.node("Split", [state.name, b.ints([1, 1], "Split").name], n_out=2, axis=0)
+            else:
+                names = b.node("Split", [state.name], n_out=2, axis=0, split=[1, 1])
+            halves = [Value(n, dt, (1, bsz, heads, past_len, head)) for n in names]
+            pk, pv = (b.op("Squeeze", [h, *shape_ops.axes_operand(b, "Squeeze", [0], 13)["inputs"]],
+                           dt, (bsz, heads, past_len, head),
+                           **shape_ops.axes_operand(b, "Squeeze", [0], 13)["attrs"])
+                      for h in halves)
+        total = past_len + seq
+        qh = heads_of(q, [0, 2, 1, 3])
+        if b.rng.random() < 0.7:
+            kh = heads_of(k, [0, 2, 3, 1])
+            pkt = b.op("Transpose", [pk], dt, (bsz, heads, head, past_len), perm=[0, 1, 3, 2])
+            ck = b.op("Concat", [pkt, kh], dt, (bsz, heads, head, total), axis=-1)
+            kk = ck
+            present_k = b.op("Transpose", [ck], dt, (bsz, heads, total, head), perm=[0, 1, 3, 2])
+        else:  # K concatenated in (B, N, T, H), then transposed
+            kh = heads_of(k, [0, 2, 1, 3])
+            ck = b.op("Concat", [pk, kh], dt, (bsz, heads, total, head), axis=-2)
+            present_k = ck
+            kk = b.op("Transpose", [ck], dt, (bsz, heads, head, total), perm=[0, 1, 3, 2])
+        cv = b.op("Concat", [pv, heads_of(v, [0, 2, 1, 3])], dt, (bsz, heads, total, head),
+                  axis=-2)
+        uk = shape_ops.unsqueeze(b, present_k, [0])
+        uv = shape_ops.unsqueeze(b, cv, [0])
+        present = b.op("Concat", [uk, uv], dt, (2, bsz, heads, total, head), axis=0)
+        b.graph_output(present)
+        b.pool.remove(present)
     qk = b.op("MatMul", [qh, kk], dt, (bsz, heads, seq, total))
     div = b.op("Div", [qk, const(b, math.sqrt(head), dt, ())], dt, qk.shape)
     if b.rng.random() < 0.3:  # the older export: div * block - 10000 * (1 - block)
@@ -454,7 +469,7 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None) -> Value
     else:
         scores = b.op("Where", [_gpt2_causal(b, div, total), div,
                                 const(b, -10000.0, dt, ())], dt, div.shape)
-    if b.rng.random() < 0.4:
+    if past and b.rng.random() < 0.4:
         m = _mask_input(b, bsz, total, b.rng.choice([INT64, dt]))
         if b.rng.random() < 0.5:  # the mask input reshaped to (B, T) first
             m = b.op("Reshape", [m, b.ints([bsz, -1], "Reshape")], m.dtype, m.shape, m.props)
@@ -666,6 +681,8 @@ MOTIFS = (
     ort_motif("tb-gpt2-attention", ("gpt2:enable_attention",), gpt2_attention,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-gpt2-megatron", ("gpt2:enable_attention",), gpt2_megatron,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+    ort_motif("tb-gpt2-no-past", ("gpt2:enable_attention",), gpt2_no_past,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-t5-attention", ("t5:enable_attention",), t5_attention,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),

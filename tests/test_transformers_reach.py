@@ -41,7 +41,12 @@ REACH = {
                                             "SkipLayerNormalization",
                                             "SkipSimplifiedLayerNormalization")),
     "tb-attention-forms": ("bert", 12, 2, ("Attention",)),
+    "tb-attention-sdpa": ("bert", 10, 2, ("Attention",)),
+    # FusionAttention's Where forms end in checks that refuse them (see the motif): validity
+    "tb-attention-where": ("bert", 4, 0, ("Attention",)),
+    "tb-attention-albert": ("bert", 10, 1, ("Attention",)),
     "tb-clip-attention": ("clip", 12, 1, ("Attention",)),
+    "tb-clip-causal": ("clip", 12, 1, ("Attention",)),
     "tb-gpt2-attention": ("gpt2", 8, 2, ("Attention",)),
     "tb-gpt2-megatron": ("gpt2", 10, 1, ("Attention",)),
     "tb-gpt2-no-past": ("gpt2", 10, 1, ("Attention",)),
@@ -57,9 +62,8 @@ REACH = {
     # these constant shapes do not have: its input, the RotaryEmbedding nodes, is the mark
     "tb-llama-attention": ("gpt2", 8, 2, ("RotaryEmbedding",)),
     "tb-qdq": ("bert", 10, 2, ("QOrderedGelu", "QOrderedLayerNormalization", "QOrderedMatMul")),
-    "tb-transpose-fold": ("bert", 10, 2, ("-Transpose",)),
-    "tb-shape-concat": ("bert", 10, 2, ("-Concat",)),
-    "tb-cleanup": ("bert", 10, 2, ("-Identity", "-Cast", "-Reshape")),
+    "tb-optimize-steps": ("bert", 12, 3, ("-Transpose", "-Concat", "-Identity", "-Cast",
+                                          "-Reshape")),
 }
 
 
@@ -100,7 +104,10 @@ def test_model_type_forms_are_hinted_under_their_model_type_only(target):
     assert ALWAYS_HINT in gpt2 and ALWAYS_HINT in bert
     assert set(MOTIFS["tb-gpt2-attention"].passes) & set(gpt2)
     assert not set(MOTIFS["tb-gpt2-attention"].passes) & set(bert)
-    assert set(MOTIFS["tb-cleanup"].passes) & set(bert)
+    assert set(MOTIFS["tb-optimize-steps"].passes) & set(bert)
+    # BERT-layout attention forms are not drawn for a class with its own attention fusion
+    assert not set(MOTIFS["tb-bert-attention"].passes) & set(gpt2)
+    assert set(MOTIFS["tb-bert-attention"].passes) & set(bert)
 
 
 def test_load_failures_of_what_the_target_cannot_run_are_documented(target):

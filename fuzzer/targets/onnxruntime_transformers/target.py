@@ -73,6 +73,9 @@ GPU_ONLY_OPS = ("GemmFastGelu", "QOrderedMatMul", "QOrderedGelu", "QOrderedLayer
                 "QOrderedAttention", "RelativePositionBias")
 
 
+#: model types whose optimizer class replaces BERT's FusionAttention by its own attention
+#: fusion (``Gpt2OnnxModel``, ``T5OnnxModel``, ``BartOnnxModel``, ``ClipOnnxModel``).
+OWN_ATTENTION = frozenset({"gpt2", "t5", "bart", "clip"})
 #: the motif hint of the steps ``optimize_model`` runs whatever the flags (Identity and
 #: useless Cast removal, Transpose constant folding, the Shape fusion, useless Reshapes).
 ALWAYS_HINT = "optimize_model"
@@ -301,10 +304,15 @@ class OnnxRuntimeTransformersTarget(Target):
         model type (``gpt2:enable_attention``): the motifs of one model class's own forms
         (GPT-2's past state, T5's relative bias, BART's cross attention) name that, so they
         are drawn only where the optimizer class that fuses them runs; last
-        :data:`ALWAYS_HINT`, the steps every configuration runs; no name twice."""
+        :data:`ALWAYS_HINT`, the steps every configuration runs; no name twice. Under a
+        model type of :data:`OWN_ATTENTION` ``enable_attention`` is hinted only so
+        qualified: its bare name (and its onnxruntime transformers) stands for BERT's
+        attention forms, which that class's attention fusion does not look for."""
         enabled = self.passes_of(config)
         model_type = config.get("model_type", DEFAULT_MODEL_TYPE)
-        hints = [*enabled, *(m for flag in enabled for m in FUSIONS[flag].motifs),
+        plain = [flag for flag in enabled
+                 if not (flag == "enable_attention" and model_type in OWN_ATTENTION)]
+        hints = [*plain, *(m for flag in plain for m in FUSIONS[flag].motifs),
                  *(model_hint(model_type, flag) for flag in enabled), ALWAYS_HINT]
         return list(dict.fromkeys(hints))
 

@@ -4,18 +4,18 @@
 
 - ``tb-attention-forms`` (hint ``bert:enable_attention``; fusion_attention.py) and
   ``tb-clip-attention`` (hint ``clip:enable_attention``; fusion_attention_clip.py, CLIP's
-  layout and score forms drawn more often): self-attention with the scores scaled by Div
-  or Mul after Q.K^T, by Sqrt factors on Q and K (PyTorch's SDPA export), not at all
-  (CLIP's unscaled form), or Q divided before the MatMul and the mask applied by Where
-  (DistilBERT, or with a position bias added after the Where); the mask 1 - m (m cast or
-  already float) times a negative constant, the SDPA form Where(Cast(1 - Expand(m)),
-  lowest, 1 - Expand(m)), DistilBERT's Equal(m, 0) reshaped and expanded, or CLIP's causal
-  Where(Less(...)) matrix; K transposed once or twice; V's head size sometimes another;
-  the Reshape shapes constants or Concats of Shape-Gather-Unsqueeze, Mul, Div and
-  constants (fusion_reshape.py rewrites some of them first); post-norm (BERT: residual
-  Add, then LayerNormalization; sometimes ALBERT's Einsum output projection) or pre-norm
-  (CLIP and GPT: LayerNormalization before the projections, the residual stream kept
-  apart).
+  layout and score forms drawn more often; ``tb-attention-sdpa``, ``tb-attention-where``,
+  ``tb-attention-albert`` and ``tb-clip-causal`` draw subsets of the forms): self-attention
+  with the scores scaled by Div or Mul after Q.K^T, by Sqrt factors on Q and K (PyTorch's SDPA
+  export), not at all (CLIP's unscaled form), or Q divided before the MatMul and the mask
+  applied by Where (DistilBERT, or with a position bias added after the Where); the mask 1 - m
+  (m cast or already float) times a negative constant, the SDPA form Where(Cast(1 -
+  Expand(m)), lowest, 1 - Expand(m)), DistilBERT's Equal(m, 0) reshaped and expanded, or
+  CLIP's causal Where(Less(...)) matrix; K transposed once or twice; V's head size sometimes
+  another; the Reshape shapes constants or Concats of Shape-Gather-Unsqueeze, Mul, Div and
+  constants (fusion_reshape.py rewrites some of them first); post-norm (BERT: residual Add,
+  then LayerNormalization; sometimes ALBERT's Einsum output projection) or pre-norm (CLIP and
+  GPT: LayerNormalization before the projections, the residual stream kept apart).
 - ``tb-gpt2-attention``, ``tb-gpt2-megatron``, ``tb-gpt2-no-past`` (hint
   ``gpt2:enable_attention``; fusion_gpt_attention.py, fusion_gpt_attention_megatron.py,
   fusion_gpt_attention_no_past.py): GPT-2
@@ -268,8 +268,31 @@ def attention_forms(b: GraphBuilder, x: Value) -> Value:
     FusionAttention starts from) or pre-norm (the stream r normalized into the projections,
     r + output projection normalized after: what FusionAttentionClip starts from once the
     skip fusion made that a SkipLayerNormalization)."""
-    # the Div form becomes [0, 0, N, -1], from which FusionAttention reads no head size
-    return _attention_forms(b, x, SCORE_FORMS, 0.45, 0.5, ("const", "const", "minus1", "div"))
+    return _attention_forms(b, x, SCORE_FORMS, 0.45, 0.5, BERT_SHAPES)
+
+
+#: the head-shape forms drawn under bert (the Div form becomes [0, 0, N, -1], from which
+#: FusionAttention reads no head size).
+BERT_SHAPES = ("const", "const", "minus1", "div")
+
+
+def attention_sdpa(b: GraphBuilder, x: Value) -> Value:
+    """:func:`attention_forms` in PyTorch SDPA's forms: Sqrt factors on Q and K, or scores
+    scaled by Mul, with the Where mask."""
+    return _attention_forms(b, x, ("sdpa", "mul-mask"), 0.45, 0.5, BERT_SHAPES)
+
+
+def attention_where(b: GraphBuilder, x: Value) -> Value:
+    """:func:`attention_forms` with Q divided before Q.K^T and the mask applied by Where
+    (DistilBERT's form, or with a position bias after the Where)."""
+    return _attention_forms(b, x, ("distil", "where-bias"), 0.45, 0.5, BERT_SHAPES)
+
+
+def attention_albert(b: GraphBuilder, x: Value) -> Value:
+    """:func:`attention_forms` post-norm with ALBERT's Einsum output projection (from
+    opset 12; below, the MatMul projection)."""
+    return _attention_forms(b, x, ("div-mask", "div", "sdpa"), 0.45, 1.0, BERT_SHAPES,
+                            einsum_p=1.0)
 
 
 #: the score forms FusionAttentionClip matches (unscaled, scaled after Q.K^T, causal).
@@ -283,13 +306,18 @@ def clip_attention(b: GraphBuilder, x: Value) -> Value:
     return _attention_forms(b, x, CLIP_FORMS, 0.85, 0.15, ("minus1", "minus1", "const"), 0.8)
 
 
+def clip_causal(b: GraphBuilder, x: Value) -> Value:
+    """:func:`clip_attention` with CLIP's causal mask (its text encoder)."""
+    return _attention_forms(b, x, ("causal",), 0.85, 0.15, ("minus1", "minus1", "const"), 0.8)
+
+
 def _attention_forms(b: GraphBuilder, x: Value, forms: tuple[str, ...], concat_p: float,
                      post_p: float, kinds: tuple[str, ...] = ("const", "minus1", "div"),
-                     stream_first: float = 0.2) -> Value:
+                     stream_first: float = 0.2, einsum_p: float = 0.15) -> Value:
     """The body of :func:`attention_forms`: a score form drawn from ``forms``, Concat head
     shapes (of ``kinds``, :func:`_shape_of`) with probability ``concat_p``, post-norm with
     probability ``post_p``, a pre-norm residual Add with the stream first with probability
-    ``stream_first``."""
+    ``stream_first``, a post-norm Einsum output projection with probability ``einsum_p``."""
     x = float_view(b, x, (FLOAT, FLOAT, FLOAT16))
     w = _weigher(b)
     heads, head = _heads(b)
@@ -298,7 +326,7 @@ def _attention_forms(b: GraphBuilder, x: Value, forms: tuple[str, ...], concat_p
     stream = _dense(b, x, heads * head, w)
     if b.rng.random() < post_p:  # post-norm
         root = _norm(b, stream, w)
-        if b.opset >= 12 and b.rng.random() < 0.15:  # ALBERT: Einsum output projection
+        if b.opset >= 12 and b.rng.random() < einsum_p:  # ALBERT: Einsum output projection
             out = _self_attention(b, root, heads, head, w, form, concat, einsum=True)
             return _norm(b, b.op("Add", [root, out], out.dtype, out.shape), w)
         ctx = _self_attention(b, root, heads, head, w, form, concat)
@@ -676,7 +704,15 @@ def bart_attention(b: GraphBuilder, x: Value, kind: str) -> Value:
 MOTIFS = (
     ort_motif("tb-attention-forms", ("bert:enable_attention",), attention_forms,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax", "Where")),
+    ort_motif("tb-attention-sdpa", ("bert:enable_attention",), attention_sdpa,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax", "Where")),
+    ort_motif("tb-attention-where", ("bert:enable_attention",), attention_where,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax", "Where")),
+    ort_motif("tb-attention-albert", ("bert:enable_attention",), attention_albert,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax", "Einsum")),
     ort_motif("tb-clip-attention", ("clip:enable_attention",), clip_attention,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+    ort_motif("tb-clip-causal", ("clip:enable_attention",), clip_causal,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-gpt2-attention", ("gpt2:enable_attention",), gpt2_attention,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),

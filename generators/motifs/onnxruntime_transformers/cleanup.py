@@ -4,15 +4,17 @@ Transpose constant folding, the Shape fusion, the useless Reshape removal,
 ``adjust_reshape_and_expand``), named by the hint ``optimize_model`` that the target's
 ``motif_hints`` always gives:
 
-- ``tb-transpose-fold`` (fusion_constant_fold.py): a 2-D weight initializer transposed
+``tb-optimize-steps`` draws one of these forms:
+
+- the Transpose folds (fusion_constant_fold.py): a 2-D weight initializer transposed
   (perm [1, 0], no perm, or the identity perm [0, 1]) into MatMul or Gemm (transB 0 or 1),
   whose transposed copy the fold stores; and two Transposes in a row with the same perm (an
   involution such as [1, 0, 2], or a rotation such as [1, 2, 0] that two applications do
   not undo), sometimes without a perm attribute.
-- ``tb-shape-concat`` (fusion_shape.py): Concat(Unsqueeze(Gather(Shape(x), i))) over every
+- the Shape concat (fusion_shape.py): Concat(Unsqueeze(Gather(Shape(x), i))) over every
   axis i of x, which FusionShape replaces by Shape(x), feeding a Reshape or Expand;
   near-misses with the axes out of order or one left out.
-- ``tb-cleanup`` (fusion_utils.py, onnx_model.py, onnx_model_bert.py): Identity chains (one
+- the cleanups (fusion_utils.py, onnx_model.py, onnx_model_bert.py): Identity chains (one
   a graph output), a Cast to the type the value has, a Reshape to the shape it has, a
   Reshape of a one-element tensor by an empty shape (to a scalar), the Slice, Reshape,
   Expand, Expand, Reshape chain ``adjust_reshape_and_expand`` shortens.
@@ -132,13 +134,16 @@ def _slice_expand(b: GraphBuilder, v: Value) -> Value:
     return b.op("Reshape", [e2, b.ints([n * m], "Reshape")], v.dtype, (n * m,), v.props)
 
 
+def optimize_steps(b: GraphBuilder, x: Value) -> Value:
+    """One of :func:`transpose_fold`, :func:`shape_concat` and :func:`cleanup` on x (rank
+    2-4): the steps every configuration runs, one motif so that together they take one
+    share of a hinted draw."""
+    return b.rng.choice([transpose_fold, shape_concat, cleanup])(b, x)
+
+
 MOTIFS = (
-    ort_motif("tb-transpose-fold", ("optimize_model",), transpose_fold, dtypes=FLOAT_INPUT,
-              ranks=(2, 4), since=9, anchors=("Transpose",)),
-    ort_motif("tb-shape-concat", ("optimize_model",), shape_concat, dtypes=FLOAT_INPUT,
-              ranks=(1, 4), since=13, anchors=("Concat",)),
-    ort_motif("tb-cleanup", ("optimize_model",), cleanup, dtypes=FLOAT_INPUT, ranks=(1, 4),
-              since=9, anchors=("Identity", "Cast")),
+    ort_motif("tb-optimize-steps", ("optimize_model",), optimize_steps, dtypes=FLOAT_INPUT,
+              ranks=(2, 4), since=9, anchors=("Transpose", "Concat", "Identity", "Cast")),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

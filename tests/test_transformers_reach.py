@@ -52,6 +52,7 @@ REACH = {
     "tb-gpt2-no-past": ("gpt2", 10, 1, ("Attention",)),
     "tb-t5-attention": ("t5", 6, 2, ("RelativePositionBias",)),
     "tb-t5-sliced-mask": ("t5", 6, 2, ("Attention",)),
+    "tb-t5-decoder": ("t5", 6, 2, ("MultiHeadAttention",)),
     "tb-bart-encoder": ("bart", 8, 2, ("Attention",)),
     "tb-bart-decoder": ("bart", 8, 2, ("Attention",)),
     # the cross attention reaches create_multihead_attention_node, which builds nothing for

@@ -24,7 +24,8 @@
 - ``tb-t5-attention`` (hint ``t5:enable_attention``; onnx_model_t5.py): T5's encoder
   attention with the RMS norm, unbiased projections and the relative position bias
   computed from bucketed Range differences (FusionRelativePositionBiasBlock's input);
-  ``tb-t5-sliced-mask`` the same with the SD3/Flux export's sliced mask.
+  ``tb-t5-sliced-mask`` the same with the SD3/Flux export's sliced mask; ``tb-t5-decoder``
+  the decoder's self-attention with past key and value (named as the export names them).
 - ``tb-bart-encoder``, ``tb-bart-decoder``, ``tb-bart-cross`` (hint
   ``bart:enable_attention``; fusion_bart_attention.py): BART's encoder, decoder (causal)
   and cross attention with the bias-first Adds of its export.
@@ -44,7 +45,7 @@ import math
 
 import numpy as np
 
-from generators.builder import GraphBuilder
+from generators.builder import GraphBuilder, value_info
 from generators.motifs.helpers import FLOAT_INPUT, binary, const, float_view, ort_motif, tap
 from generators.motifs.onnxruntime_transformers.blocks import (
     _dense,
@@ -624,6 +625,88 @@ def t5_attention(b: GraphBuilder, x: Value, sliced: bool = False) -> Value:
 
 
 
+
+def _named_input(b: GraphBuilder, stem: str, dtype: int, shape: tuple[int, ...]) -> Value:
+    """A graph input whose name contains ``stem`` (T5's decoder fusion reads the past and
+    present tensors by their export names), kept out of the pool."""
+    name = f"{stem}_{b.namer.weight(stem).replace('/', '_').replace(':', '_')}"
+    b.inputs.append(value_info(name, dtype, shape))
+    b.input_names.add(name)
+    return Value(name, dtype, shape)
+
+
+def _named(b: GraphBuilder, stem: str, op: str, inputs: list[Value], dtype: int,
+           shape: tuple[int, ...], **attrs: object) -> Value:
+    """An ``op`` node whose output name contains ``stem``, made a graph output."""
+    name = f"{stem}_{b.namer.weight(stem).replace('/', '_').replace(':', '_')}"
+    b.node(op, [v.name for v in inputs], outputs=[name], **attrs)
+    v = Value(name, dtype, shape)
+    b.graph_output(v)
+    return v
+
+
+def t5_decoder(b: GraphBuilder, x: Value) -> Value:
+    """T5 decoder self-attention with past state on a projection of ``x`` (B, S, E) to N*H
+    (FusionT5Attention.fuse_t5_decoder, t5 model type): unbiased Q, K, V MatMuls split
+    into heads; K and V concatenated after past key and value graph inputs named
+    ``past_key_self_*`` and ``past_value_self_*`` into present graph outputs named
+    ``present_key_self_*`` and ``present_value_self_*`` (the fusion finds them by those
+    names), K either in (B, N, T, H) with the past or in (B, T, N, H) after transposing
+    the past; no scale; the scores plus a sliced constant position bias plus the
+    additive mask; the merge Reshape's shape a Concat of Shape(hidden) dims. float32."""
+    x = float_view(b, x, (FLOAT,))
+    w = _weigher(b)
+    heads, head = _heads(b)
+    hidden = heads * head
+    bsz, seq = x.shape[0], x.shape[1]
+    dt = FLOAT
+    hid = _dense(b, x, hidden, w, bias=False)
+    past_len = b.rng.randint(1, 2)
+    total = past_len + seq
+
+    def proj() -> Value:
+        m = _dense(b, hid, hidden, w, bias=False)
+        return b.op("Reshape", [m, b.ints([0, 0, heads, head], "Reshape")], dt,
+                    (bsz, seq, heads, head))
+
+    q = b.op("Transpose", [proj()], dt, (bsz, heads, seq, head), perm=[0, 2, 1, 3])
+    past_k = _named_input(b, "past_key_self", dt, (bsz, heads, past_len, head))
+    past_v = _named_input(b, "past_value_self", dt, (bsz, heads, past_len, head))
+    if b.rng.random() < 0.6:  # K in (B, N, T, H)
+        kh = b.op("Transpose", [proj()], dt, (bsz, heads, seq, head), perm=[0, 2, 1, 3])
+        ck = _named(b, "present_key_self", "Concat", [past_k, kh], dt,
+                    (bsz, heads, total, head), axis=2)
+        kt = b.op("Transpose", [ck], dt, (bsz, heads, head, total), perm=[0, 1, 3, 2])
+    else:  # K in (B, T, N, H): the past transposed to it, the present transposed back
+        pk = b.op("Transpose", [past_k], dt, (bsz, past_len, heads, head), perm=[0, 2, 1, 3])
+        ck = b.op("Concat", [pk, proj()], dt, (bsz, total, heads, head), axis=1)
+        _named(b, "present_key_self", "Transpose", [ck], dt, (bsz, heads, total, head),
+               perm=[0, 2, 1, 3])
+        kt = b.op("Transpose", [ck], dt, (bsz, heads, head, total), perm=[0, 2, 3, 1])
+    vh = b.op("Transpose", [proj()], dt, (bsz, heads, seq, head), perm=[0, 2, 1, 3])
+    cv = _named(b, "present_value_self", "Concat", [past_v, vh], dt,
+                (bsz, heads, total, head), axis=2)
+    qk = b.op("MatMul", [q, kt], dt, (bsz, heads, seq, total))
+    table = b.random_weight((1, heads, total, total), dt, "Slice")
+    rows = b.op("Slice", [table, b.ints([past_len], "Slice"), b.ints([total], "Slice"),
+                          b.ints([2], "Slice")], dt, (1, heads, seq, total))
+    m = _mask_input(b, bsz, total, INT64)
+    u = b.op("Cast", [shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])], dt,
+             (bsz, 1, 1, total), ("nonneg",), to=dt)
+    ext = b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), u], dt, u.shape),
+                       const(b, -10000.0, dt, ())], dt, u.shape)
+    bias = b.op("Add", [rows, ext], dt, (bsz, heads, seq, total))
+    p = b.op("Softmax", [b.op("Add", [qk, bias], dt, qk.shape)], dt, qk.shape,
+             ("bounded", "nonneg"), axis=-1 if b.opset >= 13 else 3)
+    ctx = b.op("MatMul", [p, cv], dt, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    shape = b.op("Shape", [hid], INT64, (3,), ("nonneg",))
+    spec = b.op("Concat", [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0]),
+                           b.ints([-1], "Concat"), b.ints([hidden], "Concat")], INT64, (3,),
+                axis=0)
+    merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
+    return b.op("Add", [hid, _dense(b, merged, hidden, w, bias=False)], dt, hid.shape)
+
 # -- BART -------------------------------------------------------------------------------------
 def _bias_first(b: GraphBuilder, x: Value, n: int, w) -> Value:
     """Add(bias, MatMul(x, W)): the projection with the bias as the first Add input (BART's
@@ -724,6 +807,8 @@ MOTIFS = (
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),
     ort_motif("tb-t5-sliced-mask", ("t5:enable_attention",), t5_sliced_mask,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),
+    ort_motif("tb-t5-decoder", ("t5:enable_attention",), t5_decoder,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-bart-encoder", ("bart:enable_attention",), bart_encoder,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-bart-decoder", ("bart:enable_attention",), bart_decoder,

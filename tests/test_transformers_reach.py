@@ -59,9 +59,9 @@ REACH = {
     # it under these options: validity only
     "tb-bart-cross": ("bart", 4, 0, ("MultiHeadAttention",)),
     "tb-rotary": ("bert", 8, 3, ("RotaryEmbedding",)),
-    # FusionRotaryAttention goes on to check the Reshapes' runtime shape paths, which
-    # these constant shapes do not have: its input, the RotaryEmbedding nodes, is the mark
-    "tb-llama-attention": ("gpt2", 8, 2, ("RotaryEmbedding",)),
+    # under gpt2 FusionRotaryAttention matches it through and then asserts the num_heads
+    # argument the target leaves 0 (documented); under bert its RotaryEmbedding nodes mark it
+    "tb-llama-attention": ("bert", 8, 2, ("RotaryEmbedding",)),
     "tb-qdq": ("bert", 10, 2, ("QOrderedGelu", "QOrderedLayerNormalization", "QOrderedMatMul")),
     "tb-optimize-steps": ("bert", 12, 3, ("-Transpose", "-Concat", "-Identity", "-Cast",
                                           "-Reshape")),
@@ -118,6 +118,10 @@ def test_load_failures_of_what_the_target_cannot_run_are_documented(target):
     gpt2 = {"model_type": "gpt2", "passes": None}
     assert target.documented(heads, gpt2).name == "num-heads-required-beyond-bert"
     assert target.documented(heads, {"model_type": "bert", "passes": None}) is None
+    asserted = Finding("optimizer-error", "optimize", "AssertionError",
+                       {"traceback": "fusion_rotary_attention.py, line 56, in create_mha_node\n"
+                                     "    assert self.num_heads > 0\nAssertionError"})
+    assert target.documented(asserted, gpt2).name == "num-heads-required-beyond-bert"
     rpb = Finding("load-failure", "load", "NOT_IMPLEMENTED : Could not find an implementation "
                   "for RelativePositionBias(1) node with name 'RelPosBias_encoder_0'")
     assert target.documented(rpb, {"model_type": "t5", "passes": None}).name == \

@@ -114,10 +114,15 @@ def _inputs_pruned(finding: Any, config: dict[str, Any]) -> bool:
 
 
 def _heads_not_given(finding: Any, config: dict[str, Any]) -> bool:
-    """A fused Attention without a head count that does not load, for a model type whose
-    fusions do not detect it (every type but bert's own FusionAttention)."""
-    return shows(finding, "load-failure") and "num_heads > 0 was false" in finding.message \
-        and config.get("model_type", DEFAULT_MODEL_TYPE) != "bert"
+    """For a model type whose fusions do not detect the head count (every type but bert's
+    own FusionAttention): a fused Attention without one that does not load, or a fusion
+    that asserts it was given (``assert self.num_heads > 0``)."""
+    if config.get("model_type", DEFAULT_MODEL_TYPE) == "bert":
+        return False
+    if shows(finding, "load-failure"):
+        return "num_heads > 0 was false" in finding.message
+    return shows(finding, "optimizer-error") and \
+        "assert self.num_heads > 0" in str(finding.detail.get("traceback", ""))
 
 
 def _gpu_only_op(finding: Any, config: dict[str, Any]) -> bool:
@@ -169,7 +174,8 @@ DOCUMENTED = (
         "num_heads and hidden_size are optional. For other model types, you need to specify "
         "these parameters' (and --num_heads: 'For other model type, this parameter need "
         "specify correctly'); the target passes 0, so an Attention the gpt2, t5, bart or clip "
-        "fusions make without detecting the head count does not load",
+        "fusions make without detecting the head count does not load, and the rotary "
+        "attention fusion of the gpt2 class stops at its assertion that it was given",
         _heads_not_given),
 )
 

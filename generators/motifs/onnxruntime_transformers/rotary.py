@@ -137,10 +137,11 @@ def rope(b: GraphBuilder, xt: Value, pos: Value, tables: tuple[Value, Value, boo
                         b.op("Mul", [rot, sin], FLOAT, xt.shape)], FLOAT, xt.shape)
 
 
-def _llama_mask(b: GraphBuilder, bsz: int, seq: int) -> Value:
+def _llama_mask(b: GraphBuilder, bsz: int, seq: int, heads: int = 0) -> Value:
     """The additive mask of Hugging Face's LLaMA export: Where(Cast(inv, bool), lowest,
     inv), inv = 1 - Cast(Expand(Unsqueeze(Unsqueeze(m)), (B, 1, S, S))) of a 0/1 int64 mask
-    (FusionRotaryAttention's fourth mask form)."""
+    (FusionRotaryAttention's fourth mask form), mostly expanded to ``heads`` heads (its
+    sixth)."""
     m = b.graph_input(BOOL, (bsz, seq))
     b.pool.remove(m)
     mi = b.op("Cast", [m], INT64, m.shape, ("nonneg",), to=INT64)
@@ -150,7 +151,15 @@ def _llama_mask(b: GraphBuilder, bsz: int, seq: int) -> Value:
     inv = b.op("Sub", [b.const(np.array(1.0, np.float32), "Sub"), ef], FLOAT, ef.shape)
     cond = b.op("Cast", [inv], BOOL, inv.shape, to=BOOL)
     low = b.const(np.array(np.finfo(np.float32).min, np.float32), "Where")
-    return b.op("Where", [cond, low, inv], FLOAT, inv.shape)
+    where = b.op("Where", [cond, low, inv], FLOAT, inv.shape)
+    if heads and b.rng.random() < 0.7:
+        # expanded to the heads: FusionRotaryAttention passes it on as it is (its sixth
+        # mask form); without, it concatenates the mask once per head of the num_heads
+        # argument, none when that is 0 as here, and FusionShape then fails on the
+        # empty Concat
+        return b.op("Expand", [where, b.ints([bsz, heads, seq, seq], "Expand")], FLOAT,
+                    (bsz, heads, seq, seq))
+    return where
 
 
 def llama_attention(b: GraphBuilder, x: Value) -> Value:
@@ -174,12 +183,25 @@ def llama_attention(b: GraphBuilder, x: Value) -> Value:
     pos = b.graph_input(INT64, (bsz, seq))
     b.pool.remove(pos)
     tables = caches(b, seq, head)
+    # the Reshapes' shapes from the batch and sequence sizes of Shape(normed), one pair of
+    # Gathers for all four (what FusionRotaryAttention verifies), or constants
+    dims = None
+    if b.rng.random() < 0.85:
+        shp = b.op("Shape", [normed], INT64, (3,), ("nonneg",))
+        dims = [b.op("Gather", [shp, b.const(np.array(a, np.int64), "Gather")], INT64, (),
+                     ("nonneg",), axis=0) for a in (0, 1)]
+
+    def spec(tail: list[int]) -> Value:
+        if dims is None:
+            return b.ints([0, 0, *tail], "Reshape")
+        parts = [shape_ops.unsqueeze(b, d, [0]) for d in dims]
+        return b.op("Concat", [*parts, b.ints(tail, "Concat")], INT64, (2 + len(tail),),
+                    axis=0)
 
     def heads_of(name: str) -> Value:
         m = b.op("MatMul", [normed, b.random_weight((hidden, hidden), FLOAT, name)], FLOAT,
                  normed.shape)
-        r = b.op("Reshape", [m, b.ints([0, 0, heads, head], "Reshape")], FLOAT,
-                 (bsz, seq, heads, head))
+        r = b.op("Reshape", [m, spec([heads, head])], FLOAT, (bsz, seq, heads, head))
         return b.op("Transpose", [r], FLOAT, (bsz, heads, seq, head), perm=[0, 2, 1, 3])
 
     q = rope(b, heads_of("MatMul"), pos, tables)
@@ -189,11 +211,11 @@ def llama_attention(b: GraphBuilder, x: Value) -> Value:
     qk = b.op("MatMul", [q, kt], FLOAT, (bsz, heads, seq, seq))
     div = b.op("Div", [qk, b.const(np.array(np.sqrt(head), np.float32), "Div")], FLOAT,
                qk.shape)
-    scores = b.op("Add", [div, _llama_mask(b, bsz, seq)], FLOAT, qk.shape)
+    scores = b.op("Add", [div, _llama_mask(b, bsz, seq, heads)], FLOAT, qk.shape)
     p = b.op("Softmax", [scores], FLOAT, scores.shape, ("bounded", "nonneg"), axis=-1)
     ctx = b.op("MatMul", [p, v], FLOAT, (bsz, heads, seq, head))
     t = b.op("Transpose", [ctx], FLOAT, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    merged = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], FLOAT, (bsz, seq, hidden))
+    merged = b.op("Reshape", [t, spec([hidden])], FLOAT, (bsz, seq, hidden))
     o = b.op("MatMul", [merged, b.random_weight((hidden, hidden), FLOAT, "MatMul")], FLOAT,
              merged.shape)
     return _layer_norm(b, b.op("Add", [stream, o], FLOAT, o.shape), "rms")

@@ -36,10 +36,11 @@ def _ops(model: onnx.ModelProto) -> Counter:
 #: motif -> (model type, seeds, how many must reach, what reaching looks like: an op the
 #: optimized model has and the original has not, or "-Op" for fewer Op nodes than before)
 REACH = {
-    "tb-gelu-forms": ("bert", 10, 4, ("Gelu", "FastGelu", "QuickGelu", "BiasGelu")),
-    "tb-layer-norm-forms": ("bert", 10, 4, ("LayerNormalization", "SimplifiedLayerNormalization",
-                                            "SkipLayerNormalization",
-                                            "SkipSimplifiedLayerNormalization")),
+    "tb-bias-gelu": ("bert", 10, 4, ("Gelu", "FastGelu", "QuickGelu", "BiasGelu")),
+    "tb-bias-skip-layer-norm": ("bert", 10, 4, ("LayerNormalization",
+                                                "SimplifiedLayerNormalization",
+                                                "SkipLayerNormalization",
+                                                "SkipSimplifiedLayerNormalization")),
     "tb-attention-forms": ("bert", 12, 2, ("Attention",)),
     "tb-attention-sdpa": ("bert", 10, 2, ("Attention",)),
     # FusionAttention's Where forms end in checks that refuse them (see the motif): validity

@@ -312,13 +312,16 @@ class OnnxRuntimeTransformersTarget(Target):
         are drawn only where the optimizer class that fuses them runs; last
         :data:`ALWAYS_HINT`, the steps every configuration runs; no name twice. Under a
         model type of :data:`OWN_ATTENTION` ``enable_attention`` is hinted only so
-        qualified: its bare name (and its onnxruntime transformers) stands for BERT's
-        attention forms, which that class's attention fusion does not look for."""
+        qualified: its bare name stands for BERT's attention forms, which that class's
+        attention fusion does not look for; and the onnxruntime transformers' names are
+        left out there (their motifs build the BERT-layout forms of onnxruntime's own
+        fusions, which the bert configurations draw), so that the class's own forms take a
+        larger share of its draws."""
         enabled = self.passes_of(config)
         model_type = config.get("model_type", DEFAULT_MODEL_TYPE)
-        plain = [flag for flag in enabled
-                 if not (flag == "enable_attention" and model_type in OWN_ATTENTION)]
-        hints = [*plain, *(m for flag in plain for m in FUSIONS[flag].motifs),
+        own = model_type in OWN_ATTENTION
+        plain = [flag for flag in enabled if not (own and flag == "enable_attention")]
+        hints = [*plain, *(m for flag in ([] if own else plain) for m in FUSIONS[flag].motifs),
                  *(model_hint(model_type, flag) for flag in enabled), ALWAYS_HINT]
         return list(dict.fromkeys(hints))
 

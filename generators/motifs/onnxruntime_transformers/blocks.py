@@ -14,11 +14,13 @@
   fusion_skiplayernorm.py): MatMul, bias Add, residual Add, LayerNormalization; sometimes a
   Cast between the MatMul and the bias (mixed precision), a (1, S, H) residual, or the
   residual Add already fused into a ``com.microsoft`` SkipLayerNormalization (what
-  onnxruntime's own level-2 optimization hands to the Python fusions).
+  onnxruntime's own level-2 optimization hands to the Python fusions); half the draws are
+  instead one of the layer normalization spellings of forms.py (``layer_norm_forms``).
 - ``tb-bias-gelu`` (``enable_bias_gelu``, ``enable_gemm_fast_gelu``, ``enable_gelu``;
   fusion_biasgelu.py, fusion_gemmfastgelu.py): MatMul, bias Add, then ONNX Gelu (opset 20,
   exact or tanh), a ``com.microsoft`` Gelu or FastGelu, or GELU spelled with Erf; and MatMul
-  straight into FastGelu.
+  straight into FastGelu; most draws (70%) are instead one of the GELU spellings of
+  forms.py (``gelu_forms``, nine forms to these three).
 
 Masks are 0/1 by construction (a bool graph input, possibly cast to int64 or float): the
 fused Attention treats any positive mask value as 1, the unfused graph computes 1 - m, so
@@ -49,6 +51,7 @@ from generators.motifs.helpers import (
     placement,
     tap,
 )
+from generators.motifs.onnxruntime_transformers.forms import gelu_forms, layer_norm_forms
 from generators.ops import shape_ops
 from generators.ops.reduce import reduce
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value
@@ -349,6 +352,22 @@ def _bias_gelu(b: GraphBuilder, x: Value) -> Value:
     return b.op("Gelu" if form == "ms-gelu" else "FastGelu", [a], a.dtype, a.shape, domain=MS)
 
 
+def _bias_skip_or_norm_forms(b: GraphBuilder, x: Value) -> Value:
+    """:func:`_bias_skip_layer_norm` or (half the time)
+    :func:`~generators.motifs.onnxruntime_transformers.forms.layer_norm_forms`."""
+    if b.rng.random() < 0.5:
+        return _bias_skip_layer_norm(b, x)
+    return layer_norm_forms(b, x)
+
+
+def _bias_gelu_or_forms(b: GraphBuilder, x: Value) -> Value:
+    """:func:`_bias_gelu` or (70% of the time)
+    :func:`~generators.motifs.onnxruntime_transformers.forms.gelu_forms`."""
+    if b.rng.random() < 0.3:
+        return _bias_gelu(b, x)
+    return gelu_forms(b, x)
+
+
 MOTIFS = (
     ort_motif("tb-embed-layer-norm", ("enable_embed_layer_norm", "enable_attention"),
               _embed_layer_norm, dtypes=FLOAT_INPUT, ranks=(1, 4), since=11,
@@ -358,11 +377,11 @@ MOTIFS = (
               anchors=("MatMul", "Softmax", "LayerNormalization")),
     ort_motif("tb-bias-skip-layer-norm", ("enable_skip_layer_norm",
                                           "enable_bias_skip_layer_norm",
-                                          "BiasSkipLayerNormFusion"),
-              _bias_skip_layer_norm, dtypes=FLOAT_INPUT, ranks=(3, 3), since=9,
+                                          "BiasSkipLayerNormFusion", "enable_layer_norm"),
+              _bias_skip_or_norm_forms, dtypes=FLOAT_INPUT, ranks=(3, 3), since=9,
               anchors=("MatMul", "Add", "LayerNormalization")),
     ort_motif("tb-bias-gelu", ("enable_bias_gelu", "enable_gemm_fast_gelu", "enable_gelu"),
-              _bias_gelu, dtypes=FLOAT_INPUT, ranks=(2, 3), since=9,
+              _bias_gelu_or_forms, dtypes=FLOAT_INPUT, ranks=(2, 3), since=9,
               anchors=("MatMul", "Add", "Gelu", "Erf")),
 )
 

@@ -1,16 +1,19 @@
-"""Motifs for the element-wise and normalization fusions of onnxruntime's Python transformer
-optimizer (``onnxruntime/transformers/``): every spelling of GELU and of layer normalization
-the fusions know, one spelling per draw, and near-misses of each.
+"""Pattern builders for the element-wise and normalization fusions of onnxruntime's Python
+transformer optimizer (``onnxruntime/transformers/``): every spelling of GELU and of layer
+normalization the fusions know, one spelling per draw, and near-misses of each. The motifs
+``tb-bias-gelu`` and ``tb-bias-skip-layer-norm`` (blocks.py) draw them half the time.
 
-- ``tb-gelu-forms`` (``enable_gelu``, ``enable_bias_gelu``; fusion_gelu.py, fusion_fastgelu.py,
-  fusion_quickgelu.py, fusion_biasgelu.py): GELU with Erf in PyTorch's two forms (the 0.5
+Not a motif family: it exports no ``MOTIFS``.
+
+- :func:`gelu_forms` (fusion_gelu.py, fusion_fastgelu.py, fusion_quickgelu.py,
+  fusion_biasgelu.py): GELU with Erf in PyTorch's two forms (the 0.5
   on the input or on the product), Keras' (1/sqrt(2) as Div by Sqrt(2)) and TensorFlow's (Mul
   by 0.7071), GELU with Tanh in the four forms of fusion_fastgelu.py (Pow 3 with the 0.5 on
   the input or on the product, OpenAI's x * (1 + 0.044715 x * x), PyTorch's x * x * x), and
   x * Sigmoid(1.702 x). The input is sometimes a MatMul plus a 1-D bias, so the bias fusion
   meets the fused Gelu or FastGelu.
-- ``tb-layer-norm-forms`` (``enable_layer_norm``, ``enable_skip_layer_norm``;
-  fusion_layernorm.py, fusion_simplified_layernorm.py, fusion_skiplayernorm.py): the
+- :func:`layer_norm_forms` (fusion_layernorm.py, fusion_simplified_layernorm.py,
+  fusion_skiplayernorm.py): the
   decomposed layer normalization with Pow 2 or Mul x*x, with Cast to float and back
   (mixed precision), TensorFlow's form (the mean subtracted after the scale), the RMS form
   (x / sqrt(mean(x^2) + eps) * gamma, the reciprocal spelled Div or Reciprocal, Cast or
@@ -29,12 +32,10 @@ import math
 
 from generators.builder import GraphBuilder
 from generators.motifs.helpers import (
-    FLOAT_INPUT,
     binary,
     const,
     float_view,
     near,
-    ort_motif,
     tap,
     weight,
 )
@@ -234,15 +235,3 @@ def _skip(b: GraphBuilder, x: Value) -> Value:
         keep = int(r < 0.3)
         return reduce(b, "ReduceMean", x, axes=[0], keepdims=keep)
     return b.op("Sigmoid", [x], x.dtype, x.shape, ("bounded", "nonneg"))
-
-
-MOTIFS = (
-    ort_motif("tb-gelu-forms", ("enable_gelu", "enable_bias_gelu"), gelu_forms,
-              dtypes=FLOAT_INPUT, ranks=(1, 4), since=9, anchors=("Erf", "Tanh", "Sigmoid")),
-    ort_motif("tb-layer-norm-forms", ("enable_layer_norm", "enable_skip_layer_norm"),
-              layer_norm_forms, dtypes=FLOAT_INPUT, ranks=(2, 4), since=9,
-              anchors=("ReduceMean", "Sqrt")),
-)
-
-#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
-ORDER = 121

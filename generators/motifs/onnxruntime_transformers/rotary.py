@@ -9,7 +9,8 @@ the ``enable_rotary_embeddings`` flag, run by every model class):
   (M, H) caches (Llama's newer form: Slice to the sequence length, Gather at position ids,
   Unsqueeze) or (1, 1, M, H) caches (the older form: Slice, Squeeze, Squeeze, Gather,
   Unsqueeze), the caches Constant nodes mostly (the fusion moves their values into its
-  own cache initializers), sometimes initializers (which it does not). Near-misses: the
+  own cache initializers), sometimes initializers (which it does not), or cos and sin
+  computed from the position ids on the fly (Qwen3's export). Near-misses: the
   sin and cos sequence lengths from separate Shape nodes, a rotate_half of halves of
   another tensor.
 
@@ -109,10 +110,35 @@ def caches(b: GraphBuilder, seq: int, head: int) -> tuple[Value, Value, bool]:
             _cache(b, np.sin(emb).reshape(shape), constant), old)
 
 
+def on_the_fly(b: GraphBuilder, pos: Value, head: int) -> tuple[Value, Value]:
+    """cos and sin (B, 1, S, H) computed from the position ids ``pos`` (B, S) as newer
+    Hugging Face exports (Qwen3) do: freqs = Transpose(MatMul(Expand(Unsqueeze(inv_freq)),
+    Cast(Unsqueeze(pos)))), emb = Concat(freqs, freqs), Cos(emb) and Sin(emb) times an
+    attention scaling, unsqueezed on axis 1 (FusionRotaryEmbeddings' fifth cos/sin path,
+    from which it computes caches of its own)."""
+    bsz, seq = pos.shape
+    inv = (1.0 / (10000 ** (np.arange(0, head, 2) / head))).astype(np.float32)
+    inv_c = b.const(inv, "Unsqueeze", "constant" if b.rng.random() < 0.3 else "initializer")
+    u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, inv_c, [0]), [2])
+    e = b.op("Expand", [u, b.ints([bsz, head // 2, 1], "Expand")], FLOAT, (bsz, head // 2, 1))
+    p = b.op("Cast", [shape_ops.unsqueeze(b, pos, [1])], FLOAT, (bsz, 1, seq), to=FLOAT)
+    freqs = b.op("Transpose", [b.op("MatMul", [e, p], FLOAT, (bsz, head // 2, seq))], FLOAT,
+                 (bsz, seq, head // 2), perm=[0, 2, 1])
+    emb = b.op("Concat", [freqs, freqs], FLOAT, (bsz, seq, head), axis=-1)
+    scale = b.const(np.array(b.rng.choice([1.0, 1.0, 0.5]), np.float32), "Mul")
+    out = []
+    for op in ("Cos", "Sin"):
+        t = b.op("Mul", [b.op(op, [emb], FLOAT, emb.shape, ("bounded",)), scale], FLOAT,
+                 emb.shape)
+        out.append(shape_ops.unsqueeze(b, t, [1]))
+    return out[0], out[1]
+
+
 def rope(b: GraphBuilder, xt: Value, pos: Value, tables: tuple[Value, Value, bool]) -> Value:
     """x * cos + rotate_half(x) * sin of heads ``xt`` (B, N, S, H) at position ids ``pos``
     (B, S) with the caches ``tables`` (:func:`caches`), in the forms of the module
-    docstring; returns the rotated heads."""
+    docstring, or a quarter of the time with cos and sin computed :func:`on_the_fly`;
+    returns the rotated heads."""
     bsz, heads, seq, head = xt.shape
     cos_t, sin_t, old = tables
     half = _half(b, xt)
@@ -124,6 +150,10 @@ def rope(b: GraphBuilder, xt: Value, pos: Value, tables: tuple[Value, Value, boo
     x2 = b.op("Slice", [src, half, b.ints([2**62], "Slice"), b.ints([3], "Slice")], FLOAT,
               x1.shape)
     rot = b.op("Concat", [b.op("Neg", [x2], FLOAT, x2.shape), x1], FLOAT, xt.shape, axis=-1)
+    if b.rng.random() < 0.25:
+        cos, sin = on_the_fly(b, pos, head)
+        return b.op("Add", [b.op("Mul", [xt, cos], FLOAT, xt.shape),
+                            b.op("Mul", [rot, sin], FLOAT, xt.shape)], FLOAT, xt.shape)
     seq_dim = _scalar_dim(b, b.op("Shape", [xt], INT64, (4,), ("nonneg",)), 2)
     end = shape_ops.unsqueeze(b, seq_dim, [0])
     if b.rng.random() < 0.1:  # a second Shape for sin: the caches' lengths not shared

@@ -397,8 +397,11 @@ def _gpt2_fc(b: GraphBuilder, ln: Value, n: int, w, gemm: bool) -> Value:
 
 
 def gpt2_megatron(b: GraphBuilder, x: Value) -> Value:
-    """:func:`gpt2_attention` with MatMul + Add projections only (Megatron's form)."""
-    return gpt2_attention(b, x, gemm=False)
+    """:func:`gpt2_attention` in Megatron's form: MatMul + Add projections, the past halves
+    by Split and Squeeze, K concatenated in (B, N, T, H), Q and K each divided by
+    H^(1/4) before Q.K^T, the causal bias by Mul and Sub, Softmax over axis 3
+    (fusion_gpt_attention_megatron.py)."""
+    return gpt2_attention(b, x, gemm=False, megatron=True)
 
 
 def gpt2_no_past(b: GraphBuilder, x: Value) -> Value:
@@ -409,7 +412,7 @@ def gpt2_no_past(b: GraphBuilder, x: Value) -> Value:
 
 
 def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None,
-                   past: bool = True) -> Value:
+                   past: bool = True, megatron: bool = False) -> Value:
     """GPT-2 self-attention with past state on a projection of ``x`` (B, S, E) to N*H
     (fusion_gpt_attention.py, gpt2 model type): LayerNormalization, the fused QKV projection
     (Gemm between Reshapes, or MatMul + Add), Split into Q, K, V split into heads, a past
@@ -448,7 +451,7 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None,
         state = b.graph_input(dt, (2, bsz, heads, past_len, head))
         b.pool.remove(state)
 
-        if b.rng.random() < 0.6:  # pattern 1: Gather
+        if not megatron and b.rng.random() < 0.6:  # pattern 1: Gather
             pk = b.op("Gather", [state, b.const(np.array(0, np.int64), "Gather")], dt,
                       (bsz, heads, past_len, head), axis=0)
             pv = b.op("Gather", [state, b.const(np.array(1, np.int64), "Gather")], dt, pk.shape,
@@ -469,7 +472,7 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None,
                       for h in halves)
         total = past_len + seq
         qh = heads_of(q, [0, 2, 1, 3])
-        if b.rng.random() < 0.7:
+        if not megatron and b.rng.random() < 0.7:
             kh = heads_of(k, [0, 2, 3, 1])
             pkt = b.op("Transpose", [pk], dt, (bsz, heads, head, past_len), perm=[0, 1, 3, 2])
             ck = b.op("Concat", [pkt, kh], dt, (bsz, heads, head, total), axis=-1)
@@ -487,9 +490,14 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None,
         present = b.op("Concat", [uk, uv], dt, (2, bsz, heads, total, head), axis=0)
         b.graph_output(present)
         b.pool.remove(present)
+    if megatron:  # Q and K each divided by H^(1/4), no Div after Q.K^T
+        root4 = const(b, math.sqrt(math.sqrt(head)), dt, ())
+        qh = b.op("Div", [qh, root4], dt, qh.shape)
+        kk = b.op("Div", [kk, root4], dt, kk.shape)
     qk = b.op("MatMul", [qh, kk], dt, (bsz, heads, seq, total))
-    div = b.op("Div", [qk, const(b, math.sqrt(head), dt, ())], dt, qk.shape)
-    if b.rng.random() < 0.3:  # the older export: div * block - 10000 * (1 - block)
+    div = qk if megatron else b.op("Div", [qk, const(b, math.sqrt(head), dt, ())], dt,
+                                   qk.shape)
+    if megatron or b.rng.random() < 0.3:  # the older form: div * block - 10000 * (1 - block)
         block = _gpt2_causal(b, div, total, float_block=True)
         kept = b.op("Mul", [div, block], dt, div.shape)
         inv = b.op("Sub", [const(b, 1.0, dt, ()), block], dt, block.shape)
@@ -498,7 +506,7 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None,
     else:
         scores = b.op("Where", [_gpt2_causal(b, div, total), div,
                                 const(b, -10000.0, dt, ())], dt, div.shape)
-    if past and b.rng.random() < 0.4:
+    if past and not megatron and b.rng.random() < 0.4:
         m = _mask_input(b, bsz, total, b.rng.choice([INT64, dt]))
         if b.rng.random() < 0.5:  # the mask input reshaped to (B, T) first
             m = b.op("Reshape", [m, b.ints([bsz, -1], "Reshape")], m.dtype, m.shape, m.props)
@@ -508,7 +516,7 @@ def gpt2_attention(b: GraphBuilder, x: Value, gemm: bool | None = None,
         inv = b.op("Sub", [const(b, 1.0, dt, ()), u], dt, u.shape)
         scores = binary(b, "Add", scores, binary(b, "Mul", inv, const(b, -10000.0, dt, ())))
     p = b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
-             axis=-1 if b.opset >= 13 else 3)
+             axis=-1 if b.opset >= 13 and not megatron else 3)
     ctx = b.op("MatMul", [p, cv], dt, (bsz, heads, seq, head))
     t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
     merged = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], dt, (bsz, seq, hidden))

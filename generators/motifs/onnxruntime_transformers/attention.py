@@ -296,6 +296,9 @@ def attention_albert(b: GraphBuilder, x: Value) -> Value:
                             einsum_p=1.0)
 
 
+#: the head-shape forms drawn under clip: FusionAttentionClip reads N and H from a Concat
+#: that fusion_reshape.py leaves alone (the -1 form), rarely from one it makes constant.
+CLIP_SHAPES = ("minus1", "minus1", "minus1", "const")
 #: the score forms FusionAttentionClip matches (unscaled, scaled after Q.K^T, causal).
 CLIP_FORMS = ("plain", "mul", "mul", "causal", "causal", "mul-mask")
 
@@ -304,12 +307,12 @@ def clip_attention(b: GraphBuilder, x: Value) -> Value:
     """:func:`attention_forms` in CLIP's layout: pre-norm mostly, the head split's shape a
     Concat (FusionAttentionClip reads the head count from it), the score forms of
     :data:`CLIP_FORMS`."""
-    return _attention_forms(b, x, CLIP_FORMS, 0.85, 0.15, ("minus1", "minus1", "const"), 0.8)
+    return _attention_forms(b, x, CLIP_FORMS, 0.9, 0.15, CLIP_SHAPES, 1.0)
 
 
 def clip_causal(b: GraphBuilder, x: Value) -> Value:
     """:func:`clip_attention` with CLIP's causal mask (its text encoder)."""
-    return _attention_forms(b, x, ("causal",), 0.85, 0.15, ("minus1", "minus1", "const"), 0.8)
+    return _attention_forms(b, x, ("causal",), 0.9, 0.15, CLIP_SHAPES, 1.0)
 
 
 def _attention_forms(b: GraphBuilder, x: Value, forms: tuple[str, ...], concat_p: float,

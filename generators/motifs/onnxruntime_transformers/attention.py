@@ -25,7 +25,8 @@
   attention with the RMS norm, unbiased projections and the relative position bias
   computed from bucketed Range differences (FusionRelativePositionBiasBlock's input);
   ``tb-t5-sliced-mask`` the same with the SD3/Flux export's sliced mask; ``tb-t5-decoder``
-  the decoder's self-attention with past key and value (named as the export names them).
+  the decoder's self-attention with past key and value (named as the export names them);
+  ``tb-t5-cross`` its cross-attention over cached encoder key and value inputs.
 - ``tb-bart-encoder``, ``tb-bart-decoder``, ``tb-bart-cross`` (hint
   ``bart:enable_attention``; fusion_bart_attention.py): BART's encoder, decoder (causal)
   and cross attention with the bias-first Adds of its export.
@@ -718,6 +719,48 @@ def t5_decoder(b: GraphBuilder, x: Value) -> Value:
     merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
     return b.op("Add", [hid, _dense(b, merged, hidden, w, bias=False)], dt, hid.shape)
 
+
+def t5_cross(b: GraphBuilder, x: Value) -> Value:
+    """T5 decoder cross-attention with cached encoder key and value (the static-kv branch of
+    FusionT5Attention.fuse_t5_decoder, t5 model type): Q an unbiased MatMul of a projection
+    of ``x`` (B, S, E) split into heads; K and V the graph inputs ``past_key_cross_*`` and
+    ``past_value_cross_*`` (B, N, T, H) (the fusion finds them by those names), K
+    transposed; no scale; the scores plus zeros plus the additive mask (1 - m) * -10000 of
+    a 0/1 (B, T) mask; the merge Reshape's shape a Concat of Shape(hidden) dims. float32."""
+    x = float_view(b, x, (FLOAT,))
+    w = _weigher(b)
+    heads, head = _heads(b)
+    hidden = heads * head
+    bsz, seq = x.shape[0], x.shape[1]
+    dt = FLOAT
+    hid = _dense(b, x, hidden, w, bias=False)
+    enc = b.rng.randint(2, 4)
+    m = _dense(b, hid, hidden, w, bias=False)
+    q = b.op("Transpose", [b.op("Reshape", [m, b.ints([0, 0, heads, head], "Reshape")], dt,
+                                (bsz, seq, heads, head))], dt, (bsz, heads, seq, head),
+             perm=[0, 2, 1, 3])
+    past_k = _named_input(b, "past_key_cross", dt, (bsz, heads, enc, head))
+    past_v = _named_input(b, "past_value_cross", dt, (bsz, heads, enc, head))
+    kt = b.op("Transpose", [past_k], dt, (bsz, heads, head, enc), perm=[0, 1, 3, 2])
+    qk = b.op("MatMul", [q, kt], dt, (bsz, heads, seq, enc))
+    mask = _mask_input(b, bsz, enc, INT64)
+    u = b.op("Cast", [shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, mask, [1]), [2])], dt,
+             (bsz, 1, 1, enc), ("nonneg",), to=dt)
+    ext = b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), u], dt, u.shape),
+                       const(b, -10000.0, dt, ())], dt, u.shape)
+    zeros = b.const(np.zeros((1, heads, seq, enc), np.float32), "Add")
+    bias = b.op("Add", [zeros, ext], dt, (bsz, heads, seq, enc))
+    p = b.op("Softmax", [b.op("Add", [qk, bias], dt, qk.shape)], dt, qk.shape,
+             ("bounded", "nonneg"), axis=-1 if b.opset >= 13 else 3)
+    ctx = b.op("MatMul", [p, past_v], dt, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    shape = b.op("Shape", [hid], INT64, (3,), ("nonneg",))
+    spec = b.op("Concat", [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0]),
+                           b.ints([-1], "Concat"), b.ints([hidden], "Concat")], INT64, (3,),
+                axis=0)
+    merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
+    return b.op("Add", [hid, _dense(b, merged, hidden, w, bias=False)], dt, hid.shape)
+
 # -- BART -------------------------------------------------------------------------------------
 def _bias_first(b: GraphBuilder, x: Value, n: int, w) -> Value:
     """Add(bias, MatMul(x, W)): the projection with the bias as the first Add input (BART's
@@ -819,6 +862,8 @@ MOTIFS = (
     ort_motif("tb-t5-sliced-mask", ("t5:enable_attention",), t5_sliced_mask,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=12, anchors=("Softmax",)),
     ort_motif("tb-t5-decoder", ("t5:enable_attention",), t5_decoder,
+              dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
+    ort_motif("tb-t5-cross", ("t5:enable_attention",), t5_cross,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),
     ort_motif("tb-bart-encoder", ("bart:enable_attention",), bart_encoder,
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11, anchors=("Softmax",)),

@@ -139,7 +139,8 @@ def _lowest(b: GraphBuilder, dt: int) -> float:
 
 
 def _additive_mask(b: GraphBuilder, bsz: int, seq: int, dt: int, sdpa: bool) -> Value:
-    """An additive (B, 1, 1, S) or (B, 1, S, S) mask: (1 - m) * c (m cast to float or, as
+    """An additive (B, 1, 1, S) or (B, 1, S, S) mask: (1 - m) * c (m cast to float before
+    or after its Unsqueezes, sometimes the bool graph input itself unsqueezed, or, as
     fusion_attention.py's second form, unsqueezed while float), or PyTorch SDPA's
     Where(Cast(1 - Expand(m), bool), lowest, 1 - Expand(m))."""
     if sdpa:
@@ -151,8 +152,11 @@ def _additive_mask(b: GraphBuilder, bsz: int, seq: int, dt: int, sdpa: bool) -> 
         inv = b.op("Sub", [const(b, 1.0, dt, ()), e], dt, e.shape)
         cond = b.op("Cast", [inv], BOOL, inv.shape, to=BOOL)
         return b.op("Where", [cond, const(b, _lowest(b, dt), dt, ()), inv], dt, inv.shape)
-    cast = b.rng.random() < 0.6
-    m = _mask_input(b, bsz, seq, INT64 if cast else dt)
+    r = b.rng.random()
+    cast = r < 0.6
+    # the bool graph input itself unsqueezed and cast (a third of the cast forms): the
+    # fusion then retypes that graph input to int32 for the fused Attention
+    m = _mask_input(b, bsz, seq, BOOL if r < 0.2 else (INT64 if cast else dt))
     u = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
     if cast:
         u = b.op("Cast", [u], dt, u.shape, ("nonneg",), to=dt)

@@ -316,13 +316,15 @@ class OnnxRuntimeTransformersTarget(Target):
         attention fusion does not look for; and the onnxruntime transformers' names are
         left out there (their motifs build the BERT-layout forms of onnxruntime's own
         fusions, which the bert configurations draw), so that the class's own forms take a
-        larger share of its draws."""
+        larger share of its draws; for the same reason :data:`ALWAYS_HINT` (steps that do
+        not depend on the class either) is given under bert only."""
         enabled = self.passes_of(config)
         model_type = config.get("model_type", DEFAULT_MODEL_TYPE)
         own = model_type in OWN_ATTENTION
         plain = [flag for flag in enabled if not (own and flag == "enable_attention")]
         hints = [*plain, *(m for flag in ([] if own else plain) for m in FUSIONS[flag].motifs),
-                 *(model_hint(model_type, flag) for flag in enabled), ALWAYS_HINT]
+                 *(model_hint(model_type, flag) for flag in enabled),
+                 *([] if own else [ALWAYS_HINT])]
         return list(dict.fromkeys(hints))
 
     def anchors(self) -> Mapping[str, frozenset[str]]:

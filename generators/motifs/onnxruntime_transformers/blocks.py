@@ -19,7 +19,7 @@
 - ``tb-bias-gelu`` (``enable_bias_gelu``, ``enable_gemm_fast_gelu``, ``enable_gelu``;
   fusion_biasgelu.py, fusion_gemmfastgelu.py): MatMul, bias Add, then ONNX Gelu (opset 20,
   exact or tanh), a ``com.microsoft`` Gelu or FastGelu, or GELU spelled with Erf; and MatMul
-  straight into FastGelu; most draws (70%) are instead one of the GELU spellings of
+  straight into FastGelu; most draws (80%) are instead one of the GELU spellings of
   forms.py (``gelu_forms``, nine forms to these three).
 
 Masks are 0/1 by construction (a bool graph input, possibly cast to int64 or float): the
@@ -361,9 +361,9 @@ def _bias_skip_or_norm_forms(b: GraphBuilder, x: Value) -> Value:
 
 
 def _bias_gelu_or_forms(b: GraphBuilder, x: Value) -> Value:
-    """:func:`_bias_gelu` or (70% of the time)
+    """:func:`_bias_gelu` or (80% of the time)
     :func:`~generators.motifs.onnxruntime_transformers.forms.gelu_forms`."""
-    if b.rng.random() < 0.3:
+    if b.rng.random() < 0.2:
         return _bias_gelu(b, x)
     return gelu_forms(b, x)
 

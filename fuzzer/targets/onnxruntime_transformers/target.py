@@ -70,7 +70,21 @@ DEFAULT_MODEL_TYPE = "bert"
 #: ops whose only kernels are on GPU execution providers (onnxruntime/contrib_ops/rocm and
 #: contrib_ops/cuda): a model with them cannot load on the CPU execution provider.
 GPU_ONLY_OPS = ("GemmFastGelu", "QOrderedMatMul", "QOrderedGelu", "QOrderedLayerNormalization",
-                "QOrderedAttention")
+                "QOrderedAttention", "RelativePositionBias")
+
+
+#: model types whose optimizer class replaces BERT's FusionAttention by its own attention
+#: fusion (``Gpt2OnnxModel``, ``T5OnnxModel``, ``BartOnnxModel``, ``ClipOnnxModel``).
+OWN_ATTENTION = frozenset({"gpt2", "t5", "bart", "clip"})
+#: the motif hint of the steps ``optimize_model`` runs whatever the flags (Identity and
+#: useless Cast removal, Transpose constant folding, the Shape fusion, useless Reshapes).
+ALWAYS_HINT = "optimize_model"
+
+
+def model_hint(model_type: str, flag: str) -> str:
+    """The motif hint of ``flag`` under ``model_type`` (``"gpt2:enable_attention"``): the
+    name a motif of that model class's own form lists in ``Motif.passes``."""
+    return f"{model_type}:{flag}"
 
 
 def _passes(config: dict[str, Any]) -> list[str]:
@@ -97,6 +111,18 @@ def _inputs_pruned(finding: Any, config: dict[str, Any]) -> bool:
         if value == remaining:
             remaining = next(after, None)
     return remaining is None
+
+
+def _heads_not_given(finding: Any, config: dict[str, Any]) -> bool:
+    """For a model type whose fusions do not detect the head count (every type but bert's
+    own FusionAttention): a fused Attention without one that does not load, or a fusion
+    that asserts it was given (``assert self.num_heads > 0``)."""
+    if config.get("model_type", DEFAULT_MODEL_TYPE) == "bert":
+        return False
+    if shows(finding, "load-failure"):
+        return "num_heads > 0 was false" in finding.message
+    return shows(finding, "optimizer-error") and \
+        "assert self.num_heads > 0" in str(finding.detail.get("traceback", ""))
 
 
 def _gpu_only_op(finding: Any, config: dict[str, Any]) -> bool:
@@ -138,9 +164,19 @@ DOCUMENTED = (
         "fused-op-without-cpu-kernel",
         "onnxruntime/transformers/fusion_gemmfastgelu.py makes GemmFastGelu, whose only "
         "kernel is onnxruntime/contrib_ops/rocm/bert/gemm_fast_gelu.cc; fusion_qordered_*.py "
-        "make QOrdered ops, kernels under onnxruntime/contrib_ops/cuda/quantization/ only "
+        "make QOrdered ops, kernels under onnxruntime/contrib_ops/cuda/quantization/ only; "
+        "onnx_model_t5.py makes RelativePositionBias, a CUDA kernel only "
         "(onnxruntime docs, ContribOperators.md lists them for those providers)",
         _gpu_only_op),
+    DocumentedBehaviour(
+        "num-heads-required-beyond-bert",
+        "onnxruntime/transformers/optimizer.py, optimize_model's docstring: 'For BERT model, "
+        "num_heads and hidden_size are optional. For other model types, you need to specify "
+        "these parameters' (and --num_heads: 'For other model type, this parameter need "
+        "specify correctly'); the target passes 0, so an Attention the gpt2, t5, bart or clip "
+        "fusions make without detecting the head count does not load, and the rotary "
+        "attention fusion of the gpt2 class stops at its assertion that it was given",
+        _heads_not_given),
 )
 
 
@@ -270,9 +306,25 @@ class OnnxRuntimeTransformersTarget(Target):
     def motif_hints(self, config: dict[str, Any]) -> list[str]:
         """The enabled flags (the ``onnxruntime_transformers`` motifs name them in
         ``Motif.passes``), then the onnxruntime graph transformers whose motifs build what
-        they fuse (:attr:`.fusions.Fusion.motifs`); no name twice."""
+        they fuse (:attr:`.fusions.Fusion.motifs`), then each enabled flag qualified by the
+        model type (``gpt2:enable_attention``): the motifs of one model class's own forms
+        (GPT-2's past state, T5's relative bias, BART's cross attention) name that, so they
+        are drawn only where the optimizer class that fuses them runs; last
+        :data:`ALWAYS_HINT`, the steps every configuration runs; no name twice. Under a
+        model type of :data:`OWN_ATTENTION` ``enable_attention`` is hinted only so
+        qualified: its bare name stands for BERT's attention forms, which that class's
+        attention fusion does not look for; and the onnxruntime transformers' names are
+        left out there (their motifs build the BERT-layout forms of onnxruntime's own
+        fusions, which the bert configurations draw), so that the class's own forms take a
+        larger share of its draws; for the same reason :data:`ALWAYS_HINT` (steps that do
+        not depend on the class either) is given under bert only."""
         enabled = self.passes_of(config)
-        hints = [*enabled, *(m for flag in enabled for m in FUSIONS[flag].motifs)]
+        model_type = config.get("model_type", DEFAULT_MODEL_TYPE)
+        own = model_type in OWN_ATTENTION
+        plain = [flag for flag in enabled if not (own and flag == "enable_attention")]
+        hints = [*plain, *(m for flag in ([] if own else plain) for m in FUSIONS[flag].motifs),
+                 *(model_hint(model_type, flag) for flag in enabled),
+                 *([] if own else [ALWAYS_HINT])]
         return list(dict.fromkeys(hints))
 
     def anchors(self) -> Mapping[str, frozenset[str]]:

@@ -14,11 +14,13 @@
   fusion_skiplayernorm.py): MatMul, bias Add, residual Add, LayerNormalization; sometimes a
   Cast between the MatMul and the bias (mixed precision), a (1, S, H) residual, or the
   residual Add already fused into a ``com.microsoft`` SkipLayerNormalization (what
-  onnxruntime's own level-2 optimization hands to the Python fusions).
+  onnxruntime's own level-2 optimization hands to the Python fusions); half the draws are
+  instead one of the layer normalization spellings of forms.py (``layer_norm_forms``).
 - ``tb-bias-gelu`` (``enable_bias_gelu``, ``enable_gemm_fast_gelu``, ``enable_gelu``;
   fusion_biasgelu.py, fusion_gemmfastgelu.py): MatMul, bias Add, then ONNX Gelu (opset 20,
   exact or tanh), a ``com.microsoft`` Gelu or FastGelu, or GELU spelled with Erf; and MatMul
-  straight into FastGelu.
+  straight into FastGelu; most draws (80%) are instead one of the GELU spellings of
+  forms.py (``gelu_forms``, nine forms to these three).
 
 Masks are 0/1 by construction (a bool graph input, possibly cast to int64 or float): the
 fused Attention treats any positive mask value as 1, the unfused graph computes 1 - m, so
@@ -49,6 +51,7 @@ from generators.motifs.helpers import (
     placement,
     tap,
 )
+from generators.motifs.onnxruntime_transformers.forms import gelu_forms, layer_norm_forms
 from generators.ops import shape_ops
 from generators.ops.reduce import reduce
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value
@@ -92,7 +95,11 @@ def _norm(b: GraphBuilder, x: Value, w: Weigher) -> Value:
     d = b.op("Sub", [x, mean], dt, x.shape)
     var = reduce(b, "ReduceMean", b.op("Pow", [d, const(b, 2.0, dt)], dt, x.shape, ("nonneg",)),
                  axes=axes, keepdims=1)
-    s = b.op("Sqrt", [binary(b, "Add", var, const(b, eps, dt), commute=False)], dt, var.shape)
+    # a scalar epsilon mostly: the fusions pass it to float(), which numpy 2 refuses for a
+    # (1,) array (TypeError), so that form ends the whole optimization
+    eps_shape = () if b.rng.random() < 0.95 else (1,)
+    s = b.op("Sqrt", [binary(b, "Add", var, const(b, eps, dt, eps_shape), commute=False)], dt,
+             var.shape)
     n = b.op("Div", [d, s], dt, x.shape)
     return binary(b, "Add", binary(b, "Mul", n, gamma, commute=False), beta, commute=False)
 
@@ -134,12 +141,28 @@ def _mask(b: GraphBuilder, scores: Value) -> Value:
     return binary(b, "Add", scores, additive)
 
 
-def _split_heads(b: GraphBuilder, v: Value, heads: int, head: int, perm: list[int]) -> Value:
+def _batch_concat(b: GraphBuilder, shape: Value, tail: list[int]) -> Value:
+    """Concat(Unsqueeze(Gather(shape, 0)), [-1], tail): a Reshape shape whose batch size is
+    read from a Shape output (DistilBERT's ``view(bs, -1, ...)``)."""
+    g = b.op("Gather", [shape, b.const(np.array(0, np.int64), "Gather")], INT64, (),
+             ("nonneg",), axis=0)
+    parts = [shape_ops.unsqueeze(b, g, [0]), b.ints([-1], "Concat"), b.ints(tail, "Concat")]
+    return b.op("Concat", parts, INT64, (2 + len(tail),), axis=0)
+
+
+def _split_heads(b: GraphBuilder, v: Value, heads: int, head: int, perm: list[int],
+                 shape: Value | None = None) -> Value:
     """Reshape (B, S, N*H) to (B, S, N, H) (shape [0, 0, N, H] mostly, sometimes static or
-    [0, -1, N, H]) and Transpose by ``perm``."""
+    [0, -1, N, H], or with ``shape`` (a Shape output of the hidden states)
+    :func:`_batch_concat`) and Transpose by ``perm``."""
     bsz, seq, _ = v.shape
-    spec = b.rng.choice([[0, 0, heads, head]] * 4 + [[bsz, seq, heads, head], [0, -1, heads, head]])
-    r = b.op("Reshape", [v, b.ints(spec, "Reshape")], v.dtype, (bsz, seq, heads, head))
+    if shape is not None:
+        spec_v = _batch_concat(b, shape, [heads, head])
+    else:
+        spec = b.rng.choice([[0, 0, heads, head]] * 4 + [[bsz, seq, heads, head],
+                                                         [0, -1, heads, head]])
+        spec_v = b.ints(spec, "Reshape")
+    r = b.op("Reshape", [v, spec_v], v.dtype, (bsz, seq, heads, head))
     return b.op("Transpose", [r], v.dtype, tuple(r.shape[i] for i in perm), perm=perm)
 
 
@@ -147,16 +170,19 @@ def attention_block(b: GraphBuilder, root: Value, heads: int, head: int, w: Weig
     """BERT self-attention on ``root`` (B, S, N*H) with the residual Add and the
     LayerNormalization after it (fusion_attention.py: FusionAttention starts at that
     normalization). The scale is 1/sqrt(H) as a Div or a Mul, rarely another constant; a
-    mask is added to the scores most of the time."""
+    mask is added to the scores most of the time. A quarter of the time the Reshape shapes
+    read the batch size from Shape(root) (DistilBERT's export, whose embedding fusion looks
+    for that Shape among the normalization's consumers)."""
     bsz, seq, hidden = root.shape
     dt = root.dtype
-    q = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3])
+    shp = b.op("Shape", [root], INT64, (3,), ("nonneg",)) if b.rng.random() < 0.25 else None
+    q = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], shp)
     if b.rng.random() < 0.8:
-        k = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 3, 1])
+        k = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 3, 1], shp)
     else:  # K transposed to heads first, then its last two axes swapped
-        k0 = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3])
+        k0 = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], shp)
         k = b.op("Transpose", [k0], dt, (bsz, heads, head, seq), perm=[0, 1, 3, 2])
-    v = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3])
+    v = _split_heads(b, _dense(b, root, hidden, w), heads, head, [0, 2, 1, 3], shp)
     qk = b.op("MatMul", [q, k], dt, (bsz, heads, seq, seq))
     scale = math.sqrt(head) if b.rng.random() < 0.9 else b.rng.choice(
         [math.sqrt(hidden), 8.0, head])
@@ -173,7 +199,9 @@ def attention_block(b: GraphBuilder, root: Value, heads: int, head: int, w: Weig
             0.05)
     ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
     t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    r = b.op("Reshape", [t, b.ints([0, 0, hidden], "Reshape")], dt, (bsz, seq, hidden))
+    spec = _batch_concat(b, shp, [hidden]) if shp is not None else \
+        b.ints([0, 0, hidden], "Reshape")
+    r = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
     out = tap(b, _dense(b, r, hidden, w), 0.05)
     return _norm(b, binary(b, "Add", out, root, commute=b.rng.random() < 0.2), w)
 
@@ -324,6 +352,22 @@ def _bias_gelu(b: GraphBuilder, x: Value) -> Value:
     return b.op("Gelu" if form == "ms-gelu" else "FastGelu", [a], a.dtype, a.shape, domain=MS)
 
 
+def _bias_skip_or_norm_forms(b: GraphBuilder, x: Value) -> Value:
+    """:func:`_bias_skip_layer_norm` or (half the time)
+    :func:`~generators.motifs.onnxruntime_transformers.forms.layer_norm_forms`."""
+    if b.rng.random() < 0.5:
+        return _bias_skip_layer_norm(b, x)
+    return layer_norm_forms(b, x)
+
+
+def _bias_gelu_or_forms(b: GraphBuilder, x: Value) -> Value:
+    """:func:`_bias_gelu` or (80% of the time)
+    :func:`~generators.motifs.onnxruntime_transformers.forms.gelu_forms`."""
+    if b.rng.random() < 0.2:
+        return _bias_gelu(b, x)
+    return gelu_forms(b, x)
+
+
 MOTIFS = (
     ort_motif("tb-embed-layer-norm", ("enable_embed_layer_norm", "enable_attention"),
               _embed_layer_norm, dtypes=FLOAT_INPUT, ranks=(1, 4), since=11,
@@ -333,11 +377,11 @@ MOTIFS = (
               anchors=("MatMul", "Softmax", "LayerNormalization")),
     ort_motif("tb-bias-skip-layer-norm", ("enable_skip_layer_norm",
                                           "enable_bias_skip_layer_norm",
-                                          "BiasSkipLayerNormFusion"),
-              _bias_skip_layer_norm, dtypes=FLOAT_INPUT, ranks=(3, 3), since=9,
+                                          "BiasSkipLayerNormFusion", "enable_layer_norm"),
+              _bias_skip_or_norm_forms, dtypes=FLOAT_INPUT, ranks=(3, 3), since=9,
               anchors=("MatMul", "Add", "LayerNormalization")),
     ort_motif("tb-bias-gelu", ("enable_bias_gelu", "enable_gemm_fast_gelu", "enable_gelu"),
-              _bias_gelu, dtypes=FLOAT_INPUT, ranks=(2, 3), since=9,
+              _bias_gelu_or_forms, dtypes=FLOAT_INPUT, ranks=(2, 3), since=9,
               anchors=("MatMul", "Add", "Gelu", "Erf")),
 )
 

@@ -118,8 +118,8 @@ def _reshape_matmul(b: GraphBuilder, x: Value) -> Value:
     of the rule's shape check: a 1-D first operand (``x`` flattened), a 1-D weight, a
     weight with a batch dim of 1, a first operand with a symbolic dim (a new input), a
     final shape computed by Shape."""
-    form = b.rng.choice(["plain", "plain", "plain", "vector-a", "vector-b", "batch-b",
-                         "symbolic", "computed"])
+    form = b.rng.choice(["plain", "plain", "vector-a", "vector-b", "batch-b", "symbolic",
+                         "computed"])
     if form == "vector-a":
         k = x.size
         flat = b.op("Reshape", [x, ints(b, [-1], "Reshape")], x.dtype, (k,))
@@ -193,9 +193,18 @@ def _slices_split(b: GraphBuilder, x: Value) -> Value:
 
 def _collapse_slice(b: GraphBuilder, x: Value) -> Value:
     """Slice with starts, ends, axes and steps: the whole of one axis (end = dim, INT64_MAX
-    or beyond), or one element short (a slice that must stay)."""
+    or beyond), or one element short (a slice that must stay); near misses of the rules'
+    checks: two axes at once, a step of 2, a start of 1."""
     a = b.rng.randrange(x.rank)
     d = x.shape[a]
+    form = b.rng.random()
+    if form < 0.15 and x.rank > 1:
+        other = (a + 1) % x.rank
+        return slice_op(b, x, [0, 0], [d, INT64_MAX], [a, other], [1, 1])
+    if form < 0.3:
+        return slice_op(b, x, [0], [INT64_MAX], [a], [2])
+    if form < 0.4 and d > 1:
+        return slice_op(b, x, [1], [INT64_MAX], [a], [1])
     end = b.rng.choice([d, INT64_MAX, d + 3, d - 1 if d > 1 else d])
     start = b.rng.choice([0, 0, 0, -d])
     return slice_op(b, x, [start], [end], [a], [1])
@@ -430,7 +439,7 @@ MOTIFS = (
               anchors=("ConstantOfShape", "Cast")),
     ort_motif("os-reshape-matmul", ("one_reshape_matmul_reshape_rule",
                                     "two_reshapes_matmul_reshape_rule"),
-              repeat(_reshape_matmul, 3),
+              repeat(_reshape_matmul, 4),
               ranks=(2, 4),
               anchors=("Reshape", "MatMul")),
     ort_motif("os-reshape-chain", ("ReshapeReshape", "MaterializeReshapeShape"),

@@ -6,7 +6,12 @@ A rule set (:data:`RULE_SETS`) is what the optimizer's ``RewritePass`` runs:
   ``onnxscript.optimizer.optimize`` (``optimize_ir``) runs;
 - ``common``: those and every other rule ``onnxscript.rewriter.rules.common`` exports (the
   opt-in ones: HardSwish fusion, MatMul + Add to Gemm and back, Expand before a binary op,
-  Conv affine fusions), as a user passes them to ``onnxscript.rewriter.rewrite``.
+  Conv affine fusions), as a user passes them to ``onnxscript.rewriter.rewrite``;
+- ``ort_fusions``: not a rule list but the one step
+  ``onnxscript.rewriter.ort_fusions.optimize_for_ort`` (exported there), which runs
+  ``optimize`` around the onnxruntime transformer fusions (Gelu, layer and RMS
+  normalization, attention, rotary embedding ...) and its own pattern rules (Softmax,
+  FusedMatMul, group normalization), emitting ``com.microsoft`` ops.
 
 Each rule goes by its own name (``RewriteRule.name``: ``FuseBatchNormIntoConv``,
 ``CastCast`` ...); a rule without one goes by the name ``onnxscript.rewriter.rules.common``
@@ -28,7 +33,20 @@ from fuzzer.registry import Registry
 RULE_SETS: Registry[str] = Registry("rule set", {
     "default": "onnxscript.rewriter._DEFAULT_REWRITE_RULES (what optimize() runs)",
     "common": "the default rules and every other rule of onnxscript.rewriter.rules.common",
+    "ort_fusions": "onnxscript.rewriter.ort_fusions.optimize_for_ort (optimize() around the "
+                   "onnxruntime transformer fusions and pattern rules), run as one step",
 })
+#: the rule set run as one step, ``onnxscript.rewriter.ort_fusions.optimize_for_ort``.
+ORT_FUSIONS = "ort_fusions"
+#: its step name.
+ORT_STEP = "optimize_for_ort"
+#: passes of the onnxruntime targets whose motifs build what ``optimize_for_ort``'s fusions
+#: match: Gelu forms, layer and RMS normalization with and without a skip, attention,
+#: FusedMatMul's scaled and transposed MatMuls, Softmax.
+ORT_FUSION_DONORS = ("enable_gelu", "enable_bias_gelu", "enable_skip_layer_norm",
+                     "enable_embed_layer_norm", "enable_attention", "FastGeluFusion",
+                     "SimplifiedLayerNormFusion", "MatMulScaleFusion", "BiasSoftmaxFusion",
+                     "MatmulTransposeFusion")
 
 
 @dataclass(frozen=True)
@@ -113,7 +131,7 @@ def _group(rules: list[Any]) -> tuple[NamedRule, ...]:
 @cache
 def rule_set(name: str) -> tuple[NamedRule, ...]:
     """The named rules of rule set ``name`` (:data:`RULE_SETS`), in the order the
-    ``RewritePass`` tries them.
+    ``RewritePass`` tries them (none for :data:`ORT_FUSIONS`, which runs as one step).
 
     Raises:
         UnknownName: a ``KeyError``: an unknown rule set.
@@ -122,6 +140,8 @@ def rule_set(name: str) -> tuple[NamedRule, ...]:
 
     if name not in RULE_SETS:
         raise RULE_SETS.unknown(name)
+    if name == ORT_FUSIONS:  # one step of its own, no RewritePass of named rules
+        return ()
     default = list(rewriter._DEFAULT_REWRITE_RULES)
     if name == "default":
         return _group(default)

@@ -20,12 +20,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from onnx import TensorProto
 
 from generators.builder import GraphBuilder, tensor_proto
 from generators.motifs.helpers import clip, const, ints, ort_motif, slice_op, weight
+from generators.motifs.onnxscript.checks import expand_to_symbolic
+from generators.motifs.onnxscript.fold import repeat, symbolic_input
 from generators.ops import nn, shape_ops
 from generators.ops.shape_ops import INT64_MAX
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value, broadcast
+
+BFLOAT16 = TensorProto.BFLOAT16
 
 
 def _bound(b: GraphBuilder, x: Value, value: float) -> Value:
@@ -76,10 +81,13 @@ def _relu_clip(b: GraphBuilder, x: Value) -> Value:
 
 
 def _cast_chain(b: GraphBuilder, x: Value) -> Value:
-    """Cast(Cast(x, to=A), to=B): through float to float16 (the pair CastCast fuses), or
-    through a narrower or integer type first (a pair it must keep)."""
+    """Cast(Cast(x, to=A), to=B): through float to float16 or bfloat16 (from opset 13; the
+    pairs CastCast fuses), or through a narrower or integer type first (a pair it must
+    keep)."""
     first, second = b.rng.choice([(FLOAT, FLOAT16), (FLOAT, FLOAT16), (FLOAT16, FLOAT),
-                                  (INT32, FLOAT), (FLOAT, FLOAT)])
+                                  (INT32, FLOAT), (FLOAT, FLOAT), (FLOAT, BFLOAT16)])
+    if second == BFLOAT16 and b.opset < 13:
+        second = FLOAT16
     src = x if b.rng.random() < 0.6 else b.op("Cast", [x], FLOAT16, x.shape, x.props,
                                                to=FLOAT16)
     y = b.op("Cast", [src], first, x.shape, to=first)
@@ -106,17 +114,43 @@ def _constant_of_shape_cast(b: GraphBuilder, x: Value) -> Value:
 
 def _reshape_matmul(b: GraphBuilder, x: Value) -> Value:
     """Reshape to 2-D, MatMul by a (K, N) weight, Reshape back to x's leading dims; the
-    final shape is MatMul's broadcast shape (the rule's case) or a near miss."""
+    final shape is MatMul's broadcast shape (the rule's case) or a near miss. Other forms
+    of the rule's shape check: a 1-D first operand (``x`` flattened), a 1-D weight, a
+    weight with a batch dim of 1, a first operand with a symbolic dim (a new input), a
+    final shape computed by Shape."""
+    form = b.rng.choice(["plain", "plain", "vector-a", "vector-b", "batch-b", "symbolic",
+                         "computed"])
+    if form == "vector-a":
+        k = x.size
+        flat = b.op("Reshape", [x, ints(b, [-1], "Reshape")], x.dtype, (k,))
+        a2 = b.op("Reshape", [flat, ints(b, [1, k], "Reshape")], x.dtype, (1, k))
+        n = b.rng.randint(1, 3)
+        m = b.op("MatMul", [a2, weight(b, (k, n), x.dtype, "MatMul")], x.dtype, (1, n))
+        return b.op("Reshape", [m, ints(b, [n], "Reshape")], x.dtype, (n,))
+    if form == "symbolic":
+        x = symbolic_input(b, x.shape[-1])
     k = x.shape[-1]
     lead = x.shape[:-1]
-    flat = b.op("Reshape", [x, ints(b, [-1, k], "Reshape")], x.dtype,
-                (int(np.prod(lead)) if lead else 1, k))
+    rows = int(np.prod(lead)) if lead else 1
+    flat = b.op("Reshape", [x, ints(b, [-1, k], "Reshape")], x.dtype, (rows, k))
+    if form == "vector-b":
+        m = b.op("MatMul", [flat, weight(b, (k,), x.dtype, "MatMul")], x.dtype, (rows,))
+        return b.op("Reshape", [m, ints(b, list(lead) or [1], "Reshape")], x.dtype,
+                    tuple(lead) or (1,))
     n = b.rng.randint(1, 4)
+    if form == "batch-b":
+        w = weight(b, (1, k, n), x.dtype, "MatMul")
+        m = b.op("MatMul", [flat, w], x.dtype, (1, rows, n))
+        return b.op("Reshape", [m, ints(b, [*lead, n], "Reshape")], x.dtype, (*lead, n))
     w = weight(b, (k, n), x.dtype, "MatMul")
     if b.rng.random() < 0.4:
         w = b.op("Reshape", [w, ints(b, [k, n], "Reshape")], x.dtype, (k, n))
     m = b.op("MatMul", [flat, w], x.dtype, (flat.shape[0], n))
-    target = [*lead, n] if b.rng.random() < 0.8 else [int(np.prod(lead or (1,))) * n]
+    target = [*lead, n] if b.rng.random() < 0.8 else [rows * n]
+    if form == "computed":
+        like = b.op("MatMul", [x, weight(b, (k, n), x.dtype, "MatMul")], x.dtype, (*lead, n))
+        shape = b.op("Shape", [like], INT64, (len(lead) + 1,), ("nonneg",))
+        return b.op("Reshape", [m, shape], x.dtype, (*lead, n))
     return b.op("Reshape", [m, ints(b, target, "Reshape")], x.dtype, tuple(target))
 
 
@@ -137,22 +171,40 @@ def _reshape_chain(b: GraphBuilder, x: Value) -> Value:
 
 def _slices_split(b: GraphBuilder, x: Value) -> Value:
     """Two Slices of ``x`` along the last axis, [0, h) and [h, d): h = d // 2 (the form
-    SlicesSplit fuses into Split) or off by one; axes -1 or rank - 1."""
+    SlicesSplit fuses into Split) or off by one; axes -1 or rank - 1; near misses: the
+    two Slices naming the axis differently (-1 and rank - 1), the first starting at -d
+    (the same element as 0), a Slice over two axes."""
     d = x.shape[-1]
     h = d // 2 if b.rng.random() < 0.8 else max(1, d // 2 + b.rng.choice([-1, 1]))
     h = min(max(h, 1), d - 1)
     axis = b.rng.choice([-1, x.rank - 1])
-    first = slice_op(b, x, [0], [h], [axis])
-    second = slice_op(b, x, [h], [d if b.rng.random() < 0.8 else INT64_MAX], [axis])
+    other = axis
+    if x.rank > 1 and b.rng.random() < 0.15:
+        other = x.rank - 1 if axis == -1 else -1
+    start = -d if b.opset >= 10 and b.rng.random() < 0.1 else 0
+    first = slice_op(b, x, [start], [h], [axis])
+    if x.rank > 1 and b.rng.random() < 0.1:
+        second = slice_op(b, x, [0, h], [x.shape[0], d], [0, other])
+    else:
+        second = slice_op(b, x, [h], [d if b.rng.random() < 0.8 else INT64_MAX], [other])
     return b.op("Concat", [second, first], x.dtype,
                 x.shape, axis=axis) if b.rng.random() < 0.6 else second
 
 
 def _collapse_slice(b: GraphBuilder, x: Value) -> Value:
     """Slice with starts, ends, axes and steps: the whole of one axis (end = dim, INT64_MAX
-    or beyond), or one element short (a slice that must stay)."""
+    or beyond), or one element short (a slice that must stay); near misses of the rules'
+    checks: two axes at once, a step of 2, a start of 1."""
     a = b.rng.randrange(x.rank)
     d = x.shape[a]
+    form = b.rng.random()
+    if form < 0.15 and x.rank > 1:
+        other = (a + 1) % x.rank
+        return slice_op(b, x, [0, 0], [d, INT64_MAX], [a, other], [1, 1])
+    if form < 0.3:
+        return slice_op(b, x, [0], [INT64_MAX], [a], [2])
+    if form < 0.4 and d > 1:
+        return slice_op(b, x, [1], [INT64_MAX], [a], [1])
     end = b.rng.choice([d, INT64_MAX, d + 3, d - 1 if d > 1 else d])
     start = b.rng.choice([0, 0, 0, -d])
     return slice_op(b, x, [start], [end], [a], [1])
@@ -285,7 +337,7 @@ def _matmul_add(b: GraphBuilder, x: Value) -> Value:
 
 #: binary ops onnxscript's Expand rules cover -> (operand type, first opset): the operand
 #: type the op needs (float, bool, int32 bitwise, int64 Mod); BitShift, which needs unsigned
-#: integers the generator does not make, is left out.
+#: integers, has its own motif (``os-expand-bitshift`` in :mod:`.checks`).
 _EXPAND_OPS: dict[str, tuple[int, int]] = {
     "Add": (FLOAT, 8), "Sub": (FLOAT, 8), "Mul": (FLOAT, 8), "Div": (FLOAT, 8),
     "Pow": (FLOAT, 8), "PRelu": (FLOAT, 8), "Equal": (INT64, 11), "Greater": (FLOAT, 9),
@@ -311,12 +363,15 @@ def _operand(b: GraphBuilder, shape: tuple[int, ...], dtype: int, op: str) -> Va
 def _expand_binary(op: str) -> Callable[[GraphBuilder, Value], Value | None]:
     """An emitter of Expand(v, shape) then ``op`` with a constant of the expanded shape, of
     a smaller one, or (PRelu's slope) of a larger one than ``v``, the Expand on either side;
-    ``v`` is ``x`` in the operand type ``op`` needs."""
+    ``v`` is ``x`` in the operand type ``op`` needs. For Add, Sub and Mul, at times an
+    Expand to a symbolic shape instead (:func:`.checks.expand_to_symbolic`)."""
     dtype, since = _EXPAND_OPS[op]
 
     def emit(b: GraphBuilder, x: Value) -> Value | None:
         if b.opset < since:
             return None
+        if op in ("Add", "Sub", "Mul") and b.rng.random() < 0.3:
+            return expand_to_symbolic(b, x, op)
         v = x
         if op == "Pow":
             v = b.op("Abs", [x], FLOAT, x.shape, ("nonneg",))
@@ -340,50 +395,67 @@ def _expand_binary(op: str) -> Callable[[GraphBuilder, Value], Value | None]:
 
 
 def _conv_affine(b: GraphBuilder, x: Value) -> Value:
-    """Conv followed by Mul and Add of scalars (ConvAffineFusion), or Mul and Add of
-    scalars followed by Conv (AffineConvFusion)."""
+    """Conv with a bias followed by Mul and Add of scalars (ConvAffineFusion), or Mul and
+    Add of scalars followed by a Conv with a bias and explicit ``pads=[0, 0, 0, 0]``
+    (AffineConvFusion, whose pattern names both); near misses: no bias, a per-channel
+    scale, pads left out, the Mul's operands swapped."""
     m = b.rng.randint(1, 3)
-    scale, shift = const(b, b.rng.choice([0.5, 2.0]), FLOAT, (), "Mul"), \
-        const(b, b.rng.choice([0.1, -1.0]), FLOAT, (), "Add")
-    w = weight(b, (m, x.shape[1], 1, 1), FLOAT, "Conv")
-    out = (x.shape[0], m, *x.shape[2:])
+    c = x.shape[1]
+    k = b.rng.choice([1, 1, min(3, *x.shape[2:])])
+    scale = const(b, b.rng.choice([0.5, 2.0]), FLOAT, None, "Mul")
+    shift = const(b, b.rng.choice([0.1, -1.0]), FLOAT, None, "Add")
+    w = weight(b, (m, c, k, k), FLOAT, "Conv")
+    inputs = [x, w, weight(b, (m,), FLOAT, "Conv")]
+    if b.rng.random() < 0.1:
+        inputs.pop()
+    out = (x.shape[0], m, x.shape[2] - k + 1, x.shape[3] - k + 1)
     if b.rng.random() < 0.5:
-        y = b.op("Conv", [x, w], FLOAT, out)
-        return b.op("Add", [b.op("Mul", [y, scale], FLOAT, out), shift], FLOAT, out)
-    y = b.op("Add", [b.op("Mul", [x, scale], FLOAT, x.shape), shift], FLOAT, x.shape)
-    return b.op("Conv", [y, w], FLOAT, out)
+        if b.rng.random() < 0.15:
+            scale = weight(b, (m, 1, 1), FLOAT, "Mul")
+        y = b.op("Conv", inputs, FLOAT, out)
+        prod = b.op("Mul", [y, scale] if b.rng.random() < 0.85 else [scale, y], FLOAT, out)
+        return b.op("Add", [prod, shift], FLOAT, out)
+    if b.rng.random() < 0.15:
+        scale = weight(b, (c, 1, 1), FLOAT, "Mul")
+    prod = b.op("Mul", [x, scale] if b.rng.random() < 0.85 else [scale, x], FLOAT, x.shape)
+    y = b.op("Add", [prod, shift], FLOAT, x.shape)
+    pads = [0, 0, 0, 0] if b.rng.random() < 0.85 else None
+    return b.op("Conv", [y, *inputs[1:]], FLOAT, out, pads=pads)
 
 
 MOTIFS = (
     ort_motif("os-min-max", ("FuseSuccessiveMin", "FuseSuccessiveMax", "FuseMinMaxToClip",
-                             "FuseMaxMinToClip"), _min_max, since=8,
+                             "FuseMaxMinToClip"), repeat(_min_max, 2), since=8,
               anchors=("Min", "Max")),
     ort_motif("os-relu-clip", ("FuseSuccessiveRelu", "FuseSuccessiveClip",
-                               "FuseSuccessiveClipRelu", "FuseSuccessiveReluClip"), _relu_clip,
+                               "FuseSuccessiveClipRelu", "FuseSuccessiveReluClip"),
+              repeat(_relu_clip, 3),
               anchors=("Relu", "Clip")),
-    ort_motif("os-cast-chain", ("CastCast", "CastIdentity"), _cast_chain,
+    ort_motif("os-cast-chain", ("CastCast", "CastIdentity"), repeat(_cast_chain, 2),
               anchors=("Cast",)),
     ort_motif("os-constant-of-shape-cast", ("cast_constant_of_shape_rule",
                                             "cast_constant_of_shape_without_value_rule"),
-              _constant_of_shape_cast, since=9,
+              repeat(_constant_of_shape_cast, 2), since=9,
               anchors=("ConstantOfShape", "Cast")),
     ort_motif("os-reshape-matmul", ("one_reshape_matmul_reshape_rule",
-                                    "two_reshapes_matmul_reshape_rule"), _reshape_matmul,
+                                    "two_reshapes_matmul_reshape_rule"),
+              repeat(_reshape_matmul, 4),
               ranks=(2, 4),
               anchors=("Reshape", "MatMul")),
     ort_motif("os-reshape-chain", ("ReshapeReshape", "MaterializeReshapeShape"),
-              _reshape_chain,
+              repeat(_reshape_chain, 2),
               anchors=("Reshape",)),
-    ort_motif("os-slices-split", ("SlicesSplit",), _slices_split, since=10,
+    ort_motif("os-slices-split", ("SlicesSplit",), repeat(_slices_split, 2), since=10,
               anchors=("Slice",)),
     ort_motif("os-collapse-slice", ("collapse_slice_rule", "collapse_slice2_rule"),
-              _collapse_slice, since=10,
+              repeat(_collapse_slice, 3), since=10,
               anchors=("Slice",)),
-    ort_motif("os-squeeze-reshape", ("SqueezeReshape1d",), _squeeze_reshape,
+    ort_motif("os-squeeze-reshape", ("SqueezeReshape1d",), repeat(_squeeze_reshape, 2),
               anchors=("Squeeze", "Reshape")),
-    ort_motif("os-flatten", ("Flatten2Reshape",), _flatten,
+    ort_motif("os-flatten", ("Flatten2Reshape",), repeat(_flatten, 2),
               anchors=("Flatten",)),
-    ort_motif("os-scatter-all", ("ScatterAllStatic", "ScatterAllDynamic"), _scatter_all,
+    ort_motif("os-scatter-all", ("ScatterAllStatic", "ScatterAllDynamic"),
+              repeat(_scatter_all, 2),
               since=11,
               anchors=("ScatterND",)),
     ort_motif("os-gemm-bn", ("FuseBatchNormIntoGemm",), _gemm_bn, ranks=(2, 2),
@@ -393,22 +465,23 @@ MOTIFS = (
               anchors=("ConvTranspose", "BatchNormalization")),
     ort_motif("os-zero-bias", ("RemoveOptionalBiasFromConv",
                                "RemoveOptionalBiasFromConvTranspose",
-                               "RemoveOptionalBiasFromGemm"), _zero_bias, ranks=(2, 4),
+                               "RemoveOptionalBiasFromGemm"), repeat(_zero_bias, 2), ranks=(2, 4),
               anchors=("Conv", "ConvTranspose", "Gemm")),
     ort_motif("os-unit-operand", ("mul_by_1_rule", "add_0_rule", "sub_0_rule",
-                                  "div_by_1_rule"), _unit_operand,
+                                  "div_by_1_rule"), repeat(_unit_operand, 4),
               anchors=("Mul", "Add", "Sub", "Div")),
     ort_motif("os-hard-swish", ("HardSwishFusion", "HardSigmoidFusion",
-                                "HardSwishFusionFromHardSigmoid"), _hard_swish,
+                                "HardSwishFusionFromHardSigmoid"), repeat(_hard_swish, 3),
               anchors=("HardSigmoid", "Clip", "Mul")),
     ort_motif("os-matmul-add", ("MatMulAddToGemm", "TransAMatMulAddToGemm",
                                 "TransBMatMulAddToGemm", "TransABMatMulAddToGemm",
-                                "gemm_to_matmul_add_rule"), _matmul_add, ranks=(2, 2),
+                                "gemm_to_matmul_add_rule"), repeat(_matmul_add, 2), ranks=(2, 2),
               anchors=("MatMul", "Add", "Gemm")),
     *(ort_motif(f"os-expand-{op.lower()}", (f"ExpandFirst_{op}", f"ExpandSecond_{op}"),
-                _expand_binary(op), since=_EXPAND_OPS[op][1], anchors=("Expand", op))
+                repeat(_expand_binary(op), 2), since=_EXPAND_OPS[op][1], anchors=("Expand", op))
       for op in _EXPAND_OPS),
-    ort_motif("os-conv-affine", ("ConvAffineFusion", "AffineConvFusion"), _conv_affine,
+    ort_motif("os-conv-affine", ("ConvAffineFusion", "AffineConvFusion"),
+              repeat(_conv_affine, 2),
               ranks=(4, 4),
               anchors=("Conv", "Mul", "Add")),
 )

@@ -1,0 +1,115 @@
+"""onnxslim's interface options, restated: ``slim``'s ``inputs``, ``outputs`` and
+``input_shapes`` (``onnxslim/argparser.py``, ``ModificationArguments``: "input of the model",
+"output of the model", "input shape of the model") given what the model already declares.
+
+Each option rebuilds part of the graph before the optimization rounds
+(``onnxslim/core/__init__.py``: ``input_modification`` and ``output_modification`` clear the
+graph's inputs or outputs, append each named tensor again with the element type the spec
+spells (``name:fp32``, ``name:fp16``, ``name:int32``, ``name:bool``) or its own type (a bare
+``name``) and run onnx-graphsurgeon's ``cleanup``; ``input_shape_modification`` sets each
+named input's dims and drops the shape of every other non-constant tensor). Restated, they
+change nothing the model means, so a differential comparison stays valid: every input the
+model feeds, every output in its order, each with its own element type (spelled where
+onnxslim has a spelling for it, bare otherwise), and ``input_shapes`` only for inputs whose
+dims are all fixed (a symbolic dim takes the size of the case's feed, which the target does
+not see). A configuration names the restated options under :data:`INTERFACE`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: configuration key: the restated interface options, a sublist of :data:`OPTIONS`.
+INTERFACE = "interface"
+#: ``slim`` options a configuration may restate, in the order ``slim`` applies them.
+OPTIONS = ("inputs", "input_shapes", "outputs")
+#: share of a campaign's configurations that restate some interface options.
+RESTATE_SHARE = 0.3
+
+#: element type (``TensorProto``) -> how an ``inputs`` / ``outputs`` spec spells it
+#: (``onnxslim/core/__init__.py``: fp16, fp32, int32, bool; others go bare).
+SPELLED: dict[int, str] = {1: "fp32", 10: "fp16", 6: "int32", 9: "bool"}
+
+
+def _fed(model: Any) -> list[Any]:
+    """The graph inputs ``slim`` keeps after ``freeze`` (those that are no initializer) that a
+    node of the main graph reads: onnx-graphsurgeon's ``Graph.tensors()``, where
+    ``input_modification`` looks the names up, holds no other (a declared input nothing reads
+    fails there with a ``KeyError``; ``cleanup`` drops such inputs anyway)."""
+    inits = {t.name for t in model.graph.initializer}
+    read = {name for node in model.graph.node for name in node.input}
+    return [v for v in model.graph.input if v.name not in inits and v.name in read]
+
+
+def _spec(value: Any) -> str | None:
+    """``name:type`` where onnxslim spells the type, else the bare name; None for a bare name
+    holding ``:`` (TensorFlow's ``input:0``), which ``slim`` would split at its last ``:``."""
+    spelled = SPELLED.get(value.type.tensor_type.elem_type)
+    if spelled:
+        return f"{value.name}:{spelled}"
+    return None if ":" in value.name else value.name
+
+
+def _specs(values: list[Any]) -> list[str]:
+    """The specs of ``values``, or none at all where one cannot be spelled (restating only
+    some would drop the others from the interface)."""
+    specs = [_spec(v) for v in values]
+    return [] if None in specs else specs
+
+
+def _static(value: Any) -> list[int] | None:
+    """``value``'s dims when every one is a fixed positive size, else None."""
+    tensor = value.type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tensor.shape.dim]
+    return dims if all(d > 0 for d in dims) else None
+
+
+def restated(model: Any, parts: list[str]) -> dict[str, list[str]]:
+    """``slim`` keyword arguments that restate ``parts`` (names from :data:`OPTIONS`) of
+    ``model``'s own interface; an option with nothing to restate (no input of fixed shape)
+    is left out."""
+    options: dict[str, list[str]] = {}
+    if "inputs" in parts:
+        options["inputs"] = _specs(_fed(model))
+    if "input_shapes" in parts:
+        shapes = [f"{v.name}:{','.join(map(str, dims))}" for v in _fed(model)
+                  if (dims := _static(v)) is not None]
+        if shapes:
+            options["input_shapes"] = shapes
+    if "outputs" in parts:
+        options["outputs"] = _specs(list(model.graph.output))
+    return {k: v for k, v in options.items() if v}
+
+
+def snippet(parts: list[str]) -> str:
+    """Python lines (for a repro script, ``model`` in scope, only ``onnx`` needed) that set
+    ``INTERFACE_OPTIONS`` to what :func:`restated` gives for ``parts``."""
+    if not parts:
+        return "INTERFACE_OPTIONS = {}\n"
+    return (
+        f"SPELLED = {SPELLED!r}  # onnxslim's spellings of element types\n"
+        "_inits = {t.name for t in model.graph.initializer}\n"
+        "_read = {name for node in model.graph.node for name in node.input}\n"
+        "_fed = [v for v in model.graph.input if v.name not in _inits and v.name in _read]\n"
+        "def _spec(v):\n"
+        "    s = SPELLED.get(v.type.tensor_type.elem_type)\n"
+        "    return f'{v.name}:{s}' if s else (None if ':' in v.name else v.name)\n"
+        "def _specs(values):\n"
+        "    specs = [_spec(v) for v in values]\n"
+        "    return [] if None in specs else specs\n"
+        "def _static(v):\n"
+        "    t = v.type.tensor_type\n"
+        "    dims = [d.dim_value if d.HasField('dim_value') else 0 for d in t.shape.dim]\n"
+        "    return dims if t.HasField('shape') and all(d > 0 for d in dims) else None\n"
+        "INTERFACE_OPTIONS = {\n"
+        + ("    'inputs': _specs(_fed),\n" if "inputs" in parts else "")
+        + ("    'input_shapes': [f\"{v.name}:{','.join(map(str, _static(v)))}\"\n"
+           "                     for v in _fed if _static(v) is not None],\n"
+           if "input_shapes" in parts else "")
+        + ("    'outputs': _specs(list(model.graph.output)),\n"
+           if "outputs" in parts else "")
+        + "}\n"
+        "INTERFACE_OPTIONS = {k: v for k, v in INTERFACE_OPTIONS.items() if v}\n"
+    )

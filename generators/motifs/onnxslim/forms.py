@@ -1,0 +1,238 @@
+"""Motifs that give two of onnxslim's rewrites every form their source tells apart, several
+forms per draw:
+
+- ``dead_node_elimination`` (``core/optimization/dead_node_elimination.py``): Pad by zero
+  pads, Mul by ones and Sub of zeros as a scalar, as a tensor of the other operand's shape or
+  a broadcasting one, Expand to a shape computed at run time, Concat with an empty piece that
+  is a computed tensor (its axis given negative) or next to a graph output, Resize without
+  ``mode``, a Slice that keeps everything through a negative axis and start;
+- ``EliminationTransposeViewTranspose`` (``core/pattern/elimination/
+  transpose_view_transpose.py``): Transpose, view op, Transpose where the view is a Reshape
+  that only moves size-1 axes, one that also moves real dims, one that merges axes, one that
+  splits axes (into runs that line up with the transposed dims or not), one with ``-1`` or a
+  shape computed at run time, a Squeeze with axes (negative at times) or without, an
+  Unsqueeze with axes computed at run time; the first Transpose with or without ``perm``;
+  the input's shape fixed or with a symbolic dim.
+
+Both are drawn only for a hint naming them (``HINTED_ONLY``): the forms are onnxslim's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from generators.builder import GraphBuilder
+from generators.motifs.helpers import ints
+from generators.motifs.onnxslim.symbolic import symbolic_input
+from generators.motifs.shaped import shaped_motif
+from generators.ops import shape_ops
+from generators.values import FLOAT, FLOAT16, INT64, NP_DTYPE, Value, broadcast
+
+_FLOATS = frozenset({FLOAT, FLOAT16})
+
+
+# -- dead_node_elimination --------------------------------------------------------------------
+
+def _neutral(b: GraphBuilder, x: Value, op: str, value: float) -> Value:
+    """``x op c`` with ``c`` all ``value``: a 0-d scalar, x's own shape, or a shape that
+    broadcasts x larger."""
+    shape = b.rng.choice([(), x.shape, (2, *x.shape)])
+    c = b.const(np.full(shape, value, NP_DTYPE[x.dtype]), op)
+    args = [c, x] if op == "Mul" and b.rng.random() < 0.4 else [x, c]
+    return b.op(op, args, x.dtype, broadcast(x.shape, shape), x.props)
+
+
+def _zero_pad(b: GraphBuilder, x: Value) -> Value:
+    zeros = [0] * (2 * x.rank)
+    if b.opset < 11:
+        return b.op("Pad", [x], x.dtype, x.shape, x.props, pads=zeros)
+    return b.op("Pad", [x, ints(b, zeros, "Pad")], x.dtype, x.shape, x.props)
+
+
+def _computed_expand(b: GraphBuilder, x: Value) -> Value:
+    shape = b.op("Shape", [x], INT64, (x.rank,))
+    return b.op("Expand", [x, shape], x.dtype, x.shape, x.props)
+
+
+def _empty_concat(b: GraphBuilder, x: Value) -> Value:
+    """Concat of x and a piece empty along the axis: a Slice of x (a computed tensor) or, with
+    x a graph output, a constant."""
+    k = b.rng.randrange(x.rank)
+    spell = k - x.rank if b.opset >= 11 and b.rng.random() < 0.5 else k
+    if b.rng.random() < 0.5:
+        empty = shape_ops_slice(b, x, k)
+    else:
+        b.graph_output(x)
+        dims = list(x.shape)
+        dims[k] = 0
+        empty = b.const(np.zeros(dims, NP_DTYPE[x.dtype]), "Concat")
+    parts = [x, empty] if b.rng.random() < 0.6 else [empty, x]
+    return b.op("Concat", parts, x.dtype, x.shape, x.props, axis=spell)
+
+
+def shape_ops_slice(b: GraphBuilder, x: Value, k: int) -> Value:
+    """``x[0:0]`` along axis ``k``, in the opset's Slice form (an empty, computed tensor)."""
+    out = list(x.shape)
+    out[k] = 0
+    if b.opset < 10:
+        return b.op("Slice", [x], x.dtype, tuple(out), starts=[0], ends=[0], axes=[k])
+    return b.op("Slice", [x, ints(b, [0], "Slice"), ints(b, [0], "Slice"),
+                          ints(b, [k], "Slice")], x.dtype, tuple(out))
+
+
+def _whole_slice(b: GraphBuilder, x: Value) -> Value:
+    """A Slice that keeps all of x, spelled with a negative axis and a negative start."""
+    k = b.rng.randrange(x.rank)
+    return b.op("Slice", [x, ints(b, [-x.shape[k] - b.rng.randint(0, 2)], "Slice"),
+                          ints(b, [2**62], "Slice"), ints(b, [k - x.rank], "Slice")],
+                x.dtype, x.shape, x.props)
+
+
+def _plain_resize(b: GraphBuilder, x: Value) -> Value:
+    """Resize (nearest, no ``mode`` attribute) by scales 1 and 2 on the last two dims."""
+    scales = [1.0] * (x.rank - 2) + [float(b.rng.choice([1, 2])) for _ in range(2)]
+    out = tuple(int(d * s) for d, s in zip(x.shape, scales, strict=True))
+    scale = b.const(np.asarray(scales, np.float32), "Resize")
+    if b.opset < 11:
+        return b.op("Resize", [x, scale], x.dtype, out)
+    roi = b.const(np.zeros((0,), np.float32), "Resize") if b.opset < 13 else None
+    return b.op("Resize", [x.name, roi.name if roi else "", scale.name], x.dtype, out)
+
+
+def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
+    """Two to four of the forms dead_node_elimination tells apart (module docstring), one
+    after the other on ``x``."""
+    forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice"]
+    if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
+        forms.append("resize")
+    y = x
+    for form in b.rng.sample(forms, b.rng.randint(2, 4)):
+        if form == "pad":
+            y = _zero_pad(b, y)
+        elif form in ("mul", "div"):
+            y = _neutral(b, y, form.capitalize(), 1.0)
+        elif form in ("sub", "add"):
+            y = _neutral(b, y, form.capitalize(), 0.0)
+        elif form == "expand" and b.opset >= 8:
+            y = _computed_expand(b, y)
+        elif form == "concat":
+            y = _empty_concat(b, y)
+        elif form == "slice" and b.opset >= 10:
+            y = _whole_slice(b, y)
+        elif form == "resize" and y.rank >= 2 and y.size * 4 <= 4096:
+            y = _plain_resize(b, y)
+    return y
+
+
+# -- EliminationTransposeViewTranspose -------------------------------------------------------
+
+def _perm(b: GraphBuilder, rank: int) -> list[int]:
+    p = list(range(rank))
+    while rank > 1 and p == list(range(rank)):
+        b.rng.shuffle(p)
+    return p
+
+
+def _transpose(b: GraphBuilder, x: Value, perm: list[int] | None) -> Value:
+    """Transpose by ``perm`` (None: the default reversal, no ``perm`` attribute)."""
+    order = perm if perm is not None else list(range(x.rank))[::-1]
+    return b.op("Transpose", [x], x.dtype, tuple(x.shape[p] for p in order), x.props,
+                perm=perm)
+
+
+def _reshape(b: GraphBuilder, t: Value, dims: list[int], computed: bool = False) -> Value:
+    """Reshape ``t`` to ``dims`` (a constant shape, or ``Shape(t) * 0 + dims`` computed at run
+    time)."""
+    out = [t.shape[i] if d == 0 else d for i, d in enumerate(dims)]
+    if -1 in out:
+        out[out.index(-1)] = t.size // -math.prod(out)
+    if computed and b.opset >= 7:
+        zero = b.op("Mul", [b.op("Shape", [t], INT64, (t.rank,)), ints(b, [0], "Mul")],
+                    INT64, (t.rank,))
+        if len(dims) != t.rank:
+            zero = b.op("ReduceSum", [zero], INT64, (1,), keepdims=1) if b.opset < 13 else \
+                b.op("ReduceSum", [zero, ints(b, [0], "ReduceSum")], INT64, (1,), keepdims=1)
+        target = b.op("Add", [zero, ints(b, dims, "Add")], INT64, (len(dims),))
+        return b.op("Reshape", [t, target], t.dtype, tuple(out), t.props)
+    return b.op("Reshape", [t, ints(b, dims, "Reshape")], t.dtype, tuple(out), t.props)
+
+
+def _view_forms(b: GraphBuilder, t: Value) -> Value:
+    """One view op on transposed ``t`` in a form drawn from those the rewrite tells apart."""
+    shape = list(t.shape)
+    ones = [i for i, d in enumerate(shape) if d == 1]
+    kinds = ["relocate", "mixed", "merge", "split", "minus", "computed"]
+    if b.opset >= 13:
+        kinds += ["squeeze", "squeeze", "unsqueeze"] if ones else ["unsqueeze"]
+    kind = b.rng.choice(kinds)
+    if kind == "relocate" and ones:
+        dims = [d for d in shape if d != 1]
+        for _ in ones:
+            dims.insert(b.rng.randrange(len(dims) + 1), 1)
+        return _reshape(b, t, dims)
+    if kind == "mixed" and len(shape) >= 2:
+        return _reshape(b, t, shape[::-1] if shape[::-1] != shape else shape)
+    if kind == "merge" and len(shape) >= 2:
+        return _reshape(b, t, [shape[0] * shape[1], *shape[2:]])
+    if kind == "split":
+        dims: list[int] = []
+        for d in shape:
+            f = next((q for q in (2, 3) if d % q == 0 and d > q), None)
+            dims += [f, d // f] if f and b.rng.random() < 0.7 else [d]
+        if len(dims) == len(shape) or b.rng.random() < 0.2:  # a split that does not line up
+            dims = [1, *dims] if b.rng.random() < 0.5 else dims + [1]
+        return _reshape(b, t, dims)
+    if kind == "minus":  # -1 (inferred) or 0 (copied) in the shape: no fixed request
+        return _reshape(b, t, [b.rng.choice([-1, 0]), *shape[1:]])
+    if kind == "computed":
+        return _reshape(b, t, shape[::-1], computed=True)
+    if kind == "squeeze":
+        chosen = sorted(b.rng.sample(ones, b.rng.randint(1, len(ones))))
+        out = tuple(d for i, d in enumerate(shape) if i not in chosen)
+        if b.rng.random() < 0.35 and len(ones) == len(chosen):
+            return b.op("Squeeze", [t], t.dtype, out, t.props)
+        axes = [a - t.rank if b.rng.random() < 0.4 else a for a in chosen]
+        return b.op("Squeeze", [t, ints(b, axes, "Squeeze")], t.dtype, out, t.props)
+    axes = [b.rng.randrange(t.rank + 1)]
+    if kind == "unsqueeze" and b.rng.random() < 0.3:  # axes computed: 0 * sum(Shape) + a
+        size = b.op("ReduceSum", [b.op("Shape", [t], INT64, (t.rank,)),
+                                  ints(b, [0], "ReduceSum")], INT64, (1,), keepdims=1)
+        zero = b.op("Mul", [size, ints(b, [0], "Mul")], INT64, (1,))
+        computed = b.op("Add", [zero, ints(b, axes, "Add")], INT64, (1,))
+        out = list(shape)
+        out.insert(axes[0], 1)
+        return b.op("Unsqueeze", [t, computed], t.dtype, tuple(out), t.props)
+    return shape_ops.unsqueeze(b, t, [a - t.rank - 1 if b.rng.random() < 0.3 else a
+                                      for a in axes])
+
+
+def _tvt_forms(b: GraphBuilder, x: Value) -> Value:
+    """One or two Transpose -> view -> Transpose triples (:func:`_view_forms`) on ``x`` or on a
+    new input with a symbolic dim; a size-1 dim added first where ``x`` has none."""
+    if b.rng.random() < 0.2:
+        shape = tuple(b.rng.randint(1, 3) if i else 1 for i in range(b.rng.randint(2, 4)))
+        x = symbolic_input(b, x.dtype, shape, {0: "batch"})
+    if 1 not in x.shape and x.rank < 4:
+        x = shape_ops.unsqueeze(b, x, [b.rng.randrange(x.rank + 1)])
+    y = x
+    for _ in range(b.rng.randint(1, 2)):
+        t = _transpose(b, y, None if b.rng.random() < 0.25 else _perm(b, y.rank))
+        v = _view_forms(b, t)
+        y = _transpose(b, v, _perm(b, v.rank) if v.rank > 1 else None)
+    return y
+
+
+MOTIFS = (
+    shaped_motif("slim-dead-node-forms", ("dead_node_elimination",), _dead_node_forms,
+                 dtypes=_FLOATS, ranks=(1, 4), anchors=("Pad", "Expand", "Concat")),
+    shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
+                 _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
+                 anchors=("Transpose", "Reshape", "Squeeze", "Unsqueeze")),
+)
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 196
+#: drawn only for a hint naming dead_node_elimination or EliminationTransposeViewTranspose.
+HINTED_ONLY = True

@@ -1,0 +1,368 @@
+"""Motifs for onnxslim's symbolic shape inference (``core/shape_inference``: the
+``shape_infer`` step, onnxruntime's symbolic shape inference with ``auto_merge``), built on
+graph interfaces the random generator never declares.
+
+The generator's graph inputs have fixed dims except a symbolic batch dim; these motifs add
+graph inputs of their own whose dims are symbolic at other axes (one name per dim, or one name
+shared by two inputs), unknown (a dim with neither a value nor a name) or named ``unk__*``
+(the names onnx's own inference makes up), and read them where the inference computes with
+symbols instead of numbers:
+
+- windows over symbolic spatial dims (``Tile`` makes them ``a*h``): Conv, MaxPool and
+  AveragePool with pads, ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER), strides, dilations,
+  ``ceil_mode`` (``InferenceContext.compute_conv_pool_shape``);
+- Slice of symbolic dims with ends past ``int_max``, below ``-int_max``, negative, of 1 and
+  above, ends computed from ``Shape`` (a symbolic end), starts computed from data (unknown),
+  negative steps (``standard_ops/tensor/slice.py``);
+- broadcasts, MatMul, Concat and Where between dims of different names, of no name, and of a
+  name against a fixed size (``merge_symbols``, ``add_suggested_merge``, the auto-merge of
+  ``_infer_impl``);
+- Einsum with ellipses, repeated labels and the implicit output
+  (``standard_ops/math/einsum.py``).
+
+Every symbolic or unknown dim is 1 at run time (the size onnxruntime and the feeds give a
+dynamic dim, :data:`generators.inputs.DEFAULT_DYNAMIC_DIM`); each motif plants what it needs
+of that: ``Tile`` by a constant turns a symbolic 1 into a larger dim, a broadcast of two
+symbolic dims is a broadcast of ones. The window and Slice motifs declare no anchors: the
+schema variation's edits of their Conv (``group``) and Slice nodes, checked on the draw's
+fixed shapes, left models onnxruntime refuses once the dims are symbolic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from generators.builder import GraphBuilder
+from generators.motifs.helpers import ints
+from generators.motifs.shaped import shaped_motif
+from generators.ops import shape_ops
+from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, Value, broadcast
+
+#: onnxslim's ``int_max`` (``ShapeInferencer.infer_shapes``' default): Slice ends at or past
+#: it mean "to the end", ends at or below its negative "before the start".
+INT_MAX = 2**31 - 1
+#: dim names these motifs declare (``unk__*`` is how onnx names a dim it made up).
+_NAMES = ("h", "w", "seq", "n", "unk__7", "unk__12", "L")
+
+
+def symbolic_input(b: GraphBuilder, dtype: int, shape: tuple[int, ...],
+                   names: dict[int, str | None]) -> Value:
+    """A new graph input of ``dtype`` and run-time ``shape``: each axis in ``names`` declared
+    symbolic by its name, or unknown (neither value nor name) where the name is None; those
+    axes must be 1 in ``shape``."""
+    v = b.graph_input(dtype, shape, {a: n or "unknown" for a, n in names.items()})
+    dims = b.inputs[-1].type.tensor_type.shape.dim
+    for axis, name in names.items():
+        if name is None:
+            dims[axis].Clear()
+    return v
+
+
+def _names(b: GraphBuilder, axes: list[int]) -> dict[int, str | None]:
+    """A name per axis (one unknown dim a sixth of the time), distinct ones mostly."""
+    pool = list(_NAMES)
+    b.rng.shuffle(pool)
+    return {a: (None if b.rng.random() < 1 / 6 else pool[i]) for i, a in enumerate(axes)}
+
+
+def tile(b: GraphBuilder, x: Value, repeats: list[int]) -> Value:
+    """``Tile(x, repeats)``: symbolic dims of x become products the inference carries."""
+    out = tuple(d * r for d, r in zip(x.shape, repeats, strict=True))
+    return b.op("Tile", [x, ints(b, repeats, "Tile")], x.dtype, out, x.props)
+
+
+def _dtype(b: GraphBuilder, choices: tuple[int, ...] = (FLOAT, FLOAT, FLOAT16)) -> int:
+    return b.rng.choice(choices)
+
+
+# -- windows over symbolic spatial dims ------------------------------------------------------
+
+def _window_size(d: int, k: int, s: int, dil: int, pads: tuple[int, int] | None,
+                 auto: str, ceil: bool = False) -> int:
+    """Output length of a Conv/Pool window along a dim of length ``d``."""
+    span = dil * (k - 1) + 1
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        return -(-d // s)
+    total = d - span + (sum(pads) if pads and auto == "NOTSET" else 0)
+    return (-(-total // s) if ceil else total // s) + 1
+
+
+def _window_attrs(b: GraphBuilder, spatial: tuple[int, ...], op: str) -> tuple[dict, list[int]]:
+    """Attributes of a Conv/MaxPool/AveragePool window over ``spatial`` (every dim >= 3) and
+    the output's spatial dims: pads (given or left out), ``auto_pad``, strides, dilations
+    (Conv, and MaxPool from opset 10), ``ceil_mode`` (pools from opset 10, only where ceil
+    and floor agree)."""
+    auto = b.rng.choice(["NOTSET", "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"])
+    dilate = op == "Conv" or (op == "MaxPool" and b.opset >= 10)
+    ks, ss, ds, pads, out = [], [], [], [], []
+    for d in spatial:
+        k = b.rng.randint(1, 3)
+        dil = 2 if dilate and not auto.startswith("SAME") and b.rng.random() < 0.3 else 1
+        s = b.rng.choice([1, 2, 2, 3])
+        p = (b.rng.randint(0, k - 1), b.rng.randint(0, k - 1)) if auto == "NOTSET" else (0, 0)
+        if d + sum(p) < dil * (k - 1) + 1:
+            k, dil = 1, 1
+        if auto.startswith("SAME"):
+            s = min(s, k)  # onnxruntime's pools refuse the negative pads of a longer stride
+        ks.append(k)
+        ss.append(s)
+        ds.append(dil)
+        pads.append(p)
+    ceil = False
+    if op != "Conv" and b.opset >= 10 and auto in ("NOTSET", "VALID") and b.rng.random() < 0.5:
+        ceil = all((d - (dl * (k - 1) + 1) + (sum(p) if auto == "NOTSET" else 0)) % s == 0
+                   for d, k, s, dl, p in zip(spatial, ks, ss, ds, pads, strict=True))
+    out = [_window_size(d, k, s, dl, p, auto, ceil)
+           for d, k, s, dl, p in zip(spatial, ks, ss, ds, pads, strict=True)]
+    attrs = {"kernel_shape": ks, "strides": ss if any(s != 1 for s in ss) or
+             b.rng.random() < 0.5 else None}
+    if any(dl != 1 for dl in ds):
+        attrs["dilations"] = ds
+    if auto == "NOTSET":
+        flat = [p[0] for p in pads] + [p[1] for p in pads]
+        attrs["pads"] = flat if any(flat) or b.rng.random() < 0.5 else None
+        if b.rng.random() < 0.2:
+            attrs["auto_pad"] = "NOTSET"
+    else:
+        attrs["auto_pad"] = auto
+    if ceil:
+        attrs["ceil_mode"] = 1
+    if op == "AveragePool" and b.rng.random() < 0.4:
+        attrs["count_include_pad"] = 1
+    return attrs, out
+
+
+def _symbolic_window(b: GraphBuilder, x: Value) -> Value:
+    """A (1, C, h, w) input with symbolic spatial dims (or one of them fixed), tiled to
+    (1, C, a*h, c*w), then one or two of Conv / MaxPool / AveragePool over it."""
+    rank = b.rng.choice([3, 4, 4])
+    c = b.rng.randint(1, 3)
+    axes = list(range(2, rank))
+    if rank == 4 and b.rng.random() < 0.25:
+        axes = [b.rng.choice(axes)]
+    names = _names(b, axes)
+    if b.rng.random() < 0.3:
+        names[0] = b.rng.choice(["N", "batch"])
+    dtype = _dtype(b)
+    v = symbolic_input(b, dtype, (1, c) + (1,) * (rank - 2), names)
+    reps = [1, 1] + [b.rng.randint(3, 6) for _ in range(rank - 2)]
+    y = tile(b, v, reps)
+    for _ in range(b.rng.randint(1, 2)):
+        op = b.rng.choice(["Conv", "MaxPool", "AveragePool"] if dtype == FLOAT else ["Conv"])
+        attrs, out = _window_attrs(b, y.shape[2:], op)
+        if op == "Conv":
+            m = b.rng.randint(1, 3)
+            group = y.shape[1] if y.shape[1] > 1 and b.rng.random() < 0.3 else 1
+            m = m * group if group > 1 else m
+            inputs = [y, b.random_weight((m, y.shape[1] // group, *attrs["kernel_shape"]),
+                                         dtype, "Conv")]
+            if b.rng.random() < 0.5:
+                inputs.append(b.random_weight((m,), dtype, "Conv"))
+            if group > 1:
+                attrs["group"] = group
+            y = b.op("Conv", inputs, dtype, (1, m, *out), **attrs)
+        else:
+            y = b.op(op, [y], dtype, (1, y.shape[1], *out), y.props, **attrs)
+    return y
+
+
+# -- Slice of symbolic dims ------------------------------------------------------------------
+
+def _bounds(b: GraphBuilder, d: int) -> tuple[int, int, int]:
+    """(start, end, step) for a dim of run-time length ``d``, drawn to reach each way the
+    inference treats a literal end of a symbolic dim."""
+    return b.rng.choice([
+        (0, INT_MAX + 5, 1), (1, 2**62, 1), (0, -1, 1), (-2, -1, 1), (1, 1, 1), (0, 2, 1),
+        (0, 1, 1), (-3, d, 1), (-1, -INT_MAX - 5, -1), (d - 1, -d - 1, -1), (0, d, 2),
+        (-d, 3, 1)])
+
+
+def _symbolic_slice(b: GraphBuilder, x: Value) -> Value:
+    """An input of rank 2 or 3 with symbolic dims, tiled so that they are ``a*n`` long, then
+    one to three of: a Slice of a symbolic dim with literal bounds (:func:`_bounds`; steps
+    absent or given, axes absent, negative or given), with an end computed from a ``Shape``
+    (:func:`_computed_end`: a symbolic end), with a start computed from the data (``ArgMax``:
+    unknown to the inference), and a Reshape to ``(leading dims, -1)`` whose leading dims are
+    a Slice of ``Shape(y)`` (the inference slices the shape's symbolic values)."""
+    rank = b.rng.randint(2, 3)
+    axes = sorted(b.rng.sample(range(rank), b.rng.randint(1, rank)))
+    dtype = _dtype(b, (FLOAT, FLOAT, INT64))
+    v = symbolic_input(b, dtype, (1,) * rank, _names(b, axes))
+    y = tile(b, v, [b.rng.randint(3, 5) if a in axes else b.rng.randint(1, 3)
+                    for a in range(rank)])
+    for _ in range(b.rng.randint(1, 3)):
+        a = b.rng.choice(axes)
+        d = y.shape[a]
+        kind = b.rng.random() if b.opset >= 10 else 0.0
+        if kind < 0.6:
+            start, end, step = _bounds(b, d)
+            if b.opset < 10:
+                step = 1
+            out = shape_ops.slice_dim(d, start, end, step)
+            if out == 0:
+                start, end, step = 0, INT_MAX + 5, 1
+            spell = a - rank if b.opset >= 11 and b.rng.random() < 0.3 else a
+            y = _slice(b, y, [start], [end], [spell], [step], axes_given=len(axes) > 1 or
+                       a != 0 or b.rng.random() < 0.5)
+        elif kind < 0.8:  # end computed from a Shape: symbolic to the inference
+            other = symbolic_input(b, FLOAT, (1, 1), _names(b, [0, 1])) \
+                if b.rng.random() < 0.3 else y
+            y = _computed_end(b, y, a, other)
+        elif kind < 0.9:  # start computed from the data: ArgMax of two leading values
+            flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], y.dtype, (y.size,))
+            first = b.op("Slice", [flat, ints(b, [0], "Slice"), ints(b, [2], "Slice")],
+                         y.dtype, (2,))
+            if first.dtype != FLOAT:
+                first = b.op("Cast", [first], FLOAT, (2,), to=FLOAT)
+            start = b.op("ArgMax", [first], INT64, (1,), axis=0, keepdims=1)
+            bounds = [y.name, start.name, ints(b, [INT_MAX + 5], "Slice").name]
+            if a != 0 or b.rng.random() < 0.5:
+                bounds.append(ints(b, [a], "Slice").name)
+            sliced = b.node("Slice", bounds)[0]  # its length is unknown here
+            top = b.op("ReduceMax", [Value(sliced, y.dtype, ())], y.dtype, (1,) * rank,
+                       keepdims=1)
+            y = b.op("Add", [y, top], y.dtype, y.shape)
+        else:  # Reshape to (leading dims, -1) by a slice of Shape(y) (shape arithmetic)
+            keep = b.rng.randint(1, rank - 1)
+            shape = b.op("Shape", [y], INT64, (rank,))
+            lead = _slice(b, shape, [0], [keep], [0], [1], axes_given=b.rng.random() < 0.7)
+            target = b.op("Concat", [lead, ints(b, [-1], "Concat")], INT64, (keep + 1,),
+                          axis=0)
+            flat = int(np.prod(y.shape[keep:]))
+            y = b.op("Reshape", [y, target], y.dtype, (*y.shape[:keep], flat))
+            rank, axes = y.rank, [i for i in range(y.rank)]
+    return y
+
+
+def _computed_end(b: GraphBuilder, y: Value, a: int, other: Value) -> Value:
+    """``Slice(y, 0, end, axis a)`` whose end is ``Shape(src)[k] + delta`` computed at run
+    time: ``src`` is ``y`` itself (the same axis or another) or ``other`` (a dim of another
+    name), ``delta`` in -2..2 (an end past the dim or within it)."""
+    src = b.rng.choice([y, y, other])
+    k = a if src is y and b.rng.random() < 0.6 else b.rng.randrange(src.rank)
+    delta = b.rng.randint(-2, 2)
+    if src.shape[k] + delta < 1:
+        delta = 0
+    shape = b.op("Shape", [src], INT64, (src.rank,))
+    end = b.op("Gather", [shape, ints(b, [k], "Gather")], INT64, (1,))
+    if delta:
+        end = b.op("Add", [end, ints(b, [delta], "Add")], INT64, (1,))
+    out = list(y.shape)
+    out[a] = shape_ops.slice_dim(y.shape[a], 0, src.shape[k] + delta, 1)
+    return b.op("Slice", [y, ints(b, [0], "Slice"), end, ints(b, [a], "Slice")], y.dtype,
+                tuple(out))
+
+
+def _slice(b: GraphBuilder, x: Value, starts: list[int], ends: list[int], axes: list[int],
+           steps: list[int], axes_given: bool = True) -> Value:
+    """Slice in the opset's form with the output shape computed; ``axes`` left out where
+    ``axes_given`` is False and they are ``[0]``; ``steps`` left out when all 1."""
+    out = list(x.shape)
+    for s, e, a, st in zip(starts, ends, axes, steps, strict=True):
+        out[a % x.rank] = shape_ops.slice_dim(x.shape[a % x.rank], s, e, st)
+    if b.opset < 10:
+        return b.op("Slice", [x], x.dtype, tuple(out), x.props, starts=starts, ends=ends,
+                    axes=axes if axes_given or axes != [0] else None)
+    inputs = [x, ints(b, starts, "Slice"), ints(b, ends, "Slice")]
+    if axes_given or axes != [0] or any(st != 1 for st in steps):
+        inputs.append(ints(b, axes, "Slice"))
+        if any(st != 1 for st in steps) or b.rng.random() < 0.3:
+            inputs.append(ints(b, steps, "Slice"))
+    return b.op("Slice", inputs, x.dtype, tuple(out), x.props)
+
+
+# -- merges of symbols ----------------------------------------------------------------------
+
+def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
+    """Two or three new inputs whose dims are named differently (or unknown, or a name
+    against a fixed 1), combined by Add / Mul / Sub / Div, MatMul, Concat, Where, Max, Min or
+    Sum, so that the inference has to merge their symbols."""
+    dtype = _dtype(b, (FLOAT, FLOAT, FLOAT16))
+    rank = b.rng.randint(1, 3)
+    op = b.rng.choice(["Add", "Mul", "Sub", "Div", "MatMul", "Concat", "Max", "Min", "Sum",
+                       *(["Where"] if b.opset >= 9 else [])])
+    if op == "MatMul":
+        rank = max(rank, 2)
+    shared = b.rng.random() < 0.3
+    first = symbolic_input(b, dtype, (1,) * rank, _names(b, list(range(rank))))
+    names = dict(_names(b, list(range(rank))))
+    if shared:  # one name in both inputs at one axis, others differ
+        axis = b.rng.randrange(rank)
+        dims = b.inputs[-1].type.tensor_type.shape.dim
+        names[axis] = dims[axis].dim_param or None
+    if b.rng.random() < 0.3:  # a fixed 1 against a name
+        fixed = b.rng.randrange(rank)
+        names.pop(fixed)
+    second = symbolic_input(b, dtype, (1,) * rank, names)
+    if op == "Concat":
+        axis = b.rng.randrange(rank)
+        out = tuple(2 if i == axis else 1 for i in range(rank))
+        y = b.op("Concat", [first, second], dtype, out,
+                 axis=axis - rank if b.opset >= 11 and b.rng.random() < 0.3 else axis)
+    elif op == "Where":
+        cond = symbolic_input(b, FLOAT, (1,) * rank, _names(b, [b.rng.randrange(rank)]))
+        flag = b.op("Greater", [cond, b.scalar(0.0, FLOAT, "Greater")], BOOL, cond.shape)
+        y = b.op("Where", [flag, first, second], dtype, first.shape)
+    elif op in ("Max", "Min", "Sum"):
+        parts = [first, second]
+        if b.rng.random() < 0.5:
+            parts.append(b.random_weight((1,) * rank, dtype, op))
+        y = b.op(op, parts, dtype, first.shape)
+    else:
+        y = b.op(op, [first, second], dtype, broadcast(first.shape, second.shape))
+    return y
+
+
+# -- Einsum ----------------------------------------------------------------------------------
+
+#: Einsum equations: explicit and implicit output, ellipses, repeated labels.
+_EQUATIONS = (
+    "ij,jk->ik", "bij,bjk->bik", "...ij,...jk->...ik",
+    "...ij,...jk", "ij,jk", "ij->ji", "ii->i",
+    "ij,ij->", "i,i", "...i,...i->...", "bii->bi",
+    "ij...,jk...->ik...", "ji", "...ii->...i", "ab,cd->abcd",
+)
+
+
+def _einsum(b: GraphBuilder, x: Value) -> Value:
+    """Einsum of a symbolic-dim input (and a weight) by an equation of :data:`_EQUATIONS`:
+    letters bound to symbolic dims (1 at run time) or fixed sizes; repeated labels get one
+    size."""
+    eq = b.rng.choice(_EQUATIONS)
+    lhs = eq.split("->")[0].split(",")
+    sizes: dict[str, int] = {}
+    dtype = _dtype(b, (FLOAT, FLOAT, INT64))
+    operands = []
+    ell = b.rng.randint(1, 2)
+    for i, term in enumerate(lhs):
+        shape = []
+        for ch in term.replace("...", "." * ell):
+            if ch == ".":
+                shape.append(1)
+                continue
+            size = sizes.setdefault(ch, 1 if i == 0 and b.rng.random() < 0.6 else
+                                    b.rng.randint(1, 3))
+            shape.append(size)
+        if i == 0:
+            names = {p: n for p, n in _names(b, [p for p, d in enumerate(shape) if d == 1])
+                     .items() if b.rng.random() < 0.8}
+            operands.append(symbolic_input(b, dtype, tuple(shape), names))
+        else:
+            operands.append(b.random_weight(tuple(shape), dtype, "Einsum"))
+    arrays = [np.zeros(v.shape, NP_DTYPE[FLOAT]) for v in operands]
+    out = np.einsum(eq, *arrays).shape
+    return b.op("Einsum", operands, dtype, tuple(out), equation=eq)
+
+
+MOTIFS = (
+    shaped_motif("slim-symbolic-window", ("shape_infer", "shape_inference"), _symbolic_window),
+    shaped_motif("slim-symbolic-slice", ("shape_infer", "shape_inference"), _symbolic_slice),
+    shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"), _symbolic_merge),
+    shaped_motif("slim-einsum-forms", ("shape_infer", "shape_inference"), _einsum, since=12,
+                 anchors=("Einsum",)),
+)
+
+#: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).
+ORDER = 195
+#: drawn only for a hint naming onnxslim's shape inference (``shape_infer``).
+HINTED_ONLY = True

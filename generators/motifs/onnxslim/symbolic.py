@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.builder import GraphBuilder
+from generators.builder import GraphBuilder, tensor_proto
 from generators.motifs.helpers import ints
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
@@ -209,12 +209,7 @@ def _symbolic_slice(b: GraphBuilder, x: Value) -> Value:
                 if b.rng.random() < 0.3 else y
             y = _computed_end(b, y, a, other)
         elif kind < 0.9:  # start computed from the data: ArgMax of two leading values
-            flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], y.dtype, (y.size,))
-            first = b.op("Slice", [flat, ints(b, [0], "Slice"), ints(b, [2], "Slice")],
-                         y.dtype, (2,))
-            if first.dtype != FLOAT:
-                first = b.op("Cast", [first], FLOAT, (2,), to=FLOAT)
-            start = b.op("ArgMax", [first], INT64, (1,), axis=0, keepdims=1)
+            start = _small_index(b, y)
             bounds = [y.name, start.name, ints(b, [INT_MAX + 5], "Slice").name]
             if a != 0 or b.rng.random() < 0.5:
                 bounds.append(ints(b, [a], "Slice").name)
@@ -354,10 +349,111 @@ def _einsum(b: GraphBuilder, x: Value) -> Value:
     return b.op("Einsum", operands, dtype, tuple(out), equation=eq)
 
 
+# -- shapes computed from data, sequences ----------------------------------------------------
+
+def _small_index(b: GraphBuilder, x: Value) -> Value:
+    """``ArgMax`` of two values of ``x`` as a 1-D int64 of one element: 0 or 1, known only
+    at run time."""
+    flat = b.op("Reshape", [x, ints(b, [-1], "Reshape")], x.dtype, (x.size,))
+    first = _slice(b, flat, [0], [2], [0], [1], axes_given=False)
+    if first.dtype != FLOAT:
+        first = b.op("Cast", [first], FLOAT, (2,), to=FLOAT)
+    return b.op("ArgMax", [first], INT64, (1,), axis=0, keepdims=1)
+
+
+def _reduced(b: GraphBuilder, name: str, dtype: int, rank: int) -> Value:
+    """``ReduceSum`` over all axes (keepdims) of a tensor whose shape only the run knows
+    (it may be empty): a (1, ...) value the generator can go on with."""
+    return b.op("ReduceSum", [Value(name, dtype, ())], dtype, (1,) * rank, keepdims=1)
+
+
+def _data_dependent(b: GraphBuilder, x: Value) -> Value:
+    """One or two ops whose output shape only the data decides (NonZero, Compress, Range and
+    TopK with a computed bound, ConstantOfShape of a computed shape) or a sequence
+    (SequenceConstruct, SequenceInsert, SequenceAt, SequenceLength, ConcatFromSequence); the
+    inference names a new dim for each. The result is reduced to ones (its shape is unknown
+    to the generator) and added to ``x``."""
+    x = x if x.dtype == FLOAT else b.op("Cast", [x], FLOAT, x.shape, to=FLOAT)
+    if x.size < 2:
+        x = b.op("Concat", [x, x], FLOAT, (*x.shape[:-1], 2 * x.shape[-1]) if x.rank else
+                 (2,), axis=x.rank - 1 if x.rank else 0) if x.rank else \
+            b.op("Expand", [x, ints(b, [2], "Expand")], FLOAT, (2,))
+    kinds = ["nonzero", "compress", "range", "topk", "constantofshape"]
+    if b.opset >= 11:
+        kinds += ["sequence", "sequence"]
+    y = x
+    for kind in b.rng.sample(kinds, b.rng.randint(1, 2)):
+        if kind == "nonzero" and b.opset >= 9:
+            flag = b.op("Greater", [y, b.scalar(0.0, FLOAT, "Greater")], BOOL, y.shape)
+            idx = b.node("NonZero", [flag.name])[0]
+            part = _reduced(b, idx, INT64, 2)
+            part = b.op("Cast", [part], FLOAT, (1, 1), to=FLOAT)
+        elif kind == "compress" and b.opset >= 9:
+            flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], FLOAT, (y.size,))
+            flag = b.op("Greater", [flat, b.scalar(0.0, FLOAT, "Greater")], BOOL, flat.shape)
+            kept = b.node("Compress", [flat.name, flag.name], axis=0)[0]
+            part = _reduced(b, kept, FLOAT, 1)
+        elif kind == "range" and b.opset >= 11:
+            limit = b.op("Add", [_small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
+            scalar = b.op("Squeeze", [limit, ints(b, [0], "Squeeze")] if b.opset >= 13 else
+                          [limit], INT64, (), **({} if b.opset >= 13 else {"axes": [0]}))
+            seq = b.node("Range", [b.const(np.asarray(0, np.int64), "Range").name,
+                                   scalar.name, b.const(np.asarray(1, np.int64), "Range").name])[0]
+            part = b.op("Cast", [_reduced(b, seq, INT64, 1)], FLOAT, (1,), to=FLOAT)
+        elif kind == "topk" and b.opset >= 10:
+            flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], FLOAT, (y.size,))
+            k = b.op("Add", [_small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
+            values, _ = b.node("TopK", [flat.name, k.name], n_out=2, axis=-1,
+                               **({"largest": 0} if b.opset >= 11 and b.rng.random() < 0.3
+                                  else {}))
+            part = _reduced(b, values, FLOAT, 1)
+        elif kind == "constantofshape" and b.opset >= 9:
+            size = b.op("Add", [_small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
+            filled = b.node("ConstantOfShape", [size.name],
+                            value=tensor_proto(np.asarray([1.5], np.float32), "value"))[0]
+            part = _reduced(b, filled, FLOAT, 1)
+        elif kind == "sequence":
+            part = _sequence(b, y)
+        else:
+            continue
+        y = b.op("Add", [y, part], FLOAT, broadcast(y.shape, part.shape))
+    return y
+
+
+def _sequence(b: GraphBuilder, y: Value) -> Value:
+    """A sequence of ``y`` and a transform of it: read back by SequenceAt (a constant or a
+    computed position, negative at times), ConcatFromSequence (``new_axis`` 0 or 1) or
+    SequenceLength, after a SequenceInsert at times."""
+    other = b.op("Neg", [y], FLOAT, y.shape)
+    seq = b.node("SequenceConstruct", [y.name, other.name])[0]
+    if b.rng.random() < 0.4:
+        seq = b.node("SequenceInsert", [seq, y.name])[0]
+    how = b.rng.choice(["at", "at", "concat", "length"])
+    if how == "at":
+        if b.rng.random() < 0.5:
+            pos = b.const(np.asarray(b.rng.choice([0, 1, -1]), np.int64), "SequenceAt")
+        else:
+            idx = _small_index(b, y)
+            pos = b.op("Squeeze", [idx, ints(b, [0], "Squeeze")] if b.opset >= 13 else [idx],
+                       INT64, (), **({} if b.opset >= 13 else {"axes": [0]}))
+        return b.op("SequenceAt", [Value(seq, FLOAT, ()), pos], FLOAT, y.shape)
+    if how == "concat" and y.rank >= 1:
+        new_axis = b.rng.randint(0, 1)
+        axis = b.rng.randrange(y.rank + new_axis)
+        spell = axis - y.rank - new_axis if b.rng.random() < 0.3 else axis
+        joined = b.node("ConcatFromSequence", [seq], axis=spell,
+                        new_axis=new_axis if new_axis or b.rng.random() < 0.5 else None)[0]
+        return _reduced(b, joined, FLOAT, y.rank + new_axis)
+    length = b.node("SequenceLength", [seq])[0]
+    return b.op("Cast", [Value(length, INT64, ())], FLOAT, (), to=FLOAT)
+
+
 MOTIFS = (
     shaped_motif("slim-symbolic-window", ("shape_infer", "shape_inference"), _symbolic_window),
     shaped_motif("slim-symbolic-slice", ("shape_infer", "shape_inference"), _symbolic_slice),
     shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"), _symbolic_merge),
+    shaped_motif("slim-data-dependent-shapes", ("shape_infer", "shape_inference"),
+                 _data_dependent, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
     shaped_motif("slim-einsum-forms", ("shape_infer", "shape_inference"), _einsum, since=12,
                  anchors=("Einsum",)),
 )

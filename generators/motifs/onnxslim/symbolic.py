@@ -10,7 +10,8 @@ symbols instead of numbers:
 
 - windows over symbolic spatial dims (``Tile`` makes them ``a*h``): Conv, MaxPool and
   AveragePool with pads, ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER), strides, dilations,
-  ``ceil_mode`` (``InferenceContext.compute_conv_pool_shape``);
+  ``ceil_mode`` (``InferenceContext.compute_conv_pool_shape``), and Resize by scales or
+  sizes (``standard_ops/misc/resize.py``);
 - Slice of symbolic dims with ends past ``int_max``, below ``-int_max``, negative, of 1 and
   above, ends computed from ``Shape`` (a symbolic end), starts computed from data (unknown),
   negative steps (``standard_ops/tensor/slice.py``);
@@ -134,7 +135,8 @@ def _window_attrs(b: GraphBuilder, spatial: tuple[int, ...], op: str) -> tuple[d
 
 def _symbolic_window(b: GraphBuilder, x: Value) -> Value:
     """A (1, C, h, w) input with symbolic spatial dims (or one of them fixed), tiled to
-    (1, C, a*h, c*w), then one or two of Conv / MaxPool / AveragePool over it."""
+    (1, C, a*h, c*w), then one or two of Conv / MaxPool / AveragePool / Resize
+    (:func:`_resize`) over it."""
     rank = b.rng.choice([3, 4, 4])
     c = b.rng.randint(1, 3)
     axes = list(range(2, rank))
@@ -148,7 +150,12 @@ def _symbolic_window(b: GraphBuilder, x: Value) -> Value:
     reps = [1, 1] + [b.rng.randint(3, 6) for _ in range(rank - 2)]
     y = tile(b, v, reps)
     for _ in range(b.rng.randint(1, 2)):
-        op = b.rng.choice(["Conv", "MaxPool", "AveragePool"] if dtype == FLOAT else ["Conv"])
+        op = b.rng.choice(["Conv", "MaxPool", "AveragePool", "Resize"] if dtype == FLOAT
+                          else ["Conv"])
+        if op == "Resize":
+            if b.opset >= 10:
+                y = _resize(b, y)
+            continue
         attrs, out = _window_attrs(b, y.shape[2:], op)
         if op == "Conv":
             m = b.rng.randint(1, 3)
@@ -164,6 +171,30 @@ def _symbolic_window(b: GraphBuilder, x: Value) -> Value:
         else:
             y = b.op(op, [y], dtype, (1, y.shape[1], *out), y.props, **attrs)
     return y
+
+
+def _resize(b: GraphBuilder, y: Value) -> Value:
+    """Resize of (1, C, spatial...) ``y`` by scales (2, 3 or 0.5 on the spatial dims) or by
+    sizes (a constant, or ``Shape(y) * factors`` computed), in the opset's form (opset 10:
+    scales only; 11 and 12: an empty ``roi`` and an empty ``scales`` beside ``sizes``)."""
+    factors = [1, 1] + [b.rng.choice([2.0, 3.0, 0.5]) for _ in y.shape[2:]]
+    out = tuple(int(np.floor(d * f)) for d, f in zip(y.shape, factors, strict=True))
+    mode = b.rng.choice([None, "nearest", "linear"])
+    empty = b.const(np.zeros((0,), np.float32), "Resize") if b.opset in (11, 12) else None
+    if b.opset == 10 or b.rng.random() < 0.5:
+        scales = b.const(np.asarray(factors, np.float32), "Resize")
+        inputs = [y.name, scales.name] if b.opset == 10 else \
+            [y.name, empty.name if empty else "", scales.name]
+        return b.op("Resize", inputs, y.dtype, out, mode=mode)
+    if b.rng.random() < 0.5:
+        sizes = ints(b, list(out), "Resize")
+    else:  # computed from the symbolic shape: Shape(y) * 2 (or 1) per dim
+        twice = [1, 1] + [2] * (y.rank - 2)
+        out = tuple(d * t for d, t in zip(y.shape, twice, strict=True))
+        sizes = b.op("Mul", [b.op("Shape", [y], INT64, (y.rank,)), ints(b, twice, "Mul")],
+                     INT64, (y.rank,))
+    return b.op("Resize", [y.name, empty.name if empty else "", empty.name if empty else "",
+                           sizes.name], y.dtype, out, mode=mode)
 
 
 # -- Slice of symbolic dims ------------------------------------------------------------------
@@ -220,7 +251,15 @@ def _symbolic_slice(b: GraphBuilder, x: Value) -> Value:
         else:  # Reshape to (leading dims, -1) by a slice of Shape(y) (shape arithmetic)
             keep = b.rng.randint(1, rank - 1)
             shape = b.op("Shape", [y], INT64, (rank,))
-            lead = _slice(b, shape, [0], [keep], [0], [1], axes_given=b.rng.random() < 0.7)
+            if b.rng.random() < 0.5:
+                lead = _slice(b, shape, [0], [keep], [0], [1], axes_given=b.rng.random() < 0.7)
+            else:  # the first part of a Split of the shape
+                sizes = [keep, rank - keep]
+                form = {"inputs": [ints(b, sizes, "Split").name], "attrs": {}} \
+                    if b.opset >= 13 else {"inputs": [], "attrs": {"split": sizes}}
+                parts = b.node("Split", [shape.name, *form["inputs"]], n_out=2, axis=0,
+                               **form["attrs"])
+                lead = Value(parts[0], INT64, (keep,))
             target = b.op("Concat", [lead, ints(b, [-1], "Concat")], INT64, (keep + 1,),
                           axis=0)
             flat = int(np.prod(y.shape[keep:]))

@@ -1,5 +1,5 @@
-"""Motifs that give two of onnxslim's rewrites every form their source tells apart, several
-forms per draw:
+"""Motifs that give four of onnxslim's rewrites the forms their source tells apart (several
+per draw where they chain):
 
 - ``dead_node_elimination`` (``core/optimization/dead_node_elimination.py``): Pad by zero
   pads, Mul by ones and Sub of zeros as a scalar, as a tensor of the other operand's shape or
@@ -12,9 +12,13 @@ forms per draw:
   splits axes (into runs that line up with the transposed dims or not), one with ``-1`` or a
   shape computed at run time, a Squeeze with axes (negative at times) or without, an
   Unsqueeze with axes computed at run time; the first Transpose with or without ``perm``;
-  the input's shape fixed or with a symbolic dim.
+  the input's shape fixed or with a symbolic dim;
+- ``FusionReduce`` (``core/pattern/fusion/reduce.py``, its opset-13 matcher): ReduceSum and
+  Unsqueeze with axes as inputs, constant or computed, absent, equal or not, ``keepdims``;
+- ``EliminationReshapeAs`` (``core/pattern/elimination/reshape_as.py``): the rebuilt-shape
+  chain with each deviation its check rejects.
 
-Both are drawn only for a hint naming them (``HINTED_ONLY``): the forms are onnxslim's.
+All are drawn only for a hint naming them (``HINTED_ONLY``): the forms are onnxslim's.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import math
 
 import numpy as np
 
-from generators.builder import GraphBuilder
+from generators.builder import GraphBuilder, value_info
 from generators.motifs.helpers import ints
 from generators.motifs.onnxslim.symbolic import symbolic_input
 from generators.motifs.shaped import shaped_motif
@@ -224,9 +228,109 @@ def _tvt_forms(b: GraphBuilder, x: Value) -> Value:
     return y
 
 
+# -- FusionReduce, EliminationReshapeAs -----------------------------------------------------
+
+def _axes_input(b: GraphBuilder, axes: list[int], op: str, x: Value) -> Value:
+    """``axes`` as a constant, or (a fifth of the time) computed at run time as
+    ``axes + 0 * ReduceSum(Shape(x))``: the rewrite then sees no constant."""
+    if b.rng.random() >= 0.2:
+        return ints(b, axes, op)
+    size = b.op("ReduceSum", [b.op("Shape", [x], INT64, (x.rank,)), ints(b, [0], "ReduceSum")],
+                INT64, (1,), keepdims=1)
+    zero = b.op("Mul", [size, ints(b, [0], "Mul")], INT64, (1,))
+    return b.op("Add", [zero, ints(b, axes, "Add")], INT64, (len(axes),))
+
+
+def _reduce_forms(b: GraphBuilder, x: Value) -> Value:
+    """ReduceSum then Unsqueeze in the opset-13 form (axes as inputs): axes constant or
+    computed, absent from the ReduceSum at times (all axes), the Unsqueeze's the same, negative
+    or others, ``keepdims`` 0 or 1, the ReduceSum read a second time."""
+    axes = sorted(b.rng.sample(range(x.rank), b.rng.randint(1, x.rank)))
+    spelled = [a - x.rank if b.rng.random() < 0.3 else a for a in axes]
+    keep = b.rng.choice([0, 0, 0, 1])
+    inputs = [x]
+    if b.rng.random() < 0.85:
+        inputs.append(_axes_input(b, spelled, "ReduceSum", x))
+    else:
+        axes = list(range(x.rank))
+    out = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keep else \
+        tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    attrs = {"keepdims": keep} if keep == 0 or b.rng.random() < 0.5 else {}
+    y = b.op("ReduceSum", inputs, x.dtype, out, **attrs)
+    if b.rng.random() < 0.2:
+        b.op("Neg", [y], y.dtype, y.shape)
+    r = b.rng.random()
+    if r < 0.6 and not keep:
+        u_axes = spelled if len(inputs) > 1 else list(range(x.rank))
+    else:
+        u_axes = sorted(b.rng.sample(range(y.rank + 1), 1))
+    rank = y.rank + len(u_axes)
+    norm = sorted(a % rank for a in u_axes)
+    dims = list(y.shape)
+    for a in norm:
+        dims.insert(a, 1)
+    return b.op("Unsqueeze", [y, _axes_input(b, u_axes, "Unsqueeze", y)], y.dtype,
+                tuple(dims))
+
+
+def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
+    """The Shape -> Gather per dim -> Unsqueeze -> Concat -> Reshape chain that
+    EliminationReshapeAs replaces by the Shape, with one of the deviations its check tells
+    apart (or none): an extra consumer of the Shape (a Gather or another op), a Gather index
+    given 1-D, Gathers in another order, a computed index, an extra Concat piece, a Reshape
+    in place of an Unsqueeze, Concat pieces in another order."""
+    flat = b.op("Reshape", [x, ints(b, [-1], "Reshape")], x.dtype, (x.size,), x.props)
+    flat = b.op("Neg", [flat], x.dtype, flat.shape)
+    shape = b.op("Shape", [x], INT64, (x.rank,))
+    if b.rng.random() < 0.85:
+        b.value_infos.append(value_info(shape.name, INT64, shape.shape))
+    twist = b.rng.choice([None, "user", "other-user", "vector", "order", "computed", "extra",
+                          "reshape", "pieces"])
+    order = list(range(x.rank))
+    if twist == "order":
+        order = order[1:] + order[:1]
+    picked: dict[int, Value] = {}
+    for i in order:
+        if twist == "vector" and i == 0:
+            picked[i] = b.op("Gather", [shape, ints(b, [i], "Gather")], INT64, (1,))
+            continue
+        index = b.const(np.asarray(i, np.int64), "Gather")
+        if twist == "computed" and i == 0:
+            index = b.op("Mul", [index, b.const(np.asarray(1, np.int64), "Mul")], INT64, ())
+        picked[i] = b.op("Gather", [shape, index], INT64, ())
+    if twist == "user":
+        b.graph_output(b.op("Gather", [shape, b.const(np.asarray(0, np.int64), "Gather")],
+                            INT64, ()))
+    elif twist == "other-user":
+        b.graph_output(b.op("Cast", [shape], FLOAT, shape.shape, to=FLOAT))
+    parts = []
+    for i in range(x.rank):
+        g = picked[i]
+        if g.rank == 1:
+            parts.append(g)
+        elif twist == "reshape" and i == x.rank - 1:
+            parts.append(b.op("Reshape", [g, ints(b, [1], "Reshape")], INT64, (1,)))
+        else:
+            parts.append(shape_ops.unsqueeze(b, g, [0]))
+    dims = list(x.shape)
+    if twist == "pieces":
+        parts = parts[::-1]
+        dims = dims[::-1]
+    if twist == "extra":
+        parts.append(ints(b, [1], "Concat"))
+        dims.append(1)
+    target = b.op("Concat", parts, INT64, (len(parts),), axis=0)
+    return b.op("Reshape", [flat, target], x.dtype, tuple(dims))
+
+
 MOTIFS = (
     shaped_motif("slim-dead-node-forms", ("dead_node_elimination",), _dead_node_forms,
                  dtypes=_FLOATS, ranks=(1, 4), anchors=("Pad", "Expand", "Concat")),
+    shaped_motif("slim-reduce-forms", ("FusionReduce",), _reduce_forms,
+                 dtypes=frozenset({FLOAT}), ranks=(1, 4), since=13,
+                 anchors=("ReduceSum", "Unsqueeze")),
+    shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",), _reshape_as_forms,
+                 dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
                  _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
                  anchors=("Transpose", "Reshape", "Squeeze", "Unsqueeze")),

@@ -13,6 +13,11 @@ model feeds, every output in its order, each with its own element type (spelled 
 onnxslim has a spelling for it, bare otherwise), and ``input_shapes`` only for inputs whose
 dims are all fixed (a symbolic dim takes the size of the case's feed, which the target does
 not see). A configuration names the restated options under :data:`INTERFACE`.
+
+``slim``'s ``dtype="fp32"`` (``convert_data_format``: "Convert ONNX model data format to
+specified dtype, supporting 'fp16' and 'fp32'") is likewise a restatement for a model that
+holds no float16 at all (:func:`holds_float16`): a configuration names it under
+:data:`DTYPE`, and the target passes it only for such a model.
 """
 
 from __future__ import annotations
@@ -25,6 +30,15 @@ INTERFACE = "interface"
 OPTIONS = ("inputs", "input_shapes", "outputs")
 #: share of a campaign's configurations that restate some interface options.
 RESTATE_SHARE = 0.3
+
+#: configuration key: ``"fp32"`` where the configuration converts an all-float32 model to
+#: float32 (``slim``'s ``dtype``).
+DTYPE = "dtype"
+#: share of a campaign's configurations that set :data:`DTYPE`.
+DTYPE_SHARE = 0.1
+#: attributes that name an element type a node makes (Cast's ``to``, EyeLike's ``dtype`` ...).
+_TYPE_ATTRS = frozenset({"to", "dtype", "output_dtype"})
+_FLOAT16 = 10
 
 #: element type (``TensorProto``) -> how an ``inputs`` / ``outputs`` spec spells it
 #: (``onnxslim/core/__init__.py``: fp16, fp32, int32, bool; others go bare).
@@ -112,4 +126,48 @@ def snippet(parts: list[str]) -> str:
            if "outputs" in parts else "")
         + "}\n"
         "INTERFACE_OPTIONS = {k: v for k, v in INTERFACE_OPTIONS.items() if v}\n"
+    )
+
+
+def holds_float16(model: Any) -> bool:
+    """Whether any tensor of ``model`` is float16: a graph input, output, value_info or
+    initializer of that type, a node attribute that makes it (``to``, ``dtype``,
+    ``output_dtype``), a constant tensor attribute of it, in the main graph or a subgraph."""
+    def graph_holds(graph: Any) -> bool:
+        typed = [*graph.input, *graph.output, *graph.value_info]
+        if any(v.type.tensor_type.elem_type == _FLOAT16 for v in typed) or \
+                any(t.data_type == _FLOAT16 for t in graph.initializer):
+            return True
+        for node in graph.node:
+            for a in node.attribute:
+                if (a.name in _TYPE_ATTRS and a.i == _FLOAT16) or \
+                        (a.HasField("t") and a.t.data_type == _FLOAT16):
+                    return True
+                if any(graph_holds(g) for g in [*([a.g] if a.HasField("g") else []),
+                                                  *a.graphs]):
+                    return True
+        return False
+
+    return graph_holds(model.graph)
+
+
+def dtype_snippet() -> str:
+    """Python lines (``model`` in scope) that set ``DTYPE_OPTIONS`` to ``{"dtype": "fp32"}``
+    where the model holds no float16 (:func:`holds_float16`), else to ``{}``."""
+    return (
+        "def _holds_float16(graph):\n"
+        "    typed = [*graph.input, *graph.output, *graph.value_info]\n"
+        "    if any(v.type.tensor_type.elem_type == 10 for v in typed) or \\\n"
+        "            any(t.data_type == 10 for t in graph.initializer):\n"
+        "        return True\n"
+        "    for node in graph.node:\n"
+        "        for a in node.attribute:\n"
+        "            if (a.name in ('to', 'dtype', 'output_dtype') and a.i == 10) or \\\n"
+        "                    (a.HasField('t') and a.t.data_type == 10):\n"
+        "                return True\n"
+        "            if any(_holds_float16(g) for g in [*([a.g] if a.HasField('g') else []),\n"
+        "                                                *a.graphs]):\n"
+        "                return True\n"
+        "    return False\n"
+        "DTYPE_OPTIONS = {} if _holds_float16(model.graph) else {'dtype': 'fp32'}\n"
     )

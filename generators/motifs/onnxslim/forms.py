@@ -12,7 +12,9 @@ per draw where they chain):
   splits axes (into runs that line up with the transposed dims or not), one with ``-1`` or a
   shape computed at run time, a Squeeze with axes (negative at times) or without, an
   Unsqueeze with axes computed at run time; the first Transpose with or without ``perm``;
-  the input's shape fixed or with a symbolic dim;
+  the input's shape fixed or with a symbolic dim (no anchors: the schema variation's
+  ``perm`` left out of a Transpose whose output shape looked the same at the draw's sizes
+  broke the value_info declared after it);
 - ``FusionReduce`` (``core/pattern/fusion/reduce.py``, its opset-13 matcher): ReduceSum and
   Unsqueeze with axes as inputs, constant or computed, absent, equal or not, ``keepdims``;
 - ``EliminationReshapeAs`` (``core/pattern/elimination/reshape_as.py``): the rebuilt-shape
@@ -332,8 +334,7 @@ MOTIFS = (
     shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",), _reshape_as_forms,
                  dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
-                 _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
-                 anchors=("Transpose", "Reshape", "Squeeze", "Unsqueeze")),
+                 _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -24,7 +24,8 @@ onnxslim = pytest.importorskip("onnxslim")
 
 NEW_MOTIFS = ("slim-symbolic-window", "slim-symbolic-slice", "slim-symbolic-merge",
               "slim-einsum-forms", "slim-data-dependent-shapes", "slim-dead-node-forms",
-              "slim-transpose-view-forms", "slim-reduce-forms", "slim-reshape-as-forms")
+              "slim-transpose-view-forms", "slim-reduce-forms", "slim-reshape-as-forms",
+              "slim-slice-forms", "slim-unsqueeze-forms")
 SEEDS = range(10)
 
 
@@ -205,6 +206,18 @@ def test_reshape_as_forms_are_replaced_only_untwisted(target) -> None:
         replaced += gathers == 0
         kept += gathers > 0
     assert replaced >= 1 and kept >= 3, (replaced, kept)
+
+
+def test_slice_and_unsqueeze_forms_merge_some_pairs(target) -> None:
+    """(Constant folding makes the Constant nodes and computed bounds constants first.)"""
+    for name, op, rewrite in (("slim-slice-forms", "Slice", "EliminationSlice"),
+                              ("slim-unsqueeze-forms", "Unsqueeze", "EliminationUnsqueeze")):
+        merged = kept = 0
+        for gm in _draws(name):
+            after = _ops(_slim(target, gm, [rewrite, "constant_folding"]), op)
+            merged += after < _ops(gm.model, op)
+            kept += after == _ops(gm.model, op)
+        assert merged >= 1 and kept >= 1, (name, merged, kept)
 
 
 def _same_outputs(a: onnx.ModelProto, b: onnx.ModelProto, feeds: dict[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""Motifs that give four of onnxslim's rewrites the forms their source tells apart (several
+"""Motifs that give six of onnxslim's rewrites the forms their source tells apart (several
 per draw where they chain):
 
 - ``dead_node_elimination`` (``core/optimization/dead_node_elimination.py``): Pad by zero
@@ -18,7 +18,10 @@ per draw where they chain):
 - ``FusionReduce`` (``core/pattern/fusion/reduce.py``, its opset-13 matcher): ReduceSum and
   Unsqueeze with axes as inputs, constant or computed, absent, equal or not, ``keepdims``;
 - ``EliminationReshapeAs`` (``core/pattern/elimination/reshape_as.py``): the rebuilt-shape
-  chain with each deviation its check rejects.
+  chain with each deviation its check rejects;
+- ``EliminationSlice`` and ``EliminationUnsqueeze`` (``elimination/slice.py``,
+  ``unsqueeze.py``): pairs with a computed start or axes, overlapping axes spelled apart, a
+  first op read twice, a sliced tensor whose shape nothing declares.
 
 All are drawn only for a hint naming them (``HINTED_ONLY``): the forms are onnxslim's.
 """
@@ -34,7 +37,7 @@ from generators.motifs.helpers import ints
 from generators.motifs.onnxslim.symbolic import symbolic_input
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
-from generators.values import FLOAT, FLOAT16, INT64, NP_DTYPE, Value, broadcast
+from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, Value, broadcast
 
 _FLOATS = frozenset({FLOAT, FLOAT16})
 
@@ -325,6 +328,68 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
     return b.op("Reshape", [flat, target], x.dtype, tuple(dims))
 
 
+# -- EliminationSlice, EliminationUnsqueeze --------------------------------------------------
+
+def _full_slice(b: GraphBuilder, x: Value, axis: int, spell: int, start: Value | None = None,
+                ) -> Value:
+    """A five-input Slice of ``x`` along ``axis`` (spelled ``spell``) to the end, from 1 (0
+    for a dim of 1) or from ``start`` (a computed 0)."""
+    out = list(x.shape)
+    first = 0 if start is not None else min(1, x.shape[axis] - 1)
+    out[axis] = x.shape[axis] - first
+    starts = start if start is not None else ints(b, [first], "Slice")
+    return b.op("Slice", [x, starts, ints(b, [2**62], "Slice"), ints(b, [spell], "Slice"),
+                          ints(b, [1], "Slice")], x.dtype, tuple(out), x.props)
+
+
+def _computed_zero(b: GraphBuilder, x: Value) -> Value:
+    """``[0]`` computed at run time (``0 * ReduceSum(Shape(x))``): no constant to a rewrite."""
+    size = b.op("ReduceSum", [b.op("Shape", [x], INT64, (x.rank,)), ints(b, [0], "ReduceSum")],
+                INT64, (1,), keepdims=1)
+    return b.op("Mul", [size, ints(b, [0], "Mul")], INT64, (1,))
+
+
+def _slice_forms(b: GraphBuilder, x: Value) -> Value:
+    """Slice then Slice, five inputs each (the form EliminationSlice matches), with one of:
+    distinct axes (merged), the same axis spelled once negative (overlapping: kept), a
+    computed start (kept), a first Slice read by two Slices (both merged), an input whose
+    shape nothing declares (a Neg without value_info) under negative axes."""
+    if b.rng.random() < 0.3 and x.dtype != BOOL:  # unpooled: no value_info declares it
+        x = Value(b.node("Neg", [x.name])[0], x.dtype, x.shape)
+    form = b.rng.choice(["distinct", "overlap", "computed", "two-users", "negative"])
+    a1 = b.rng.randrange(x.rank)
+    others = [a for a in range(x.rank) if a != a1] or [a1]
+    a2 = a1 if form == "overlap" else b.rng.choice(others)
+    neg = form in ("negative", "overlap") or b.rng.random() < 0.3
+    first = _full_slice(b, x, a1, a1 - x.rank if neg else a1,
+                        _computed_zero(b, x) if form == "computed" else None)
+    second = _full_slice(b, first, a2, a2 - x.rank if form == "negative" else a2)
+    if form == "two-users":
+        a3 = b.rng.choice(others)
+        b.graph_output(_full_slice(b, first, a3, a3))
+    return second
+
+
+def _unsqueeze_forms(b: GraphBuilder, x: Value) -> Value:
+    """Unsqueeze then Unsqueeze (opset 13 form): plain, with axes computed at run time in one
+    of them (constant only once folded), or the first read twice."""
+    form = b.rng.choice(["plain", "computed-first", "computed-second", "two-users"])
+
+    def unsqueeze(v: Value, computed: bool) -> Value:
+        axis = b.rng.randrange(v.rank + 1)
+        axes = b.op("Add", [_computed_zero(b, v), ints(b, [axis], "Add")], INT64, (1,)) \
+            if computed else ints(b, [axis - v.rank - 1 if b.rng.random() < 0.3 else axis],
+                                  "Unsqueeze")
+        out = list(v.shape)
+        out.insert(axis, 1)
+        return b.op("Unsqueeze", [v, axes], v.dtype, tuple(out), v.props)
+
+    first = unsqueeze(x, form == "computed-first")
+    if form == "two-users":
+        b.op("Neg" if x.dtype != BOOL else "Not", [first], first.dtype, first.shape)
+    return unsqueeze(first, form == "computed-second")
+
+
 MOTIFS = (
     shaped_motif("slim-dead-node-forms", ("dead_node_elimination",), _dead_node_forms,
                  dtypes=_FLOATS, ranks=(1, 4), anchors=("Pad", "Expand", "Concat")),
@@ -333,6 +398,10 @@ MOTIFS = (
                  anchors=("ReduceSum", "Unsqueeze")),
     shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",), _reshape_as_forms,
                  dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
+    shaped_motif("slim-slice-forms", ("EliminationSlice",), _slice_forms,
+                 dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 4), since=10),
+    shaped_motif("slim-unsqueeze-forms", ("EliminationUnsqueeze",), _unsqueeze_forms,
+                 dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(0, 3), since=13),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
                  _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
 )

@@ -310,7 +310,8 @@ def _slice(b: GraphBuilder, x: Value, starts: list[int], ends: list[int], axes: 
 def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
     """Two or three new inputs whose dims are named differently (or unknown, or a name
     against a fixed 1), combined by Add / Mul / Sub / Div, MatMul, Concat, Where, Max, Min or
-    Sum, so that the inference has to merge their symbols."""
+    Sum, so that the inference has to merge their symbols; at times the first input is also
+    a graph output (the inference then keeps the node order it is given)."""
     dtype = _dtype(b, (FLOAT, FLOAT, FLOAT16))
     rank = b.rng.randint(1, 3)
     op = b.rng.choice(["Add", "Mul", "Sub", "Div", "MatMul", "Concat", "Max", "Min", "Sum",
@@ -328,6 +329,8 @@ def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
         fixed = b.rng.randrange(rank)
         names.pop(fixed)
     second = symbolic_input(b, dtype, (1,) * rank, names)
+    if b.rng.random() < 0.15:  # a graph input that is also a graph output (passed through)
+        b.graph_output(first)
     if op == "Concat":
         axis = b.rng.randrange(rank)
         out = tuple(2 if i == axis else 1 for i in range(rank))

@@ -25,7 +25,7 @@ onnxslim = pytest.importorskip("onnxslim")
 NEW_MOTIFS = ("slim-symbolic-window", "slim-symbolic-slice", "slim-symbolic-merge",
               "slim-einsum-forms", "slim-data-dependent-shapes", "slim-dead-node-forms",
               "slim-transpose-view-forms", "slim-reduce-forms", "slim-reshape-as-forms",
-              "slim-slice-forms", "slim-unsqueeze-forms")
+              "slim-slice-forms", "slim-unsqueeze-forms", "slim-gemm-forms")
 SEEDS = range(10)
 
 
@@ -218,6 +218,18 @@ def test_slice_and_unsqueeze_forms_merge_some_pairs(target) -> None:
             merged += after < _ops(gm.model, op)
             kept += after == _ops(gm.model, op)
         assert merged >= 1 and kept >= 1, (name, merged, kept)
+
+
+def test_gemm_forms_fold_some_affines(target) -> None:
+    folded = kept = 0
+    passes = ["FusionGemm", "FusionGemmMul", "FusionGemmAdd", "constant_folding", "shape_infer"]
+    for gm in _draws("slim-gemm-forms"):
+        slimmed = _slim(target, gm, passes)
+        before = _ops(gm.model, "Mul") + _ops(gm.model, "Add")
+        after = _ops(slimmed, "Mul") + _ops(slimmed, "Add")
+        folded += after < before
+        kept += after == before
+    assert folded >= 1 and kept >= 1, (folded, kept)
 
 
 def _same_outputs(a: onnx.ModelProto, b: onnx.ModelProto, feeds: dict[str, Any]) -> bool:

@@ -1,4 +1,4 @@
-"""Motifs that give six of onnxslim's rewrites the forms their source tells apart (several
+"""Motifs that give nine of onnxslim's rewrites the forms their source tells apart (several
 per draw where they chain):
 
 - ``dead_node_elimination`` (``core/optimization/dead_node_elimination.py``): Pad by zero
@@ -19,6 +19,9 @@ per draw where they chain):
   Unsqueeze with axes as inputs, constant or computed, absent, equal or not, ``keepdims``;
 - ``EliminationReshapeAs`` (``core/pattern/elimination/reshape_as.py``): the rebuilt-shape
   chain with each deviation its check rejects;
+- ``FusionGemm``, ``FusionGemmMul``, ``FusionGemmAdd`` (``core/pattern/fusion/gemm.py``): a
+  rank-3 MatMul + Add whose bias spans the middle dim, Gemm -> Reshape -> Mul / Add with
+  ``transA``, ``transB``, ``beta``, ``C`` absent or not constant, the Reshape read twice;
 - ``EliminationSlice`` and ``EliminationUnsqueeze`` (``elimination/slice.py``,
   ``unsqueeze.py``): pairs with a computed start or axes, overlapping axes spelled apart, a
   first op read twice, a sliced tensor whose shape nothing declares.
@@ -390,6 +393,52 @@ def _unsqueeze_forms(b: GraphBuilder, x: Value) -> Value:
     return unsqueeze(first, form == "computed-second")
 
 
+# -- FusionGemm, FusionGemmMul, FusionGemmAdd ------------------------------------------------
+
+def _gemm_forms(b: GraphBuilder, x: Value) -> Value:
+    """A Gemm fusion's input in a form its checks tell apart: a rank-3 MatMul + Add whose bias
+    spans the middle dim (it cannot broadcast to the flattened Gemm), or a Gemm (``transA``,
+    ``transB``, ``C`` absent, constant or a graph input, ``beta``) -> Reshape (read twice at
+    times) -> Mul or Add by a constant (a scalar, per output column, or per row)."""
+    if x.dtype != FLOAT:
+        x = b.op("Cast", [x], FLOAT, x.shape, to=FLOAT)
+    m = x.size // x.shape[-1] if x.rank else 1
+    k = x.shape[-1] if x.rank else 1
+    n = b.rng.randint(1, 4)
+    if b.rng.random() < 0.3:  # rank-3 MatMul + Add, bias (S, N)
+        s_ = b.rng.randint(2, 3)
+        y = b.op("Reshape", [x, ints(b, [-1, s_, k], "Reshape")], FLOAT,
+                 (m // s_, s_, k)) if m % s_ == 0 else \
+            b.op("Reshape", [x, ints(b, [1, m, k], "Reshape")], FLOAT, (1, m, k))
+        w = b.random_weight((k, n), FLOAT, "MatMul")
+        mm = b.op("MatMul", [y, w], FLOAT, (*y.shape[:-1], n))
+        bias = b.random_weight((y.shape[1], n) if b.rng.random() < 0.7 else (n,), FLOAT, "Add")
+        return b.op("Add", [mm, bias], FLOAT, mm.shape)
+    flat = b.op("Reshape", [x, ints(b, [m, k], "Reshape")], FLOAT, (m, k))
+    trans_a = b.rng.random() < 0.2
+    if trans_a:
+        flat = b.op("Transpose", [flat], FLOAT, (k, m), perm=[1, 0])
+    trans_b = b.rng.random() < 0.7
+    w = b.random_weight((n, k) if trans_b else (k, n), FLOAT, "Gemm",
+                        placement="input" if b.rng.random() < 0.15 else None)
+    inputs = [flat, w]
+    if b.opset < 11 or b.rng.random() < 0.7:
+        inputs.append(b.random_weight(b.rng.choice([(n,), (1, n), (m, n)]), FLOAT, "Gemm",
+                                      placement="input" if b.rng.random() < 0.1 else None))
+    g = b.op("Gemm", inputs, FLOAT, (m, n), transA=1 if trans_a else None,
+             transB=1 if trans_b else None,
+             beta=0.5 if len(inputs) == 3 and b.rng.random() < 0.2 else None)
+    target = b.rng.choice([(1, m, n), (m, 1, n), (m, n, 1)])
+    r = b.op("Reshape", [g, ints(b, list(target), "Reshape")], FLOAT, target)
+    if b.rng.random() < 0.15:
+        b.op("Neg", [r], FLOAT, r.shape)
+    op = b.rng.choice(["Mul", "Add"])
+    shape = b.rng.choice([(), (n,), (target[-1],), (1, 1, target[-1]), (m, 1, 1)])
+    shape = shape if broadcast(target, shape) == target else ()
+    c = b.random_weight(shape, FLOAT, op, positive=op == "Mul")
+    return b.op(op, [r, c] if b.rng.random() < 0.7 else [c, r], FLOAT, target)
+
+
 MOTIFS = (
     shaped_motif("slim-dead-node-forms", ("dead_node_elimination",), _dead_node_forms,
                  dtypes=_FLOATS, ranks=(1, 4), anchors=("Pad", "Expand", "Concat")),
@@ -402,6 +451,8 @@ MOTIFS = (
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 4), since=10),
     shaped_motif("slim-unsqueeze-forms", ("EliminationUnsqueeze",), _unsqueeze_forms,
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(0, 3), since=13),
+    shaped_motif("slim-gemm-forms", ("FusionGemm", "FusionGemmMul", "FusionGemmAdd"),
+                 _gemm_forms, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(1, 3)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
                  _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
 )

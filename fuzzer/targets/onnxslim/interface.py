@@ -45,14 +45,30 @@ _FLOAT16 = 10
 SPELLED: dict[int, str] = {1: "fp32", 10: "fp16", 6: "int32", 9: "bool"}
 
 
-def _fed(model: Any) -> list[Any]:
+def _subgraph_reads(graph: Any) -> set[str]:
+    """Names the subgraphs of ``graph``'s nodes read (outer-scope values among them)."""
+    names: set[str] = set()
+    for node in graph.node:
+        for a in node.attribute:
+            for sub in [*([a.g] if a.HasField("g") else []), *a.graphs]:
+                names |= {i for n in sub.node for i in n.input} | _subgraph_reads(sub)
+    return names
+
+
+def _fed(model: Any) -> list[Any] | None:
     """The graph inputs ``slim`` keeps after ``freeze`` (those that are no initializer) that a
-    node of the main graph reads: onnx-graphsurgeon's ``Graph.tensors()``, where
-    ``input_modification`` looks the names up, holds no other (a declared input nothing reads
-    fails there with a ``KeyError``; ``cleanup`` drops such inputs anyway)."""
+    node of the main graph reads or that are graph outputs themselves: onnx-graphsurgeon's
+    ``Graph.tensors()``, where ``input_modification`` looks the names up, holds no other (a
+    declared input nothing reads fails there with a ``KeyError``; ``cleanup`` drops such
+    inputs anyway). None where an input is read only inside a subgraph: it is not among the
+    tensors either, yet leaving it out would drop it from the model."""
     inits = {t.name for t in model.graph.initializer}
-    read = {name for node in model.graph.node for name in node.input}
-    return [v for v in model.graph.input if v.name not in inits and v.name in read]
+    read = {name for node in model.graph.node for name in node.input} | \
+        {o.name for o in model.graph.output}
+    fed = [v for v in model.graph.input if v.name not in inits]
+    if any(v.name not in read for v in fed if v.name in _subgraph_reads(model.graph)):
+        return None
+    return [v for v in fed if v.name in read]
 
 
 def _spec(value: Any) -> str | None:
@@ -85,10 +101,11 @@ def restated(model: Any, parts: list[str]) -> dict[str, list[str]]:
     ``model``'s own interface; an option with nothing to restate (no input of fixed shape)
     is left out."""
     options: dict[str, list[str]] = {}
-    if "inputs" in parts:
-        options["inputs"] = _specs(_fed(model))
+    fed = _fed(model)
+    if "inputs" in parts and fed is not None:
+        options["inputs"] = _specs(fed)
     if "input_shapes" in parts:
-        shapes = [f"{v.name}:{','.join(map(str, dims))}" for v in _fed(model)
+        shapes = [f"{v.name}:{','.join(map(str, dims))}" for v in fed or []
                   if (dims := _static(v)) is not None]
         if shapes:
             options["input_shapes"] = shapes
@@ -105,8 +122,19 @@ def snippet(parts: list[str]) -> str:
     return (
         f"SPELLED = {SPELLED!r}  # onnxslim's spellings of element types\n"
         "_inits = {t.name for t in model.graph.initializer}\n"
-        "_read = {name for node in model.graph.node for name in node.input}\n"
-        "_fed = [v for v in model.graph.input if v.name not in _inits and v.name in _read]\n"
+        "def _subgraph_reads(graph):\n"
+        "    names = set()\n"
+        "    for node in graph.node:\n"
+        "        for a in node.attribute:\n"
+        "            for sub in [*([a.g] if a.HasField('g') else []), *a.graphs]:\n"
+        "                names |= {i for n in sub.node for i in n.input} | _subgraph_reads(sub)\n"
+        "    return names\n"
+        "_read = {name for node in model.graph.node for name in node.input} | \\\n"
+        "    {o.name for o in model.graph.output}\n"
+        "_fed = [v for v in model.graph.input if v.name not in _inits]\n"
+        "_inner = _subgraph_reads(model.graph)\n"
+        "_fed = None if any(v.name not in _read for v in _fed if v.name in _inner) else \\\n"
+        "    [v for v in _fed if v.name in _read]\n"
         "def _spec(v):\n"
         "    s = SPELLED.get(v.type.tensor_type.elem_type)\n"
         "    return f'{v.name}:{s}' if s else (None if ':' in v.name else v.name)\n"
@@ -118,9 +146,10 @@ def snippet(parts: list[str]) -> str:
         "    dims = [d.dim_value if d.HasField('dim_value') else 0 for d in t.shape.dim]\n"
         "    return dims if t.HasField('shape') and all(d > 0 for d in dims) else None\n"
         "INTERFACE_OPTIONS = {\n"
-        + ("    'inputs': _specs(_fed),\n" if "inputs" in parts else "")
+        + ("    'inputs': _specs(_fed) if _fed is not None else [],\n" if "inputs" in parts
+           else "")
         + ("    'input_shapes': [f\"{v.name}:{','.join(map(str, _static(v)))}\"\n"
-           "                     for v in _fed if _static(v) is not None],\n"
+           "                     for v in _fed or [] if _static(v) is not None],\n"
            if "input_shapes" in parts else "")
         + ("    'outputs': _specs(list(model.graph.output)),\n"
            if "outputs" in parts else "")

@@ -12,7 +12,8 @@ symbols instead of numbers:
   AveragePool with pads, ``auto_pad`` (VALID, SAME_UPPER, SAME_LOWER), strides, dilations,
   ``ceil_mode`` (``InferenceContext.compute_conv_pool_shape``), and Resize by scales or
   sizes (``standard_ops/misc/resize.py``);
-- Slice of symbolic dims with ends past ``int_max``, below ``-int_max``, negative, of 1 and
+- Slice of symbolic dims (consecutive Slices: EliminationSlice's input too, with symbolic
+  dims under negative axes) with ends past ``int_max``, below ``-int_max``, negative, of 1 and
   above, ends computed from ``Shape`` (a symbolic end), starts computed from data (unknown),
   negative steps (``standard_ops/tensor/slice.py``);
 - broadcasts, MatMul, Concat and Where between dims of different names, of no name, and of a
@@ -492,7 +493,8 @@ def _sequence(b: GraphBuilder, y: Value) -> Value:
 
 MOTIFS = (
     shaped_motif("slim-symbolic-window", ("shape_infer", "shape_inference"), _symbolic_window),
-    shaped_motif("slim-symbolic-slice", ("shape_infer", "shape_inference"), _symbolic_slice),
+    shaped_motif("slim-symbolic-slice", ("shape_infer", "shape_inference", "EliminationSlice"),
+                 _symbolic_slice),
     shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"), _symbolic_merge),
     shaped_motif("slim-data-dependent-shapes", ("shape_infer", "shape_inference"),
                  _data_dependent, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),

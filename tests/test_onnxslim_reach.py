@@ -25,7 +25,7 @@ onnxslim = pytest.importorskip("onnxslim")
 NEW_MOTIFS = ("slim-symbolic-window", "slim-symbolic-slice", "slim-symbolic-merge",
               "slim-einsum-forms", "slim-data-dependent-shapes", "slim-dead-node-forms",
               "slim-transpose-view-forms", "slim-reduce-forms", "slim-reshape-as-forms",
-              "slim-slice-forms", "slim-unsqueeze-forms", "slim-gemm-forms")
+              "slim-slice-forms", "slim-unsqueeze-forms", "slim-gemm-forms", "slim-unknown-op")
 SEEDS = range(10)
 
 
@@ -155,6 +155,21 @@ def test_einsum_forms_get_their_output_rank(target, monkeypatch) -> None:
             assert ranks[node.output[0]] == want[node.output[0]], equation
     assert len(equations) >= 4, equations
     assert any("..." in e for e in equations) and any("->" not in e for e in equations)
+
+
+def test_an_unknown_op_stops_the_symbolic_inference(target, monkeypatch) -> None:
+    from onnxslim.core.shape_inference import ShapeInferencer
+
+    finished: list[bool] = []
+    _recording(monkeypatch, ShapeInferencer, "_infer_impl",
+               lambda done, *args: finished.append(done))
+    stopped = 0
+    for gm in _draws("slim-unknown-op"):
+        del finished[:]
+        slimmed = _slim(target, gm, ["shape_infer"])
+        stopped += finished[-1] is False  # incomplete: onnx's inference took over
+        assert [n.op_type for n in slimmed.graph.node].count("FusedMatMul") == 1
+    assert stopped >= len(SEEDS) // 2  # (not where its output is a typed graph output)
 
 
 def test_data_dependent_shapes_get_new_dims(target) -> None:

@@ -20,7 +20,9 @@ symbols instead of numbers:
   name against a fixed size (``merge_symbols``, ``add_suggested_merge``, the auto-merge of
   ``_infer_impl``);
 - Einsum with ellipses, repeated labels and the implicit output
-  (``standard_ops/math/einsum.py``).
+  (``standard_ops/math/einsum.py``);
+- an op it has no rule for (``com.microsoft`` FusedMatMul), where it stops and onnx's
+  inference takes over.
 
 Every symbolic or unknown dim is 1 at run time (the size onnxruntime and the feeds give a
 dynamic dim, :data:`generators.inputs.DEFAULT_DYNAMIC_DIM`); each motif plants what it needs
@@ -491,6 +493,22 @@ def _sequence(b: GraphBuilder, y: Value) -> Value:
     return b.op("Cast", [Value(length, INT64, ())], FLOAT, (), to=FLOAT)
 
 
+# -- an op the inference does not know --------------------------------------------------------
+
+def _unknown_op(b: GraphBuilder, x: Value) -> Value:
+    """``com.microsoft`` FusedMatMul (``alpha * A @ B``, ``transB`` at times) of ``x`` (rank 2
+    or 3, float) by a weight: onnxruntime runs it on CPU, onnx's inference leaves its output
+    untyped and onnxslim has no handler for it, so the symbolic inference stops at it and
+    ``shape_infer`` falls back to onnx's (``onnxslim/core/__init__.py``)."""
+    if x.dtype != FLOAT:
+        x = b.op("Cast", [x], FLOAT, x.shape, to=FLOAT)
+    k, n = x.shape[-1], b.rng.randint(1, 4)
+    trans_b = b.rng.random() < 0.4
+    w = b.random_weight((n, k) if trans_b else (k, n), FLOAT, "FusedMatMul")
+    return b.op("FusedMatMul", [x, w], FLOAT, (*x.shape[:-1], n), domain="com.microsoft",
+                alpha=b.rng.choice([None, 0.5, 2.0]), transB=1 if trans_b else None)
+
+
 MOTIFS = (
     shaped_motif("slim-symbolic-window", ("shape_infer", "shape_inference"), _symbolic_window),
     shaped_motif("slim-symbolic-slice", ("shape_infer", "shape_inference", "EliminationSlice"),
@@ -498,6 +516,8 @@ MOTIFS = (
     shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"), _symbolic_merge),
     shaped_motif("slim-data-dependent-shapes", ("shape_infer", "shape_inference"),
                  _data_dependent, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
+    shaped_motif("slim-unknown-op", ("shape_infer", "shape_inference"), _unknown_op,
+                 dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 3)),
     shaped_motif("slim-einsum-forms", ("shape_infer", "shape_inference"), _einsum, since=12,
                  anchors=("Einsum",)),
 )

@@ -497,7 +497,8 @@ def _sequence(b: GraphBuilder, y: Value) -> Value:
 
 def _unknown_op(b: GraphBuilder, x: Value) -> Value:
     """``com.microsoft`` FusedMatMul (``alpha * A @ B``, ``transB`` at times) of ``x`` (rank 2
-    or 3, float) by a weight: onnxruntime runs it on CPU, onnx's inference leaves its output
+    or 3, float) by a weight, plus a bias (its output is no graph output, whose declared type
+    the inference would take): onnxruntime runs it on CPU, onnx's inference leaves its output
     untyped and onnxslim has no handler for it, so the symbolic inference stops at it and
     ``shape_infer`` falls back to onnx's (``onnxslim/core/__init__.py``)."""
     if x.dtype != FLOAT:
@@ -505,8 +506,9 @@ def _unknown_op(b: GraphBuilder, x: Value) -> Value:
     k, n = x.shape[-1], b.rng.randint(1, 4)
     trans_b = b.rng.random() < 0.4
     w = b.random_weight((n, k) if trans_b else (k, n), FLOAT, "FusedMatMul")
-    return b.op("FusedMatMul", [x, w], FLOAT, (*x.shape[:-1], n), domain="com.microsoft",
-                alpha=b.rng.choice([None, 0.5, 2.0]), transB=1 if trans_b else None)
+    y = b.op("FusedMatMul", [x, w], FLOAT, (*x.shape[:-1], n), domain="com.microsoft",
+             alpha=b.rng.choice([None, 0.5, 2.0]), transB=1 if trans_b else None)
+    return b.op("Add", [y, b.random_weight((n,), FLOAT, "Add")], FLOAT, y.shape)
 
 
 MOTIFS = (

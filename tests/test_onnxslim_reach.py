@@ -25,7 +25,8 @@ onnxslim = pytest.importorskip("onnxslim")
 NEW_MOTIFS = ("slim-symbolic-window", "slim-symbolic-slice", "slim-symbolic-merge",
               "slim-einsum-forms", "slim-data-dependent-shapes", "slim-dead-node-forms",
               "slim-transpose-view-forms", "slim-reduce-forms", "slim-reshape-as-forms",
-              "slim-slice-forms", "slim-unsqueeze-forms", "slim-gemm-forms", "slim-unknown-op")
+              "slim-slice-forms", "slim-unsqueeze-forms", "slim-gemm-forms", "slim-unknown-op",
+              "slim-shape-arithmetic")
 SEEDS = range(10)
 
 
@@ -155,6 +156,24 @@ def test_einsum_forms_get_their_output_rank(target, monkeypatch) -> None:
             assert ranks[node.output[0]] == want[node.output[0]], equation
     assert len(equations) >= 4, equations
     assert any("..." in e for e in equations) and any("->" not in e for e in equations)
+
+
+def test_shape_arithmetic_carries_symbols(target, monkeypatch) -> None:
+    from onnxslim.core.shape_inference.registry import SHAPE_HANDLERS
+
+    carried: list[Any] = []
+    for op in ("Shape", "Gather", "Concat", "ReduceProd"):
+        handler = SHAPE_HANDLERS[op]
+        _recording(monkeypatch, type(handler), "infer_shape",
+                   lambda _, self, node, ctx: carried.append(ctx.sympy_data_.get(node.output[0])))
+    for gm in _draws("slim-shape-arithmetic", opset=15):
+        _slim(target, gm, ["shape_infer"])
+
+    def symbolic(value: Any) -> bool:
+        values = value if isinstance(value, list) else [value]
+        return any(getattr(v, "free_symbols", None) for v in values)
+
+    assert sum(symbolic(v) for v in carried) >= 5
 
 
 def test_an_unknown_op_stops_the_symbolic_inference(target, monkeypatch) -> None:

@@ -21,6 +21,8 @@ symbols instead of numbers:
   ``_infer_impl``);
 - Einsum with ellipses, repeated labels and the implicit output
   (``standard_ops/math/einsum.py``);
+- shape arithmetic on symbolic dims: Shape with ``start``/``end``, Gather, ReduceProd,
+  Concat, Range, ConstantOfShape, Div and Mul on dims (the handlers' symbolic data);
 - an op it has no rule for (``com.microsoft`` FusedMatMul), where it stops and onnx's
   inference takes over.
 
@@ -493,6 +495,63 @@ def _sequence(b: GraphBuilder, y: Value) -> Value:
     return b.op("Cast", [Value(length, INT64, ())], FLOAT, (), to=FLOAT)
 
 
+# -- arithmetic on symbolic shapes ----------------------------------------------------------
+
+def _shape_arithmetic(b: GraphBuilder, x: Value) -> Value:
+    """Shape values of a tiled symbolic input carried through the ops exporters build shapes
+    with: ``Shape`` (with ``start``/``end`` from opset 15, negative at times), ``Gather`` of a
+    1-D or a negative scalar index, ``ReduceProd`` (the element count), ``Mul`` / ``Div`` /
+    ``Sub`` on dims, ``Concat`` with constants, ``Range`` up to a dim, ``ConstantOfShape`` of a
+    computed shape, then a Reshape or Expand by the result."""
+    rank = b.rng.randint(2, 3)
+    axes = sorted(b.rng.sample(range(rank), b.rng.randint(1, rank)))
+    v = symbolic_input(b, FLOAT, (1,) * rank, _names(b, axes))
+    y = tile(b, v, [b.rng.randint(2, 4) for _ in range(rank)])
+    if b.opset >= 15 and b.rng.random() < 0.5:
+        start = b.rng.choice([0, 1, -rank + 1])
+        end = b.rng.choice([None, rank, -1]) if start % rank < rank - 1 else None
+        lo = start % rank
+        hi = rank if end is None else end % (rank + 1) if end >= 0 else rank + end
+        hi = max(hi, lo + 1)
+        end = None if hi == rank else end if end is not None and end % rank == hi % rank \
+            else hi
+        shape = b.op("Shape", [y], INT64, (hi - lo,), start=start if start else None, end=end)
+        dims = list(y.shape[lo:hi])
+    else:
+        shape = b.op("Shape", [y], INT64, (rank,))
+        dims = list(y.shape)
+    form = b.rng.choice(["flatten", "lead", "range", "fill", "halve"])
+    if form == "flatten" and b.opset >= 11:  # Reshape(y, [ReduceProd(Shape(y))])
+        count = b.op("ReduceProd", [b.op("Shape", [y], INT64, (rank,))], INT64, (),
+                     axes=[0] if b.opset < 18 else None, keepdims=0)
+        return b.op("Reshape", [y, shape_ops.unsqueeze(b, count, [0])], FLOAT, (y.size,))
+    if form == "lead" and len(dims) >= 2:  # Reshape(y, [dims[0], dims[-1] ... , -1])
+        picked = b.op("Gather", [shape, ints(b, [0, -1], "Gather")], INT64, (2,))
+        target = b.op("Concat", [picked, ints(b, [-1], "Concat")], INT64, (3,), axis=0)
+        rest = y.size // (dims[0] * dims[-1])
+        return b.op("Reshape", [y, target], FLOAT, (dims[0], dims[-1], rest))
+    last = b.op("Gather", [shape, b.const(np.asarray(-1, np.int64), "Gather")], INT64, ())
+    if form == "range" and b.opset >= 11:
+        seq = b.op("Range", [b.const(np.asarray(0, np.int64), "Range"), last,
+                             b.const(np.asarray(1, np.int64), "Range")], INT64, (dims[-1],))
+        as_float = b.op("Cast", [seq], FLOAT, seq.shape, to=FLOAT)
+        return b.op("Add", [y, as_float], FLOAT, y.shape)
+    if form == "fill" and b.opset >= 9:
+        size = shape_ops.unsqueeze(b, last, [0])
+        filled = b.op("ConstantOfShape", [size], FLOAT, (dims[-1],),
+                      value=tensor_proto(np.asarray([0.5], np.float32), "value"))
+        return b.op("Mul", [y, filled], FLOAT, y.shape)
+    # halve: Expand y's first dim to dims[-1] // dims[-1] * 2 computed with Div and Mul
+    two = b.op("Mul", [b.op("Div", [last, last], INT64, ()),
+                       b.const(np.asarray(2, np.int64), "Mul")], INT64, ())
+    target = b.op("Concat", [shape_ops.unsqueeze(b, two, [0]),
+                             ints(b, [1] * (rank - 1), "Concat")], INT64, (rank,), axis=0)
+    out = (max(2, y.shape[0]) if y.shape[0] in (1, 2) else y.shape[0], *y.shape[1:])
+    if y.shape[0] not in (1, 2):
+        return y
+    return b.op("Expand", [y, target], FLOAT, out)
+
+
 # -- an op the inference does not know --------------------------------------------------------
 
 def _unknown_op(b: GraphBuilder, x: Value) -> Value:
@@ -518,6 +577,8 @@ MOTIFS = (
     shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"), _symbolic_merge),
     shaped_motif("slim-data-dependent-shapes", ("shape_infer", "shape_inference"),
                  _data_dependent, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
+    shaped_motif("slim-shape-arithmetic", ("shape_infer", "shape_inference",
+                                           "constant_folding"), _shape_arithmetic, since=8),
     shaped_motif("slim-unknown-op", ("shape_infer", "shape_inference"), _unknown_op,
                  dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 3)),
     shaped_motif("slim-einsum-forms", ("shape_infer", "shape_inference"), _einsum, since=12,

@@ -336,9 +336,14 @@ def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
     second = symbolic_input(b, dtype, (1,) * rank, names)
     if b.rng.random() < 0.15:  # a graph input that is also a graph output (passed through)
         b.graph_output(first)
+    if b.rng.random() < 0.3:  # both tiled alike: products of different symbols to merge
+        reps = [b.rng.randint(2, 3) for _ in range(rank)]
+        if op == "MatMul":  # square trailing dims keep the product defined
+            reps = [reps[0]] * rank
+        first, second = tile(b, first, reps), tile(b, second, reps)
     if op == "Concat":
         axis = b.rng.randrange(rank)
-        out = tuple(2 if i == axis else 1 for i in range(rank))
+        out = tuple(2 * d if i == axis else d for i, d in enumerate(first.shape))
         y = b.op("Concat", [first, second], dtype, out,
                  axis=axis - rank if b.opset >= 11 and b.rng.random() < 0.3 else axis)
     elif op == "Where":

@@ -321,8 +321,8 @@ def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
     rank = b.rng.randint(1, 3)
     op = b.rng.choice(["Add", "Mul", "Sub", "Div", "MatMul", "Concat", "Max", "Min", "Sum",
                        *(["Where"] if b.opset >= 9 else [])])
-    if op == "MatMul":
-        rank = max(rank, 2)
+    if op == "MatMul":  # batch dims (rank 3, 4) broadcast symbol against symbol
+        rank = b.rng.choice([2, 3, 3, 4])
     shared = b.rng.random() < 0.3
     first = symbolic_input(b, dtype, (1,) * rank, _names(b, list(range(rank))))
     names = dict(_names(b, list(range(rank))))

@@ -114,13 +114,13 @@ def _plain_resize(b: GraphBuilder, x: Value) -> Value:
 
 
 def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
-    """Two to four of the forms dead_node_elimination tells apart (module docstring), one
+    """Three to five of the forms dead_node_elimination tells apart (module docstring), one
     after the other on ``x``."""
     forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice"]
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
         forms.append("resize")
     y = x
-    for form in b.rng.sample(forms, b.rng.randint(2, 4)):
+    for form in b.rng.sample(forms, b.rng.randint(3, 5)):
         if form == "pad":
             y = _zero_pad(b, y)
         elif form in ("mul", "div"):
@@ -221,7 +221,7 @@ def _view_forms(b: GraphBuilder, t: Value) -> Value:
 
 
 def _tvt_forms(b: GraphBuilder, x: Value) -> Value:
-    """One or two Transpose -> view -> Transpose triples (:func:`_view_forms`) on ``x`` or on a
+    """Two or three Transpose -> view -> Transpose triples (:func:`_view_forms`) on ``x`` or on a
     new input with a symbolic dim; a size-1 dim added first where ``x`` has none."""
     if b.rng.random() < 0.2:
         shape = tuple(b.rng.randint(1, 3) if i else 1 for i in range(b.rng.randint(2, 4)))
@@ -229,7 +229,7 @@ def _tvt_forms(b: GraphBuilder, x: Value) -> Value:
     if 1 not in x.shape and x.rank < 4:
         x = shape_ops.unsqueeze(b, x, [b.rng.randrange(x.rank + 1)])
     y = x
-    for _ in range(b.rng.randint(1, 2)):
+    for _ in range(b.rng.randint(2, 3)):
         t = _transpose(b, y, None if b.rng.random() < 0.25 else _perm(b, y.rank))
         v = _view_forms(b, t)
         y = _transpose(b, v, _perm(b, v.rank) if v.rank > 1 else None)

@@ -140,7 +140,7 @@ def _window_attrs(b: GraphBuilder, spatial: tuple[int, ...], op: str) -> tuple[d
 
 def _symbolic_window(b: GraphBuilder, x: Value) -> Value:
     """A (1, C, h, w) input with symbolic spatial dims (or one of them fixed), tiled to
-    (1, C, a*h, c*w), then one or two of Conv / MaxPool / AveragePool / Resize
+    (1, C, a*h, c*w), then two or three of Conv / MaxPool / AveragePool / Resize
     (:func:`_resize`) over it."""
     rank = b.rng.choice([3, 4, 4])
     c = b.rng.randint(1, 3)
@@ -154,7 +154,7 @@ def _symbolic_window(b: GraphBuilder, x: Value) -> Value:
     v = symbolic_input(b, dtype, (1, c) + (1,) * (rank - 2), names)
     reps = [1, 1] + [b.rng.randint(3, 6) for _ in range(rank - 2)]
     y = tile(b, v, reps)
-    for _ in range(b.rng.randint(1, 2)):
+    for _ in range(b.rng.randint(2, 3)):
         op = b.rng.choice(["Conv", "MaxPool", "AveragePool", "Resize"] if dtype == FLOAT
                           else ["Conv"])
         if op == "Resize":
@@ -182,7 +182,8 @@ def _resize(b: GraphBuilder, y: Value) -> Value:
     """Resize of (1, C, spatial...) ``y`` by scales (2, 3 or 0.5 on the spatial dims) or by
     sizes (a constant, or ``Shape(y) * factors`` computed), in the opset's form (opset 10:
     scales only; 11 and 12: an empty ``roi`` and an empty ``scales`` beside ``sizes``)."""
-    factors = [1, 1] + [b.rng.choice([2.0, 3.0, 0.5]) for _ in y.shape[2:]]
+    factors = [1, 1] + [b.rng.choice([2.0, 3.0, 0.5] if d >= 2 else [2.0, 3.0])
+                        for d in y.shape[2:]]
     out = tuple(int(np.floor(d * f)) for d, f in zip(y.shape, factors, strict=True))
     mode = b.rng.choice([None, "nearest", "linear"])
     empty = b.const(np.zeros((0,), np.float32), "Resize") if b.opset in (11, 12) else None
@@ -215,7 +216,7 @@ def _bounds(b: GraphBuilder, d: int) -> tuple[int, int, int]:
 
 def _symbolic_slice(b: GraphBuilder, x: Value) -> Value:
     """An input of rank 2 or 3 with symbolic dims, tiled so that they are ``a*n`` long, then
-    one to three of: a Slice of a symbolic dim with literal bounds (:func:`_bounds`; steps
+    two to four of: a Slice of a symbolic dim with literal bounds (:func:`_bounds`; steps
     absent or given, axes absent, negative or given), with an end computed from a ``Shape``
     (:func:`_computed_end`: a symbolic end), with a start computed from the data (``ArgMax``:
     unknown to the inference), and a Reshape to ``(leading dims, -1)`` whose leading dims are
@@ -226,7 +227,7 @@ def _symbolic_slice(b: GraphBuilder, x: Value) -> Value:
     v = symbolic_input(b, dtype, (1,) * rank, _names(b, axes))
     y = tile(b, v, [b.rng.randint(3, 5) if a in axes else b.rng.randint(1, 3)
                     for a in range(rank)])
-    for _ in range(b.rng.randint(1, 3)):
+    for _ in range(b.rng.randint(2, 4)):
         a = b.rng.choice(axes)
         d = y.shape[a]
         kind = b.rng.random() if b.opset >= 10 else 0.0
@@ -321,8 +322,8 @@ def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
     rank = b.rng.randint(1, 3)
     op = b.rng.choice(["Add", "Mul", "Sub", "Div", "MatMul", "Concat", "Max", "Min", "Sum",
                        *(["Where"] if b.opset >= 9 else [])])
-    if op == "MatMul":  # batch dims (rank 3, 4) broadcast symbol against symbol
-        rank = b.rng.choice([2, 3, 3, 4])
+    if op == "MatMul":  # batch dims (rank 3, 4) broadcast symbol against symbol; vectors
+        rank = b.rng.choice([1, 2, 3, 3, 4])
     shared = b.rng.random() < 0.3
     first = symbolic_input(b, dtype, (1,) * rank, _names(b, list(range(rank))))
     names = dict(_names(b, list(range(rank))))
@@ -355,6 +356,14 @@ def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
         if b.rng.random() < 0.5:
             parts.append(b.random_weight((1,) * rank, dtype, op))
         y = b.op(op, parts, dtype, first.shape)
+    elif op == "MatMul":
+        if rank == 1 and b.rng.random() < 0.6:  # a vector against a matrix, either side
+            matrix = symbolic_input(b, dtype, (1, 1), _names(b, [0, 1]))
+            first, second = (first, matrix) if b.rng.random() < 0.5 else (matrix, first)
+        out = np.matmul(np.zeros(first.shape), np.zeros(second.shape)).shape
+        y = b.op(op, [first, second], dtype, tuple(out))
+        if not y.shape:  # a vector product is a scalar: go on with one element
+            y = b.op("Reshape", [y, ints(b, [1], "Reshape")], dtype, (1,))
     else:
         y = b.op(op, [first, second], dtype, broadcast(first.shape, second.shape))
     return y
@@ -420,7 +429,7 @@ def _reduced(b: GraphBuilder, name: str, dtype: int, rank: int) -> Value:
 
 
 def _data_dependent(b: GraphBuilder, x: Value) -> Value:
-    """One or two ops whose output shape only the data decides (NonZero, Compress, Range and
+    """Two or three ops whose output shape only the data decides (NonZero, Compress, Range and
     TopK with a computed bound, ConstantOfShape of a computed shape) or a sequence
     (SequenceConstruct, SequenceInsert, SequenceAt, SequenceLength, ConcatFromSequence); the
     inference names a new dim for each. The result is reduced to ones (its shape is unknown
@@ -434,7 +443,7 @@ def _data_dependent(b: GraphBuilder, x: Value) -> Value:
     if b.opset >= 11:
         kinds += ["sequence", "sequence"]
     y = x
-    for kind in b.rng.sample(kinds, b.rng.randint(1, 2)):
+    for kind in b.rng.sample(kinds, b.rng.randint(2, 3)):
         if kind == "nonzero" and b.opset >= 9:
             flag = b.op("Greater", [y, b.scalar(0.0, FLOAT, "Greater")], BOOL, y.shape)
             idx = b.node("NonZero", [flag.name])[0]
@@ -461,8 +470,9 @@ def _data_dependent(b: GraphBuilder, x: Value) -> Value:
             part = _reduced(b, values, FLOAT, 1)
         elif kind == "constantofshape" and b.opset >= 9:
             size = b.op("Add", [_small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
-            filled = b.node("ConstantOfShape", [size.name],
-                            value=tensor_proto(np.asarray([1.5], np.float32), "value"))[0]
+            value = tensor_proto(np.asarray([1.5], np.float32), "value") \
+                if b.rng.random() < 0.6 else None  # absent: float zeros
+            filled = b.node("ConstantOfShape", [size.name], value=value)[0]
             part = _reduced(b, filled, FLOAT, 1)
         elif kind == "sequence":
             part = _sequence(b, y)

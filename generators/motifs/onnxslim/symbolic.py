@@ -429,7 +429,7 @@ def _reduced(b: GraphBuilder, name: str, dtype: int, rank: int) -> Value:
 
 
 def _data_dependent(b: GraphBuilder, x: Value) -> Value:
-    """Two or three ops whose output shape only the data decides (NonZero, Compress, Range and
+    """Three or four ops whose output shape only the data decides (NonZero, Compress, Range and
     TopK with a computed bound, ConstantOfShape of a computed shape) or a sequence
     (SequenceConstruct, SequenceInsert, SequenceAt, SequenceLength, ConcatFromSequence); the
     inference names a new dim for each. The result is reduced to ones (its shape is unknown
@@ -443,7 +443,7 @@ def _data_dependent(b: GraphBuilder, x: Value) -> Value:
     if b.opset >= 11:
         kinds += ["sequence", "sequence"]
     y = x
-    for kind in b.rng.sample(kinds, b.rng.randint(2, 3)):
+    for kind in b.rng.sample(kinds, min(len(kinds), b.rng.randint(3, 4))):
         if kind == "nonzero" and b.opset >= 9:
             flag = b.op("Greater", [y, b.scalar(0.0, FLOAT, "Greater")], BOOL, y.shape)
             idx = b.node("NonZero", [flag.name])[0]
@@ -517,7 +517,8 @@ def _shape_arithmetic(b: GraphBuilder, x: Value) -> Value:
     with: ``Shape`` (with ``start``/``end`` from opset 15, negative at times), ``Gather`` of a
     1-D or a negative scalar index, ``ReduceProd`` (the element count), ``Mul`` / ``Div`` /
     ``Sub`` on dims, ``Concat`` with constants, ``Range`` up to a dim, ``ConstantOfShape`` of a
-    computed shape, then a Reshape or Expand by the result."""
+    computed shape, then a Reshape or Expand by the result: two to four such forms
+    (:func:`_shape_form`) read the same input."""
     rank = b.rng.randint(2, 3)
     axes = sorted(b.rng.sample(range(rank), b.rng.randint(1, rank)))
     v = symbolic_input(b, FLOAT, (1,) * rank, _names(b, axes))
@@ -535,7 +536,18 @@ def _shape_arithmetic(b: GraphBuilder, x: Value) -> Value:
     else:
         shape = b.op("Shape", [y], INT64, (rank,))
         dims = list(y.shape)
-    form = b.rng.choice(["flatten", "lead", "range", "fill", "halve"])
+    results = [r for form in b.rng.sample(["flatten", "lead", "range", "fill", "halve"],
+                                          b.rng.randint(2, 4))
+               if (r := _shape_form(b, y, shape, dims, form)) is not y]
+    for r in results[:-1]:  # each form reads y; all but the last become graph outputs
+        b.graph_output(r)
+    return results[-1] if results else y
+
+
+def _shape_form(b: GraphBuilder, y: Value, shape: Value, dims: list[int], form: str) -> Value:
+    """One form of :func:`_shape_arithmetic` on ``y`` and its ``shape`` (of ``dims``); ``y``
+    itself where the form does not fit."""
+    rank = y.rank
     if form == "flatten" and b.opset >= 11:  # Reshape(y, [ReduceProd(Shape(y))])
         count = b.op("ReduceProd", [b.op("Shape", [y], INT64, (rank,))], INT64, (),
                      axes=[0] if b.opset < 18 else None, keepdims=0)
@@ -545,15 +557,16 @@ def _shape_arithmetic(b: GraphBuilder, x: Value) -> Value:
         target = b.op("Concat", [picked, ints(b, [-1], "Concat")], INT64, (3,), axis=0)
         rest = y.size // (dims[0] * dims[-1])
         return b.op("Reshape", [y, target], FLOAT, (dims[0], dims[-1], rest))
-    last = b.op("Gather", [shape, b.const(np.asarray(-1, np.int64), "Gather")], INT64, ())
+    full = b.op("Shape", [y], INT64, (rank,))
+    last = b.op("Gather", [full, b.const(np.asarray(-1, np.int64), "Gather")], INT64, ())
     if form == "range" and b.opset >= 11:
         seq = b.op("Range", [b.const(np.asarray(0, np.int64), "Range"), last,
-                             b.const(np.asarray(1, np.int64), "Range")], INT64, (dims[-1],))
+                             b.const(np.asarray(1, np.int64), "Range")], INT64, (y.shape[-1],))
         as_float = b.op("Cast", [seq], FLOAT, seq.shape, to=FLOAT)
         return b.op("Add", [y, as_float], FLOAT, y.shape)
     if form == "fill" and b.opset >= 9:
         size = shape_ops.unsqueeze(b, last, [0])
-        filled = b.op("ConstantOfShape", [size], FLOAT, (dims[-1],),
+        filled = b.op("ConstantOfShape", [size], FLOAT, (y.shape[-1],),
                       value=tensor_proto(np.asarray([0.5], np.float32), "value"))
         return b.op("Mul", [y, filled], FLOAT, y.shape)
     # halve: Expand y's first dim to dims[-1] // dims[-1] * 2 computed with Div and Mul

@@ -230,6 +230,8 @@ def _tvt_forms(b: GraphBuilder, x: Value) -> Value:
         x = shape_ops.unsqueeze(b, x, [b.rng.randrange(x.rank + 1)])
     y = x
     for _ in range(b.rng.randint(2, 3)):
+        if y.rank < 2:  # squeezed down: nothing left to permute
+            break
         t = _transpose(b, y, None if b.rng.random() < 0.25 else _perm(b, y.rank))
         v = _view_forms(b, t)
         y = _transpose(b, v, _perm(b, v.rank) if v.rank > 1 else None)
@@ -454,7 +456,8 @@ MOTIFS = (
     shaped_motif("slim-gemm-forms", ("FusionGemm", "FusionGemmMul", "FusionGemmAdd"),
                  _gemm_forms, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(1, 3)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
-                 _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
+                 _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
+                 since=13),  # the Squeeze and Unsqueeze matchers exist from opset 13
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -598,15 +598,20 @@ def _unknown_op(b: GraphBuilder, x: Value) -> Value:
     return b.op("Add", [y, b.random_weight((n,), FLOAT, "Add")], FLOAT, y.shape)
 
 
+#: Each motif starts at the first opset where most of its forms exist (ceil_mode, dilated
+#: pools and Resize from 10, Slice's input form from 10, Range, sequences and
+#: ReduceProd-by-shape from 11), so that its few draws per campaign hold them.
 MOTIFS = (
-    shaped_motif("slim-symbolic-window", ("shape_infer", "shape_inference"), _symbolic_window),
+    shaped_motif("slim-symbolic-window", ("shape_infer", "shape_inference"), _symbolic_window,
+                 since=10),
     shaped_motif("slim-symbolic-slice", ("shape_infer", "shape_inference", "EliminationSlice"),
-                 _symbolic_slice),
+                 _symbolic_slice, since=10),
     shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"), _symbolic_merge),
     shaped_motif("slim-data-dependent-shapes", ("shape_infer", "shape_inference"),
-                 _data_dependent, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3)),
+                 _data_dependent, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
+                 since=11),
     shaped_motif("slim-shape-arithmetic", ("shape_infer", "shape_inference",
-                                           "constant_folding"), _shape_arithmetic, since=8),
+                                           "constant_folding"), _shape_arithmetic, since=11),
     shaped_motif("slim-unknown-op", ("shape_infer", "shape_inference"), _unknown_op,
                  dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 3)),
     shaped_motif("slim-einsum-forms", ("shape_infer", "shape_inference"), _einsum, since=12,

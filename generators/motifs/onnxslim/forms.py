@@ -18,7 +18,8 @@ per draw where they chain):
 - ``FusionReduce`` (``core/pattern/fusion/reduce.py``, its opset-13 matcher): ReduceSum and
   Unsqueeze with axes as inputs, constant or computed, absent, equal or not, ``keepdims``;
 - ``EliminationReshapeAs`` (``core/pattern/elimination/reshape_as.py``): the rebuilt-shape
-  chain with each deviation its check rejects;
+  chain with each deviation its check rejects (no anchors for the chained reductions: a
+  varied ``keepdims`` broke the shapes the chain declared after it);
 - ``FusionGemm``, ``FusionGemmMul``, ``FusionGemmAdd`` (``core/pattern/fusion/gemm.py``): a
   rank-3 MatMul + Add whose bias spans the middle dim, Gemm -> Reshape -> Mul / Add with
   ``transA``, ``transB``, ``beta``, ``C`` absent or not constant, the Reshape read twice;
@@ -26,7 +27,9 @@ per draw where they chain):
   ``unsqueeze.py``): pairs with a computed start or axes, overlapping axes spelled apart, a
   first op read twice, a sliced tensor whose shape nothing declares.
 
-All are drawn only for a hint naming them (``HINTED_ONLY``): the forms are onnxslim's.
+All are drawn only for a hint naming them (``HINTED_ONLY``): the forms are onnxslim's. A
+campaign draws each a few times in a few hundred cases, so one draw chains several forms
+(:func:`repeated`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import numpy as np
 
 from generators.builder import GraphBuilder, value_info
 from generators.motifs.helpers import ints
-from generators.motifs.onnxslim.symbolic import symbolic_input
+from generators.motifs.onnxslim.symbolic import repeated, symbolic_input
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
 from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, Value, broadcast
@@ -114,13 +117,13 @@ def _plain_resize(b: GraphBuilder, x: Value) -> Value:
 
 
 def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
-    """Three to five of the forms dead_node_elimination tells apart (module docstring), one
+    """Five or more of the forms dead_node_elimination tells apart (module docstring), one
     after the other on ``x``."""
     forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice"]
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
         forms.append("resize")
     y = x
-    for form in b.rng.sample(forms, b.rng.randint(3, 5)):
+    for form in b.rng.sample(forms, b.rng.randint(5, len(forms))):
         if form == "pad":
             y = _zero_pad(b, y)
         elif form in ("mul", "div"):
@@ -171,14 +174,18 @@ def _reshape(b: GraphBuilder, t: Value, dims: list[int], computed: bool = False)
     return b.op("Reshape", [t, ints(b, dims, "Reshape")], t.dtype, tuple(out), t.props)
 
 
-def _view_forms(b: GraphBuilder, t: Value) -> Value:
-    """One view op on transposed ``t`` in a form drawn from those the rewrite tells apart."""
+#: the view forms :func:`_view_forms` plants.
+_VIEW_KINDS = ("relocate", "mixed", "merge", "split", "minus", "computed", "squeeze",
+               "unsqueeze")
+
+
+def _view_forms(b: GraphBuilder, t: Value, kind: str) -> Value:
+    """A view op on transposed ``t`` in form ``kind`` (of :data:`_VIEW_KINDS`; one that does
+    not fit ``t`` falls through to a later one, an Unsqueeze last)."""
     shape = list(t.shape)
     ones = [i for i, d in enumerate(shape) if d == 1]
-    kinds = ["relocate", "mixed", "merge", "split", "minus", "computed"]
-    if b.opset >= 13:
-        kinds += ["squeeze", "squeeze", "unsqueeze"] if ones else ["unsqueeze"]
-    kind = b.rng.choice(kinds)
+    if kind in ("squeeze", "unsqueeze") and b.opset < 13:
+        kind = "relocate"
     if kind == "relocate" and ones:
         dims = [d for d in shape if d != 1]
         for _ in ones:
@@ -200,7 +207,7 @@ def _view_forms(b: GraphBuilder, t: Value) -> Value:
         return _reshape(b, t, [b.rng.choice([-1, 0]), *shape[1:]])
     if kind == "computed":
         return _reshape(b, t, shape[::-1], computed=True)
-    if kind == "squeeze":
+    if kind == "squeeze" and ones:
         chosen = sorted(b.rng.sample(ones, b.rng.randint(1, len(ones))))
         out = tuple(d for i, d in enumerate(shape) if i not in chosen)
         if b.rng.random() < 0.35 and len(ones) == len(chosen):
@@ -221,19 +228,24 @@ def _view_forms(b: GraphBuilder, t: Value) -> Value:
 
 
 def _tvt_forms(b: GraphBuilder, x: Value) -> Value:
-    """Two or three Transpose -> view -> Transpose triples (:func:`_view_forms`) on ``x`` or on a
-    new input with a symbolic dim; a size-1 dim added first where ``x`` has none."""
+    """A chain of four to six Transpose -> view -> Transpose triples, each view of another
+    form (:func:`_view_forms`), on ``x`` or on a new input with a symbolic dim; a size-1 dim
+    added first where ``x`` has none."""
     if b.rng.random() < 0.2:
         shape = tuple(b.rng.randint(1, 3) if i else 1 for i in range(b.rng.randint(2, 4)))
         x = symbolic_input(b, x.dtype, shape, {0: "batch"})
     if 1 not in x.shape and x.rank < 4:
         x = shape_ops.unsqueeze(b, x, [b.rng.randrange(x.rank + 1)])
     y = x
-    for _ in range(b.rng.randint(2, 3)):
+    kinds = list(_VIEW_KINDS)
+    b.rng.shuffle(kinds)
+    for kind in kinds[:b.rng.randint(4, 6)]:
         if y.rank < 2:  # squeezed down: nothing left to permute
             break
+        if y.rank >= 5 and kind in ("split", "unsqueeze"):
+            kind = "merge"
         t = _transpose(b, y, None if b.rng.random() < 0.25 else _perm(b, y.rank))
-        v = _view_forms(b, t)
+        v = _view_forms(b, t, kind)
         y = _transpose(b, v, _perm(b, v.rank) if v.rank > 1 else None)
     return y
 
@@ -349,8 +361,7 @@ def _full_slice(b: GraphBuilder, x: Value, axis: int, spell: int, start: Value |
 
 def _computed_zero(b: GraphBuilder, x: Value) -> Value:
     """``[0]`` computed at run time (``0 * ReduceSum(Shape(x))``): no constant to a rewrite."""
-    size = b.op("ReduceSum", [b.op("Shape", [x], INT64, (x.rank,)), ints(b, [0], "ReduceSum")],
-                INT64, (1,), keepdims=1)
+    size = b.op("ReduceSum", [b.op("Shape", [x], INT64, (x.rank,))], INT64, (1,), keepdims=1)
     return b.op("Mul", [size, ints(b, [0], "Mul")], INT64, (1,))
 
 
@@ -444,17 +455,19 @@ def _gemm_forms(b: GraphBuilder, x: Value) -> Value:
 MOTIFS = (
     shaped_motif("slim-dead-node-forms", ("dead_node_elimination",), _dead_node_forms,
                  dtypes=_FLOATS, ranks=(1, 4), anchors=("Pad", "Expand", "Concat")),
-    shaped_motif("slim-reduce-forms", ("FusionReduce",), _reduce_forms,
-                 dtypes=frozenset({FLOAT}), ranks=(1, 4), since=13,
-                 anchors=("ReduceSum", "Unsqueeze")),
-    shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",), _reshape_as_forms,
+    shaped_motif("slim-reduce-forms", ("FusionReduce",), repeated(_reduce_forms, 2, 3),
+                 dtypes=frozenset({FLOAT}), ranks=(1, 4), since=13),
+    shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",),
+                 repeated(_reshape_as_forms, 2, 3),
                  dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
-    shaped_motif("slim-slice-forms", ("EliminationSlice",), _slice_forms,
+    shaped_motif("slim-slice-forms", ("EliminationSlice",), repeated(_slice_forms, 2, 3),
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 4), since=10),
-    shaped_motif("slim-unsqueeze-forms", ("EliminationUnsqueeze",), _unsqueeze_forms,
+    shaped_motif("slim-unsqueeze-forms", ("EliminationUnsqueeze",),
+                 repeated(_unsqueeze_forms, 2, 3),
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(0, 3), since=13),
     shaped_motif("slim-gemm-forms", ("FusionGemm", "FusionGemmMul", "FusionGemmAdd"),
-                 _gemm_forms, dtypes=frozenset({FLOAT, FLOAT16}), ranks=(1, 3)),
+                 repeated(_gemm_forms, 2, 2), dtypes=frozenset({FLOAT, FLOAT16}),
+                 ranks=(1, 3)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
                  _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
                  since=13),  # the Squeeze and Unsqueeze matchers exist from opset 13

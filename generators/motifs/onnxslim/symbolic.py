@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.helpers import ints
+from generators.motifs.helpers import Emit, ints
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
 from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, Value, broadcast
@@ -69,6 +69,22 @@ def _names(b: GraphBuilder, axes: list[int]) -> dict[int, str | None]:
     pool = list(_NAMES)
     b.rng.shuffle(pool)
     return {a: (None if b.rng.random() < 1 / 6 else pool[i]) for i, a in enumerate(axes)}
+
+
+def repeated(emit: Emit, lo: int, hi: int) -> Emit:
+    """``emit`` drawn ``lo`` to ``hi`` times in one draw (each on the previous result; a draw
+    that does not fit ends it): a campaign draws each of these motifs a few times only."""
+
+    def chained(b: GraphBuilder, x: Value) -> Value | None:
+        y = None
+        for _ in range(b.rng.randint(lo, hi)):
+            z = emit(b, y if y is not None else x)
+            if z is None:
+                break
+            y = z
+        return y
+
+    return chained
 
 
 def tile(b: GraphBuilder, x: Value, repeats: list[int]) -> Value:
@@ -353,7 +369,7 @@ def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
         y = b.op("Where", [flag, first, second], dtype, first.shape)
     elif op in ("Max", "Min", "Sum"):
         parts = [first, second]
-        if b.rng.random() < 0.5:
+        if b.opset >= 8 and b.rng.random() < 0.5:  # variadic broadcasting from opset 8
             parts.append(b.random_weight((1,) * rank, dtype, op))
         y = b.op(op, parts, dtype, first.shape)
     elif op == "MatMul":
@@ -606,7 +622,8 @@ MOTIFS = (
                  since=10),
     shaped_motif("slim-symbolic-slice", ("shape_infer", "shape_inference", "EliminationSlice"),
                  _symbolic_slice, since=10),
-    shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"), _symbolic_merge),
+    shaped_motif("slim-symbolic-merge", ("shape_infer", "shape_inference"),
+                 repeated(_symbolic_merge, 2, 3)),
     shaped_motif("slim-data-dependent-shapes", ("shape_infer", "shape_inference"),
                  _data_dependent, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
                  since=11),
@@ -614,7 +631,8 @@ MOTIFS = (
                                            "constant_folding"), _shape_arithmetic, since=11),
     shaped_motif("slim-unknown-op", ("shape_infer", "shape_inference"), _unknown_op,
                  dtypes=frozenset({FLOAT, FLOAT16}), ranks=(2, 3)),
-    shaped_motif("slim-einsum-forms", ("shape_infer", "shape_inference"), _einsum, since=12,
+    shaped_motif("slim-einsum-forms", ("shape_infer", "shape_inference"), repeated(_einsum, 2, 2),
+                 since=12,
                  anchors=("Einsum",)),
 )
 

@@ -18,6 +18,13 @@ sets of enabled rewrites and a bundle names the breaking one in onnxslim's words
 ``FusionGemm`` in ``skip_fusion_patterns`` the model runs"). ``slim`` loops to its own fixed
 point; there is no ``fixed_point`` switch.
 
+A configuration may also name ``"interface"``: ``slim``'s ``inputs``, ``input_shapes`` and
+``outputs`` options restating what the model declares (:mod:`fuzzer.targets.onnxslim.interface`),
+which rebuild the graph's interface before the rounds and leave what the model computes as
+it was; a share of a campaign's configurations draws some of them. A smaller share sets
+``"dtype": "fp32"``: ``slim(dtype="fp32")`` for a model without any float16 (a conversion
+to float32 that must leave such a model as it was).
+
 ``slim`` removes the initializers from the graph inputs of the model it is given (``freeze``)
 in place, so ``optimize`` hands it a copy; what it logs and prints is silenced.
 """
@@ -25,6 +32,7 @@ in place, so ``optimize`` hands it a copy; what it logs and prints is silenced.
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +41,7 @@ from fuzzer.targets.growth import Expansion, documented_growth
 from fuzzer.targets.onnxsim.enabled import EnabledRewrites
 from fuzzer.targets.onnxsim.silence import silenced
 from fuzzer.targets.onnxsim.snippet import python_list
+from fuzzer.targets.onnxslim import interface
 from fuzzer.targets.onnxslim.passes import (
     ANCHORS,
     DONORS,
@@ -135,14 +144,41 @@ class OnnxSlimTarget(EnabledRewrites):
                 "no_shape_infer": SHAPE_INFER not in enabled,
                 "size_threshold": FOLDED_TENSOR_LIMIT}
 
+    def configurations(self, rng: random.Random, passes: list[str] | None) -> dict[str, Any]:
+        """:meth:`EnabledRewrites.configurations`, and in a share
+        (:data:`~fuzzer.targets.onnxslim.interface.RESTATE_SHARE`) of them one to three of
+        ``slim``'s interface options restated (``"interface"``)."""
+        config = super().configurations(rng, passes)
+        if rng.random() < interface.RESTATE_SHARE:
+            parts = rng.sample(interface.OPTIONS, rng.randint(1, len(interface.OPTIONS)))
+            config[interface.INTERFACE] = [p for p in interface.OPTIONS if p in parts]
+        if rng.random() < interface.DTYPE_SHARE:
+            config[interface.DTYPE] = "fp32"
+        return config
+
     def optimize(self, model: Any, config: dict[str, Any]) -> Any:
-        """Run ``onnxslim.slim`` on a copy of ``model`` with :meth:`slim_options`.
+        """Run ``onnxslim.slim`` on a copy of ``model`` with :meth:`slim_options`, the
+        interface options ``config`` restates (:func:`interface.restated`) and, where it sets
+        ``"dtype"`` and the model holds no float16, ``dtype="fp32"``.
 
         Raises:
             Exception: whatever ``slim`` raises.
         """
+        options = {**self.slim_options(config),
+                   **interface.restated(model, config.get(interface.INTERFACE) or [])}
+        if config.get(interface.DTYPE) == "fp32" and not interface.holds_float16(model):
+            options["dtype"] = "fp32"
         with silenced():
-            return self._mod.slim(copy.deepcopy(model), **self.slim_options(config))
+            return self._mod.slim(copy.deepcopy(model), **options)
+
+    def config_phrase(self, config: dict[str, Any]) -> str:
+        """``"with `inputs`, `outputs` restated"`` for a configuration that restates interface
+        options, ``"with `dtype="fp32"`"`` for one that converts to float32, else ""."""
+        parts = config.get(interface.INTERFACE) or []
+        words = [f"with {', '.join(f'`{p}`' for p in parts)} restated"] if parts else []
+        if config.get(interface.DTYPE):
+            words.append(f'with `dtype="{config[interface.DTYPE]}"`')
+        return " and ".join(words)
 
     def droppable(self) -> list[str]:
         """Shape inference and the ``skip_optimizations`` steps."""
@@ -186,14 +222,21 @@ class OnnxSlimTarget(EnabledRewrites):
 
     def repro_snippet(self, config: dict[str, Any]) -> str:
         options = self.slim_options(config)
+        parts = config.get(interface.INTERFACE) or []
         return (
             "import copy\n"
             "import onnxslim\n"
             + python_list("SKIP_FUSION_PATTERNS", options["skip_fusion_patterns"])
             + python_list("SKIP_OPTIMIZATIONS", options["skip_optimizations"])
+            + (interface.snippet(parts) if parts else "")
+            + (interface.dtype_snippet() if config.get(interface.DTYPE) else "")
             + "optimized = onnxslim.slim(copy.deepcopy(model),  # slim edits its input\n"
             "                          skip_fusion_patterns=SKIP_FUSION_PATTERNS,\n"
             "                          skip_optimizations=SKIP_OPTIMIZATIONS,\n"
             f"                          no_shape_infer={options['no_shape_infer']!r},\n"
-            f"                          size_threshold={options['size_threshold']!r})\n"
+            f"                          size_threshold={options['size_threshold']!r}"
+            + (",\n                          **INTERFACE_OPTIONS" if parts else "")
+            + (",\n                          **DTYPE_OPTIONS" if config.get(interface.DTYPE)
+               else "")
+            + ")\n"
         )

@@ -261,12 +261,12 @@ def _bn_checks(b: GraphBuilder, x: Value) -> Value:
         trans_b = b.rng.random() < 0.5
         w = b.random_weight((n, k) if trans_b else (k, n), FLOAT, "Gemm")
         inputs = [x, w]
-        if b.rng.random() < 0.6:
+        if b.rng.random() < 0.6 or b.opset < 11:  # C is optional from Gemm-11 on
             inputs.append(b.random_weight((n,), FLOAT, "Gemm"))
         y = b.op("Gemm", inputs, FLOAT, (x.shape[0], n), transB=1 if trans_b else None,
                  beta=b.rng.choice([None, 0.5]) if len(inputs) == 3 else None)
-        other = b.op("Gemm", [x, w], FLOAT, y.shape, transB=1 if trans_b else None) \
-            if shared else None
+        other = b.op("Gemm", inputs if b.opset < 11 else [x, w], FLOAT,
+                     y.shape, transB=1 if trans_b else None) if shared else None
     else:
         m = b.rng.randint(1, 3)
         w = b.random_weight((m, x.shape[1], *(1,) * (x.rank - 2)), FLOAT, "Conv")

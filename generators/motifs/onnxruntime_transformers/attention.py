@@ -49,6 +49,7 @@ import numpy as np
 from generators.builder import GraphBuilder, value_info
 from generators.motifs.helpers import FLOAT_INPUT, binary, const, float_view, ort_motif, tap
 from generators.motifs.onnxruntime_transformers.blocks import (
+    Weigher,
     _dense,
     _heads,
     _hidden_input,
@@ -575,6 +576,38 @@ def _int_tensor(value: int):
     return tensor_proto(np.array([value], np.int64), "value")
 
 
+def _t5_mask(b: GraphBuilder, m: Value, dt: int, cast: bool = True) -> Value:
+    """The T5 export's additive mask of a 0/1 mask ``m`` (B, T):
+    ``(1 - m[:, None, None, :]) * -10000`` (B, 1, 1, T) of type ``dt``, ``m`` cast to ``dt``
+    first unless ``cast`` is False (it is of that type already)."""
+    um = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
+    cm = b.op("Cast", [um], dt, um.shape, ("nonneg",), to=dt) if cast else um
+    return b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), cm], dt, cm.shape),
+                        const(b, -10000.0, dt, ())], dt, cm.shape)
+
+
+def _t5_output(b: GraphBuilder, qk: Value, bias: Value, v: Value, source: Value,
+               w: Weigher) -> Value:
+    """T5 attention's output: ``Softmax(qk + bias) @ v`` with ``qk`` (B, N, S, T) and ``v``
+    (B, N, T, H), heads merged by a Reshape to (B, S, N*H) whose shape is
+    ``Concat(Shape(source)[0], -1, N*H)`` (``source`` the (B, S, E) value the export reads
+    the batch size from), then an unbiased dense projection (B, S, N*H)."""
+    dt = qk.dtype
+    bsz, heads, seq, _ = qk.shape
+    head = v.shape[3]
+    hidden = heads * head
+    p = b.op("Softmax", [b.op("Add", [qk, bias], dt, qk.shape)], dt, qk.shape,
+             ("bounded", "nonneg"), axis=-1 if b.opset >= 13 else 3)
+    ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
+    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
+    shape = b.op("Shape", [source], INT64, (3,), ("nonneg",))
+    spec = b.op("Concat", [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0]),
+                           b.ints([-1], "Concat"), b.ints([hidden], "Concat")], INT64, (3,),
+                axis=0)
+    merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
+    return _dense(b, merged, hidden, w, bias=False)
+
+
 def t5_sliced_mask(b: GraphBuilder, x: Value) -> Value:
     """:func:`t5_attention` with the mask of the SD3 and Flux exports: Slice((1 - m) *
     -10000) on the key axis, m float and unsqueezed twice (FusionT5Attention then finds the
@@ -617,26 +650,12 @@ def t5_attention(b: GraphBuilder, x: Value, sliced: bool = False) -> Value:
     ub = shape_ops.unsqueeze(b, tb, [0])
     sl = b.op("Slice", [ub, b.ints([0], "Slice"), b.ints([seq], "Slice"), b.ints([2], "Slice")],
               dt, (1, heads, seq, seq))
-    m = _mask_input(b, bsz, seq, dt if sliced else INT64)
-    um = shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])
-    cm = um if sliced else b.op("Cast", [um], dt, um.shape, ("nonneg",), to=dt)
-    ext = b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), cm], dt, cm.shape),
-                       const(b, -10000.0, dt, ())], dt, cm.shape)
+    ext = _t5_mask(b, _mask_input(b, bsz, seq, dt if sliced else INT64), dt, cast=not sliced)
     if sliced:
         ext = b.op("Slice", [ext, b.ints([0], "Slice"), b.ints([seq], "Slice"),
                              b.ints([3], "Slice")], dt, ext.shape)
     bias = b.op("Add", [sl, ext], dt, (bsz, heads, seq, seq))
-    scores = b.op("Add", [qk, bias], dt, qk.shape)
-    p = b.op("Softmax", [scores], dt, scores.shape, ("bounded", "nonneg"),
-             axis=-1 if b.opset >= 13 else 3)
-    ctx = b.op("MatMul", [p, v], dt, (bsz, heads, seq, head))
-    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    shape = b.op("Shape", [normed], INT64, (3,), ("nonneg",))
-    spec = b.op("Concat", [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0]),
-                           b.ints([-1], "Concat"), b.ints([hidden], "Concat")], INT64, (3,),
-                axis=0)
-    merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
-    out = _dense(b, merged, hidden, w, bias=False)
+    out = _t5_output(b, qk, bias, v, normed, w)
     return b.op("Add", [stream, out], dt, out.shape)
 
 
@@ -706,22 +725,9 @@ def t5_decoder(b: GraphBuilder, x: Value) -> Value:
     table = b.random_weight((1, heads, total, total), dt, "Slice")
     rows = b.op("Slice", [table, b.ints([past_len], "Slice"), b.ints([total], "Slice"),
                           b.ints([2], "Slice")], dt, (1, heads, seq, total))
-    m = _mask_input(b, bsz, total, INT64)
-    u = b.op("Cast", [shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, m, [1]), [2])], dt,
-             (bsz, 1, 1, total), ("nonneg",), to=dt)
-    ext = b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), u], dt, u.shape),
-                       const(b, -10000.0, dt, ())], dt, u.shape)
+    ext = _t5_mask(b, _mask_input(b, bsz, total, INT64), dt)
     bias = b.op("Add", [rows, ext], dt, (bsz, heads, seq, total))
-    p = b.op("Softmax", [b.op("Add", [qk, bias], dt, qk.shape)], dt, qk.shape,
-             ("bounded", "nonneg"), axis=-1 if b.opset >= 13 else 3)
-    ctx = b.op("MatMul", [p, cv], dt, (bsz, heads, seq, head))
-    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    shape = b.op("Shape", [hid], INT64, (3,), ("nonneg",))
-    spec = b.op("Concat", [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0]),
-                           b.ints([-1], "Concat"), b.ints([hidden], "Concat")], INT64, (3,),
-                axis=0)
-    merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
-    return b.op("Add", [hid, _dense(b, merged, hidden, w, bias=False)], dt, hid.shape)
+    return b.op("Add", [hid, _t5_output(b, qk, bias, cv, hid, w)], dt, hid.shape)
 
 
 def t5_cross(b: GraphBuilder, x: Value) -> Value:
@@ -747,23 +753,10 @@ def t5_cross(b: GraphBuilder, x: Value) -> Value:
     past_v = _named_input(b, "past_value_cross", dt, (bsz, heads, enc, head))
     kt = b.op("Transpose", [past_k], dt, (bsz, heads, head, enc), perm=[0, 1, 3, 2])
     qk = b.op("MatMul", [q, kt], dt, (bsz, heads, seq, enc))
-    mask = _mask_input(b, bsz, enc, INT64)
-    u = b.op("Cast", [shape_ops.unsqueeze(b, shape_ops.unsqueeze(b, mask, [1]), [2])], dt,
-             (bsz, 1, 1, enc), ("nonneg",), to=dt)
-    ext = b.op("Mul", [b.op("Sub", [const(b, 1.0, dt, ()), u], dt, u.shape),
-                       const(b, -10000.0, dt, ())], dt, u.shape)
+    ext = _t5_mask(b, _mask_input(b, bsz, enc, INT64), dt)
     zeros = b.const(np.zeros((1, heads, seq, enc), np.float32), "Add")
     bias = b.op("Add", [zeros, ext], dt, (bsz, heads, seq, enc))
-    p = b.op("Softmax", [b.op("Add", [qk, bias], dt, qk.shape)], dt, qk.shape,
-             ("bounded", "nonneg"), axis=-1 if b.opset >= 13 else 3)
-    ctx = b.op("MatMul", [p, past_v], dt, (bsz, heads, seq, head))
-    t = b.op("Transpose", [ctx], dt, (bsz, seq, heads, head), perm=[0, 2, 1, 3])
-    shape = b.op("Shape", [hid], INT64, (3,), ("nonneg",))
-    spec = b.op("Concat", [shape_ops.unsqueeze(b, _dim(b, shape, 0), [0]),
-                           b.ints([-1], "Concat"), b.ints([hidden], "Concat")], INT64, (3,),
-                axis=0)
-    merged = b.op("Reshape", [t, spec], dt, (bsz, seq, hidden))
-    return b.op("Add", [hid, _dense(b, merged, hidden, w, bias=False)], dt, hid.shape)
+    return b.op("Add", [hid, _t5_output(b, qk, bias, past_v, hid, w)], dt, hid.shape)
 
 # -- BART -------------------------------------------------------------------------------------
 def _bias_first(b: GraphBuilder, x: Value, n: int, w) -> Value:

@@ -154,15 +154,13 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
         extra[PRELIMINARY_KEYS] = [prelim]
     if where is not None:
         extra["localization"] = where.to_json()
-    if minimal.minimal:
-        extra["nodes"] = {"original": node_count(found.model),
-                          "minimized": node_count(minimal.case.model_bytes), "minimal": True}
     if handling is not None:
         extra.update(handling.meta_fields(minimal.finding))
     meta = build_meta(bid, finding_signature(minimal.case, minimal.run, minimal.finding,
                                              minimal.passes), minimal.finding, case,
                       result.source, target_version, minimal.passes,
                       node_count(found.model), node_count(minimal.case.model_bytes), extra)
+    meta.nodes.minimal = minimal.minimal
     observed = Observation.of_result(minimal.run, f"{case.target} {target_version}")
     files = bundle_files(meta, found, _minimized(minimal), sandbox.timeout, observed)
     if policy.verify:

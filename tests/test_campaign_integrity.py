@@ -333,3 +333,23 @@ def test_a_full_disk_while_writing_campaign_json_exits_with_one_line(monkeypatch
     monkeypatch.setattr(os, "fdopen", real)
     assert hidden_leftovers(out) == []
     assert campaign_json(out)["cases"] == 0  # the last campaign.json that could be written
+
+
+def test_a_finding_whose_model_cannot_be_rebuilt_is_named_not_dropped(monkeypatch, tmp_path):
+    """A segfault whose model could not be rebuilt for its bundle (every worker that tried
+    died) was counted as a finding and then vanished; it is listed as a finding not
+    recorded, with its reason, in campaign.log."""
+    import fuzzer.execution.sandbox as sandbox_module
+    from tests.test_sandbox_call import _dies_while_marked
+
+    mark = tmp_path / "dies"
+    mark.write_text("99")
+    monkeypatch.setenv("OPTFUZZ_TEST_DIES", str(mark))
+    monkeypatch.setattr(sandbox_module, "_materialize_elsewhere", _dies_while_marked)
+    out = tmp_path / "crashes"
+    stats = bounded(lambda: run_campaign(generated(out, ["segv"], max_cases=1),
+                                         Console(quiet=True)))
+    assert stats.findings["optimizer-abort"] == 1 and stats.bundles_new + stats.hits == 0
+    log = (out / "campaign.log").read_text()
+    assert "finding not recorded: optimizer-abort: worker killed by SIGSEGV" in log
+    assert "could not be rebuilt (its worker died" in log

@@ -137,7 +137,9 @@ def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
     assert {m["symptom"] for m in found.values()} >= SYMPTOMS
     keys = [m["root_cause"] for m in found.values()]
     assert len(keys) == len(set(keys))  # one bundle per root cause
-    assert sum(m["hits"] for m in found.values()) >= sum(m["hits"] for m in expected.values())
+    # a finding counted but not recorded names itself in campaign.log (its tail says why)
+    assert sum(m["hits"] for m in found.values()) >= sum(m["hits"] for m in expected.values()), \
+        (stormy / "campaign.log").read_text()[-3000:]
 
 
 @pytest.mark.slow

@@ -446,6 +446,8 @@ class Campaign:
             self._log_documented(result)
         elif result.findings and result.artifacts is not None:
             self.findings.put(case, result, self.ctrl_c.check)
+        elif (lost := result.unrecordable()) is not None:
+            self.findings.errors.append(lost)
 
     def _log_documented(self, result: CaseResult) -> None:
         """Log the first finding of each documented behaviour in this run; the rest are

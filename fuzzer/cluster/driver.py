@@ -297,6 +297,8 @@ class ClusterCampaign(Campaign):
                 self.skipped.add(case.source.get("model", ""))
         findings = [(c, r) for c, r in result.runs
                     if r.findings and r.artifacts is not None and not r.documented]
+        self.findings.errors += [lost for _, r in result.runs
+                                 if (lost := r.unrecordable()) is not None]
         self.unsettled[portion.key] = [len(findings), result.runs, portion]
         for case, run in findings:
             self.findings.put(case, run, portion.key)

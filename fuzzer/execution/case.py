@@ -159,3 +159,14 @@ class CaseResult:
     artifacts: Artifacts | None = None
     edges: frozenset[int] | None = None
     documented: str | None = None
+
+    def unrecordable(self) -> str | None:
+        """Why this result's finding cannot be recorded (no artifacts to bundle: the model
+        of a case whose worker died could not be rebuilt, ``source["artifacts_lost"]``), as
+        one line for the campaign's list of findings not recorded; None where it can be, or
+        where there is no undocumented finding."""
+        if not self.findings or self.documented or self.artifacts is not None:
+            return None
+        why = self.source.get("artifacts_lost", "no artifacts")
+        return f"{self.findings[0].symptom}: {self.findings[0].message[:120]}: its model " \
+               f"could not be rebuilt ({why})"

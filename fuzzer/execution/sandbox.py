@@ -15,7 +15,7 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -63,6 +63,9 @@ DEATH_RATE_WEIGHT = 0.02
 MAX_DEAD_BATCHES = 0.1
 #: seconds a dead worker's case may take to be materialized again.
 REBUILD_TIMEOUT = 120.0
+#: times the materialization of a dead worker's case is tried where the pool's workers die
+#: under it (another case's crash breaks the pool and cancels what it ran).
+REBUILD_ATTEMPTS = 3
 
 
 class Sandbox:
@@ -356,7 +359,8 @@ class Sandbox:
 
     def _with_artifacts(self, case: TestCase, result: CaseResult, future: Future) -> None:
         """Resolve ``future`` with ``result`` (a dead worker's case) and the artifacts and
-        provenance of its case (:meth:`_rebuild`)."""
+        provenance of its case (:meth:`_rebuild`); where no artifacts could be made, the
+        result's ``source["artifacts_lost"]`` says why (its finding cannot be recorded)."""
         try:
             result.artifacts, provenance = self._rebuild(case)
             result.source.update(provenance)
@@ -368,15 +372,27 @@ class Sandbox:
         a worker of this pool (a mutated case's materialization runs onnx's checker and
         onnxruntime on the model, which never run in the calling process; and a child
         forked from the calling process, whose other threads may hold import locks, could
-        wait forever on one). Returns the artifacts and the materializer's provenance (e.g.
-        the mutators applied); ``(None, {})`` where that fails, kills the worker or outlives
-        :data:`REBUILD_TIMEOUT`."""
-        try:
-            model, feeds, provenance = self.call(_materialize_elsewhere, case,
-                                                 timeout=REBUILD_TIMEOUT)
-        except Exception:
-            return None, {}
-        return Artifacts(case.model_bytes or model, None, feeds), provenance
+        wait forever on one). A worker that dies under it, or a pool that breaks under it
+        (another case's crash), costs one of :data:`REBUILD_ATTEMPTS` tries. Returns the
+        artifacts and the materializer's provenance (e.g. the mutators applied); ``(None,
+        {"artifacts_lost": why})`` where the materializer raises, every try's worker died
+        or it outlives :data:`REBUILD_TIMEOUT` seconds."""
+        why = ""
+        for _ in range(REBUILD_ATTEMPTS):
+            try:
+                model, feeds, provenance = self._workers.run(_materialize_elsewhere, (case,),
+                                                             REBUILD_TIMEOUT)
+            except (ProcessExpired, BrokenProcessPool, CancelledError) as exc:
+                self._workers.sweep()  # not the case's doing: once more
+                why = f"its worker died ({type(exc).__name__}: {exc})"
+                continue
+            except FutureTimeout:
+                self._workers.sweep()
+                return None, {"artifacts_lost": f"no model after {REBUILD_TIMEOUT:g} s"}
+            except Exception as exc:  # the materializer's own error, or a stopped pool
+                return None, {"artifacts_lost": f"{type(exc).__name__}: {exc}"}
+            return Artifacts(case.model_bytes or model, None, feeds), provenance
+        return None, {"artifacts_lost": f"{why}, {REBUILD_ATTEMPTS} times"}
 
     def _rerun(self, pending: list[tuple[TestCase, Future]],
                submit: Callable[[list[TestCase]], list[Future[CaseResult]]] | None = None

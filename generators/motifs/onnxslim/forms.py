@@ -5,7 +5,8 @@ per draw where they chain):
   pads, Mul by ones and Sub of zeros as a scalar, as a tensor of the other operand's shape or
   a broadcasting one, Expand to a shape computed at run time, Concat with an empty piece that
   is a computed tensor (its axis given negative) or next to a graph output, Resize without
-  ``mode``, a Slice that keeps everything through a negative axis and start;
+  ``mode``, a Slice that keeps everything through a negative axis and start and Slices that
+  keep not quite everything (from 1, to -1, a computed start);
 - ``EliminationTransposeViewTranspose`` (``core/pattern/elimination/
   transpose_view_transpose.py``): Transpose, view op, Transpose where the view is a Reshape
   that only moves size-1 axes, one that also moves real dims, one that merges axes, one that
@@ -127,14 +128,34 @@ def _plain_resize(b: GraphBuilder, x: Value) -> Value:
     return b.op("Resize", [x.name, roi.name if roi else "", scale.name], x.dtype, out)
 
 
+def _partial_slice(b: GraphBuilder, x: Value) -> Value:
+    """A Slice that keeps *not* all of x along one axis (a near miss of the no-op Slice):
+    from 1, to -1, to the dim minus one, or from a start computed at run time (0)."""
+    k = b.rng.randrange(x.rank)
+    d = x.shape[k]
+    kind = b.rng.choice(["computed"] + (["from-one", "to-minus-one", "short"] if d > 1 else []))
+    if kind == "computed":
+        start, first = _computed_zero(b, x), 0
+    else:
+        first = 1 if kind == "from-one" else 0
+        start = ints(b, [first], "Slice")
+    end = {"to-minus-one": -1, "short": d - 1}.get(kind, 2**62)
+    out = list(x.shape)
+    out[k] = shape_ops.slice_dim(d, first, end, 1)
+    return b.op("Slice", [x, start, ints(b, [end], "Slice"), ints(b, [k], "Slice")], x.dtype,
+                tuple(out), x.props)
+
+
 def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
     """Five or more of the forms dead_node_elimination tells apart (module docstring), one
-    after the other on ``x``."""
-    forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice"]
+    after the other on ``x``, each input's shape declared most of the time
+    (:func:`declared`)."""
+    forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice", "partial-slice"]
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
         forms.append("resize")
     y = x
     for form in b.rng.sample(forms, b.rng.randint(5, len(forms))):
+        y = declared(b, y)
         if form == "pad":
             y = _zero_pad(b, y)
         elif form in ("mul", "div"):
@@ -147,6 +168,8 @@ def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
             y = _empty_concat(b, y)
         elif form == "slice" and b.opset >= 10:
             y = _whole_slice(b, y)
+        elif form == "partial-slice" and b.opset >= 10:
+            y = _partial_slice(b, y)
         elif form == "resize" and y.rank >= 2 and y.size * 4 <= 4096:
             y = _plain_resize(b, y)
     return y
@@ -416,7 +439,8 @@ def _unsqueeze_forms(b: GraphBuilder, x: Value) -> Value:
         out.insert(axis, 1)
         return b.op("Unsqueeze", [v, axes], v.dtype, tuple(out), v.props)
 
-    first = unsqueeze(x, form == "computed-first")
+    first = unsqueeze(declared(b, x), form == "computed-first")
+    declared(b, first)
     if form == "two-users":
         b.op("Neg" if x.dtype != BOOL else "Not", [first], first.dtype, first.shape)
     return unsqueeze(first, form == "computed-second")
@@ -482,20 +506,22 @@ def _gemm_forms(b: GraphBuilder, x: Value) -> Value:
 
 
 MOTIFS = (
-    shaped_motif("slim-dead-node-forms", ("dead_node_elimination",), _dead_node_forms,
-                 dtypes=_FLOATS, ranks=(1, 4), anchors=("Pad", "Expand", "Concat")),
-    shaped_motif("slim-reduce-forms", ("FusionReduce",), repeated(_reduce_forms, 2, 3),
+    shaped_motif("slim-dead-node-forms", ("dead_node_elimination",),
+                 repeated(_dead_node_forms, 1, 2),
+                 dtypes=_FLOATS, ranks=(1, 4),
+                 anchors=("Pad", "Expand")),  # no Concat: a varied axis broke the empty piece
+    shaped_motif("slim-reduce-forms", ("FusionReduce",), repeated(_reduce_forms, 3, 5),
                  dtypes=frozenset({FLOAT}), ranks=(1, 4), since=13),
     shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",),
-                 repeated(_reshape_as_forms, 2, 3),
+                 repeated(_reshape_as_forms, 3, 5),
                  dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
     shaped_motif("slim-slice-forms", ("EliminationSlice",), repeated(_slice_forms, 2, 3),
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 4), since=10),
     shaped_motif("slim-unsqueeze-forms", ("EliminationUnsqueeze",),
-                 repeated(_unsqueeze_forms, 2, 3),
+                 repeated(_unsqueeze_forms, 3, 5),
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(0, 3), since=13),
     shaped_motif("slim-gemm-forms", ("FusionGemm", "FusionGemmMul", "FusionGemmAdd"),
-                 repeated(_gemm_forms, 2, 2), dtypes=frozenset({FLOAT, FLOAT16}),
+                 repeated(_gemm_forms, 2, 3), dtypes=frozenset({FLOAT, FLOAT16}),
                  ranks=(1, 3)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
                  _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),

@@ -7,7 +7,8 @@ keeps in ``sympy_data_``) and where an input it needs is known only at run time.
   (a list the handler splits), a constant split along another axis (an array), ``Shape`` with
   ``end`` (positive or negative), ``Gather`` of the shape by a computed index, ``Slice``
   bounds past ``-int_max``, a symbolic start on a fixed dim, a Slice of a constant's values,
-  ``Expand`` to a higher rank, ``MatMul`` with a vector on either side or both;
+  ``Expand`` to a higher rank, ``MatMul`` with a vector on either side or both, broadcasts
+  that merge two computed dims (``2*p`` and ``2*q``) or two dims only the run knows;
 - ``slim-unknown-extents``: ``Tile``, ``Expand``, ``Pad``, ``ReduceSum`` (axes input),
   ``ConstantOfShape``, ``Resize`` (scales) and ``Slice`` (start, no ``axes``) whose shape input
   is computed from the data (``ArgMax``), where the handler makes new dims; ``Compress``
@@ -171,13 +172,36 @@ def _vector_matmul(b: GraphBuilder, y: Value) -> Value:
     return absorb(b, y, right.name, FLOAT)
 
 
+def _merge_computed(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of ``Tile(p, 2) + Tile(q, 2) + Tile(p, 2)`` for two new 1-D inputs of
+    differently named dims: a merge of two computed dims (``2*p``, ``2*q``, neither a symbol of
+    its own) and a computed dim met again after it."""
+    p = symbolic_input(b, FLOAT, (1,), {0: "p"})
+    q = symbolic_input(b, FLOAT, (1,), {0: "q"})
+    total = b.op("Add", [tile(b, p, [2]), tile(b, q, [2])], FLOAT, (2,))
+    total = b.op("Add", [total, tile(b, p, [2])], FLOAT, (2,))
+    return absorb(b, y, total.name, FLOAT)
+
+
+def _merge_unknown(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of ``Compress(f, c) + Compress(-f, c)`` (f the flattened y, c its
+    positive entries): two dims only the run knows, equal there, merged by the inference."""
+    flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], y.dtype, (y.size,))
+    keep = b.op("Greater", [flat, b.scalar(0.0, FLOAT, "Greater")], BOOL, flat.shape)
+    kept = b.node("Compress", [flat.name, keep.name], axis=0)[0]
+    negated = b.op("Neg", [flat], FLOAT, flat.shape)
+    other = b.node("Compress", [negated.name, keep.name], axis=0)[0]
+    both = b.node("Add", [kept, other])[0]
+    return absorb(b, y, both, FLOAT)
+
+
 def _shape_values(b: GraphBuilder, x: Value) -> Value:
-    """Four to all of the value forms (module docstring) on one tiled symbolic input of rank
+    """Five to all of the value forms (module docstring) on one tiled symbolic input of rank
     2 or 3."""
     v, y = _tiled(b, b.rng.randint(2, 3))
     forms = ["split-shape", "split-constant", "shape-end", "gather", "far-start", "start",
-             "constant-slice", "expand", "matmul"]
-    for form in b.rng.sample(forms, b.rng.randint(4, len(forms))):
+             "constant-slice", "expand", "matmul", "merge-computed", "merge-unknown"]
+    for form in b.rng.sample(forms, b.rng.randint(5, len(forms))):
         if form == "split-shape":
             y = _split_shape(b, y)
         elif form == "split-constant":
@@ -196,6 +220,10 @@ def _shape_values(b: GraphBuilder, x: Value) -> Value:
             y = _expand_rank(b, y)
         elif form == "matmul":
             y = _vector_matmul(b, y)
+        elif form == "merge-computed":
+            y = _merge_computed(b, y)
+        elif form == "merge-unknown" and b.opset >= 9:
+            y = _merge_unknown(b, y)
     return y
 
 

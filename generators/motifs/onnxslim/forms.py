@@ -524,7 +524,8 @@ MOTIFS = (
                  repeated(_gemm_forms, 2, 3), dtypes=frozenset({FLOAT, FLOAT16}),
                  ranks=(1, 3)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
-                 _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
+                 repeated(_tvt_forms, 1, 2), dtypes=frozenset({FLOAT, FLOAT16, INT64}),
+                 ranks=(1, 3),
                  since=13),  # the Squeeze and Unsqueeze matchers exist from opset 13
 )
 

@@ -438,7 +438,7 @@ def small_index(b: GraphBuilder, x: Value) -> Value:
     return b.op("ArgMax", [first], INT64, (1,), axis=0, keepdims=1)
 
 
-def reduced(b: GraphBuilder, name: str, dtype: int, rank: int) -> Value:
+def _reduced(b: GraphBuilder, name: str, dtype: int, rank: int) -> Value:
     """``ReduceSum`` over all axes (keepdims) of a tensor whose shape only the run knows
     (it may be empty): a (1, ...) value the generator can go on with."""
     return b.op("ReduceSum", [Value(name, dtype, ())], dtype, (1,) * rank, keepdims=1)
@@ -463,33 +463,33 @@ def _data_dependent(b: GraphBuilder, x: Value) -> Value:
         if kind == "nonzero" and b.opset >= 9:
             flag = b.op("Greater", [y, b.scalar(0.0, FLOAT, "Greater")], BOOL, y.shape)
             idx = b.node("NonZero", [flag.name])[0]
-            part = reduced(b, idx, INT64, 2)
+            part = _reduced(b, idx, INT64, 2)
             part = b.op("Cast", [part], FLOAT, (1, 1), to=FLOAT)
         elif kind == "compress" and b.opset >= 9:
             flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], FLOAT, (y.size,))
             flag = b.op("Greater", [flat, b.scalar(0.0, FLOAT, "Greater")], BOOL, flat.shape)
             kept = b.node("Compress", [flat.name, flag.name], axis=0)[0]
-            part = reduced(b, kept, FLOAT, 1)
+            part = _reduced(b, kept, FLOAT, 1)
         elif kind == "range" and b.opset >= 11:
             limit = b.op("Add", [small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
             scalar = b.op("Squeeze", [limit, ints(b, [0], "Squeeze")] if b.opset >= 13 else
                           [limit], INT64, (), **({} if b.opset >= 13 else {"axes": [0]}))
             seq = b.node("Range", [b.const(np.asarray(0, np.int64), "Range").name,
                                    scalar.name, b.const(np.asarray(1, np.int64), "Range").name])[0]
-            part = b.op("Cast", [reduced(b, seq, INT64, 1)], FLOAT, (1,), to=FLOAT)
+            part = b.op("Cast", [_reduced(b, seq, INT64, 1)], FLOAT, (1,), to=FLOAT)
         elif kind == "topk" and b.opset >= 10:
             flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], FLOAT, (y.size,))
             k = b.op("Add", [small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
             values, _ = b.node("TopK", [flat.name, k.name], n_out=2, axis=-1,
                                **({"largest": 0} if b.opset >= 11 and b.rng.random() < 0.3
                                   else {}))
-            part = reduced(b, values, FLOAT, 1)
+            part = _reduced(b, values, FLOAT, 1)
         elif kind == "constantofshape" and b.opset >= 9:
             size = b.op("Add", [small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
             value = tensor_proto(np.asarray([1.5], np.float32), "value") \
                 if b.rng.random() < 0.6 else None  # absent: float zeros
             filled = b.node("ConstantOfShape", [size.name], value=value)[0]
-            part = reduced(b, filled, FLOAT, 1)
+            part = _reduced(b, filled, FLOAT, 1)
         elif kind == "sequence":
             part = _sequence(b, y)
         else:
@@ -521,7 +521,7 @@ def _sequence(b: GraphBuilder, y: Value) -> Value:
         spell = axis - y.rank - new_axis if b.rng.random() < 0.3 else axis
         joined = b.node("ConcatFromSequence", [seq], axis=spell,
                         new_axis=new_axis if new_axis or b.rng.random() < 0.5 else None)[0]
-        return reduced(b, joined, FLOAT, y.rank + new_axis)
+        return _reduced(b, joined, FLOAT, y.rank + new_axis)
     length = b.node("SequenceLength", [seq])[0]
     return b.op("Cast", [Value(length, INT64, ())], FLOAT, (), to=FLOAT)
 

@@ -1,4 +1,5 @@
-"""The onnxslim motifs of ``generators/motifs/onnxslim/symbolic.py`` and ``forms.py`` and the
+"""The onnxslim motifs of ``generators/motifs/onnxslim/symbolic.py``, ``handlers.py`` and
+``forms.py`` and the
 target's restated options: each motif's draws pass the checker (full check) and run in
 onnxruntime, and each reaches what it was written for in onnxslim 0.1.98 (a shape handler
 computing with symbols, a rewrite firing on some forms and leaving the others, an option
@@ -26,7 +27,7 @@ NEW_MOTIFS = ("slim-symbolic-window", "slim-symbolic-slice", "slim-symbolic-merg
               "slim-einsum-forms", "slim-data-dependent-shapes", "slim-dead-node-forms",
               "slim-transpose-view-forms", "slim-reduce-forms", "slim-reshape-as-forms",
               "slim-slice-forms", "slim-unsqueeze-forms", "slim-gemm-forms", "slim-unknown-op",
-              "slim-shape-arithmetic")
+              "slim-shape-arithmetic", "slim-shape-values", "slim-unknown-extents")
 SEEDS = range(10)
 
 
@@ -176,6 +177,33 @@ def test_shape_arithmetic_carries_symbols(target, monkeypatch) -> None:
     assert sum(symbolic(v) for v in carried) >= 5
 
 
+def test_shape_values_are_split_and_merged(target, monkeypatch) -> None:
+    from onnxslim.core.shape_inference.context import InferenceContext
+    from onnxslim.core.shape_inference.registry import SHAPE_HANDLERS
+
+    split: list[Any] = []
+    _recording(monkeypatch, type(SHAPE_HANDLERS["Split"]), "infer_shape",
+               lambda _, self, node, ctx: split.append(ctx.sympy_data_.get(node.output[0])))
+    merged: list[set[Any]] = []
+    _recording(monkeypatch, InferenceContext, "add_suggested_merge",
+               lambda _, ctx, symbols, *rest: merged.append(set(symbols)))
+    for gm in _draws("slim-shape-values", opset=15):
+        _slim(target, gm, ["shape_infer"])
+    assert any(isinstance(v, list) for v in split)  # a Shape's values, split
+    assert any(isinstance(v, np.ndarray) for v in split)  # a Constant's, split
+    assert any(any("*" in str(s) for s in m) for m in merged), merged  # 2*p with 2*q
+
+
+def test_unknown_extents_get_new_dims(target) -> None:
+    ops = {"Tile", "Expand", "Pad", "ReduceSum", "ConstantOfShape", "Resize", "Slice",
+           "Compress"}
+    named: set[str] = set()
+    for gm in _draws("slim-unknown-extents", opset=13):
+        dims = _symbolic_dims(_slim(target, gm, ["shape_infer"]), ops)
+        named |= {d.split("_")[0] for d in dims}
+    assert len(named & ops) >= 4, named
+
+
 def test_an_unknown_op_stops_the_symbolic_inference(target, monkeypatch) -> None:
     from onnxslim.core.shape_inference import ShapeInferencer
 
@@ -215,13 +243,22 @@ def _views_after_transpose(model: onnx.ModelProto) -> int:
 
 
 def test_transpose_view_forms_move_some_views(target) -> None:
+    """(The pattern alone: no shape inference, the shapes it reads are the declared ones.) A
+    Squeeze of every axis makes onnxslim 0.1.98 give the moved Transpose an empty ``perm``,
+    which its exporter refuses (a ValueError): such a draw counts as moved."""
     moved = kept = 0
     for gm in _draws("slim-transpose-view-forms"):
         before = _views_after_transpose(gm.model)
-        after = _views_after_transpose(_slim(target, gm, ["EliminationTransposeViewTranspose"]))
+        try:
+            slimmed = _slim(target, gm, ["EliminationTransposeViewTranspose"])
+        except ValueError as e:
+            assert "perm" in str(e)
+            moved += 1
+            continue
+        after = _views_after_transpose(slimmed)
         moved += after < before
         kept += after == before > 0
-    assert moved >= 2 and kept >= 1, (moved, kept)
+    assert moved >= 4 and kept >= 1, (moved, kept)
 
 
 def test_reduce_forms_fuse_some(target) -> None:
@@ -243,14 +280,15 @@ def test_reshape_as_forms_are_replaced_only_untwisted(target) -> None:
 
 
 def test_slice_and_unsqueeze_forms_merge_some_pairs(target) -> None:
-    """(Constant folding makes the Constant nodes and computed bounds constants first.)"""
+    """(Constant folding makes the Constant nodes and computed bounds constants first.) A draw
+    chains a few pairs: one that keeps more than half of its ops kept some pair."""
     for name, op, rewrite in (("slim-slice-forms", "Slice", "EliminationSlice"),
                               ("slim-unsqueeze-forms", "Unsqueeze", "EliminationUnsqueeze")):
         merged = kept = 0
         for gm in _draws(name):
             after = _ops(_slim(target, gm, [rewrite, "constant_folding"]), op)
             merged += after < _ops(gm.model, op)
-            kept += after == _ops(gm.model, op)
+            kept += after > _ops(gm.model, op) // 2
         assert merged >= 1 and kept >= 1, (name, merged, kept)
 
 
@@ -262,7 +300,7 @@ def test_gemm_forms_fold_some_affines(target) -> None:
         before = _ops(gm.model, "Mul") + _ops(gm.model, "Add")
         after = _ops(slimmed, "Mul") + _ops(slimmed, "Add")
         folded += after < before
-        kept += after == before
+        kept += after > 0  # (a draw chains two or three forms: one of them stayed)
     assert folded >= 1 and kept >= 1, (folded, kept)
 
 

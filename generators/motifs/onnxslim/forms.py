@@ -5,7 +5,8 @@ per draw where they chain):
   pads, Mul by ones and Sub of zeros as a scalar, as a tensor of the other operand's shape or
   a broadcasting one, Expand to a shape computed at run time, Concat with an empty piece that
   is a computed tensor (its axis given negative) or next to a graph output, Resize without
-  ``mode``, a Slice that keeps everything through a negative axis and start;
+  ``mode``, a Slice that keeps everything through a negative axis and start and Slices that
+  keep not quite everything (from 1, to -1, a computed start);
 - ``EliminationTransposeViewTranspose`` (``core/pattern/elimination/
   transpose_view_transpose.py``): Transpose, view op, Transpose where the view is a Reshape
   that only moves size-1 axes, one that also moves real dims, one that merges axes, one that
@@ -21,7 +22,8 @@ per draw where they chain):
   chain with each deviation its check rejects (no anchors for the chained reductions: a
   varied ``keepdims`` broke the shapes the chain declared after it);
 - ``FusionGemm``, ``FusionGemmMul``, ``FusionGemmAdd`` (``core/pattern/fusion/gemm.py``): a
-  rank-3 MatMul + Add whose bias spans the middle dim, Gemm -> Reshape -> Mul / Add with
+  rank-3 MatMul + Add whose bias spans the middle dim, a 2-D one whose bias has rank 3 or whose
+  product is read twice, Gemm -> Reshape -> Mul / Add with
   ``transA``, ``transB``, ``beta``, ``C`` absent or not constant, the Reshape read twice;
 - ``EliminationSlice`` and ``EliminationUnsqueeze`` (``elimination/slice.py``,
   ``unsqueeze.py``): pairs with a computed start or axes, overlapping axes spelled apart, a
@@ -46,6 +48,16 @@ from generators.ops import shape_ops
 from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, Value, broadcast
 
 _FLOATS = frozenset({FLOAT, FLOAT16})
+
+
+def declared(b: GraphBuilder, v: Value, p: float = 0.85) -> Value:
+    """``v``, its dtype and shape declared in value_info a share ``p`` of the time (once): a
+    pattern reads the shape of the tensor it rewrites from there where the case runs no shape
+    inference before it (a pass list of the pattern alone)."""
+    known = {vi.name for vi in b.value_infos} | b.input_names | b.output_names
+    if v.name not in known and b.rng.random() < p:
+        b.value_infos.append(value_info(v.name, v.dtype, v.shape))
+    return v
 
 
 # -- dead_node_elimination --------------------------------------------------------------------
@@ -116,14 +128,34 @@ def _plain_resize(b: GraphBuilder, x: Value) -> Value:
     return b.op("Resize", [x.name, roi.name if roi else "", scale.name], x.dtype, out)
 
 
+def _partial_slice(b: GraphBuilder, x: Value) -> Value:
+    """A Slice that keeps *not* all of x along one axis (a near miss of the no-op Slice):
+    from 1, to -1, to the dim minus one, or from a start computed at run time (0)."""
+    k = b.rng.randrange(x.rank)
+    d = x.shape[k]
+    kind = b.rng.choice(["computed"] + (["from-one", "to-minus-one", "short"] if d > 1 else []))
+    if kind == "computed":
+        start, first = _computed_zero(b, x), 0
+    else:
+        first = 1 if kind == "from-one" else 0
+        start = ints(b, [first], "Slice")
+    end = {"to-minus-one": -1, "short": d - 1}.get(kind, 2**62)
+    out = list(x.shape)
+    out[k] = shape_ops.slice_dim(d, first, end, 1)
+    return b.op("Slice", [x, start, ints(b, [end], "Slice"), ints(b, [k], "Slice")], x.dtype,
+                tuple(out), x.props)
+
+
 def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
     """Five or more of the forms dead_node_elimination tells apart (module docstring), one
-    after the other on ``x``."""
-    forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice"]
+    after the other on ``x``, each input's shape declared most of the time
+    (:func:`declared`)."""
+    forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice", "partial-slice"]
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
         forms.append("resize")
     y = x
     for form in b.rng.sample(forms, b.rng.randint(5, len(forms))):
+        y = declared(b, y)
         if form == "pad":
             y = _zero_pad(b, y)
         elif form in ("mul", "div"):
@@ -136,6 +168,8 @@ def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
             y = _empty_concat(b, y)
         elif form == "slice" and b.opset >= 10:
             y = _whole_slice(b, y)
+        elif form == "partial-slice" and b.opset >= 10:
+            y = _partial_slice(b, y)
         elif form == "resize" and y.rank >= 2 and y.size * 4 <= 4096:
             y = _plain_resize(b, y)
     return y
@@ -244,7 +278,7 @@ def _tvt_forms(b: GraphBuilder, x: Value) -> Value:
             break
         if y.rank >= 5 and kind in ("split", "unsqueeze"):
             kind = "merge"
-        t = _transpose(b, y, None if b.rng.random() < 0.25 else _perm(b, y.rank))
+        t = _transpose(b, declared(b, y), None if b.rng.random() < 0.25 else _perm(b, y.rank))
         v = _view_forms(b, t, kind)
         y = _transpose(b, v, _perm(b, v.rank) if v.rank > 1 else None)
     return y
@@ -300,7 +334,12 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
     EliminationReshapeAs replaces by the Shape, with one of the deviations its check tells
     apart (or none): an extra consumer of the Shape (a Gather or another op), a Gather index
     given 1-D, Gathers in another order, a computed index, an extra Concat piece, a Reshape
-    in place of an Unsqueeze, Concat pieces in another order."""
+    in place of an Unsqueeze, Concat pieces in another order. Half of the chains start from a
+    new input whose first dim is symbolic (or unknown): constant folding cannot fold their
+    Shape away before the pattern sees it."""
+    if b.rng.random() < 0.5:
+        x = symbolic_input(b, x.dtype, (1, *x.shape[1:]),
+                           {0: b.rng.choice(["n", "batch", None])})
     flat = b.op("Reshape", [x, ints(b, [-1], "Reshape")], x.dtype, (x.size,), x.props)
     flat = b.op("Neg", [flat], x.dtype, flat.shape)
     shape = b.op("Shape", [x], INT64, (x.rank,))
@@ -400,7 +439,8 @@ def _unsqueeze_forms(b: GraphBuilder, x: Value) -> Value:
         out.insert(axis, 1)
         return b.op("Unsqueeze", [v, axes], v.dtype, tuple(out), v.props)
 
-    first = unsqueeze(x, form == "computed-first")
+    first = unsqueeze(declared(b, x), form == "computed-first")
+    declared(b, first)
     if form == "two-users":
         b.op("Neg" if x.dtype != BOOL else "Not", [first], first.dtype, first.shape)
     return unsqueeze(first, form == "computed-second")
@@ -410,24 +450,36 @@ def _unsqueeze_forms(b: GraphBuilder, x: Value) -> Value:
 
 def _gemm_forms(b: GraphBuilder, x: Value) -> Value:
     """A Gemm fusion's input in a form its checks tell apart: a rank-3 MatMul + Add whose bias
-    spans the middle dim (it cannot broadcast to the flattened Gemm), or a Gemm (``transA``,
-    ``transB``, ``C`` absent, constant or a graph input, ``beta``) -> Reshape (read twice at
-    times) -> Mul or Add by a constant (a scalar, per output column, or per row)."""
+    spans the middle dim (it cannot broadcast to the flattened Gemm), a 2-D MatMul + Add whose
+    bias has rank 3 or whose product another node reads, or a Gemm (``transA``, ``transB``,
+    ``C`` absent, constant or a graph input, ``beta``) -> Reshape (read twice at times) -> Mul or
+    Add by a constant (a scalar, per output column, or per row). The shapes the fusions read
+    (the MatMul's and the Gemm's input, the Gemm's output) are declared most of the time
+    (:func:`declared`): a case of the fusion alone runs no shape inference."""
     if x.dtype != FLOAT:
         x = b.op("Cast", [x], FLOAT, x.shape, to=FLOAT)
     m = x.size // x.shape[-1] if x.rank else 1
     k = x.shape[-1] if x.rank else 1
     n = b.rng.randint(1, 4)
-    if b.rng.random() < 0.3:  # rank-3 MatMul + Add, bias (S, N)
+    form = b.rng.random()
+    if form < 0.3:  # rank-3 MatMul + Add, bias (S, N)
         s_ = b.rng.randint(2, 3)
         y = b.op("Reshape", [x, ints(b, [-1, s_, k], "Reshape")], FLOAT,
                  (m // s_, s_, k)) if m % s_ == 0 else \
             b.op("Reshape", [x, ints(b, [1, m, k], "Reshape")], FLOAT, (1, m, k))
         w = b.random_weight((k, n), FLOAT, "MatMul")
-        mm = b.op("MatMul", [y, w], FLOAT, (*y.shape[:-1], n))
+        mm = b.op("MatMul", [declared(b, y), w], FLOAT, (*y.shape[:-1], n))
         bias = b.random_weight((y.shape[1], n) if b.rng.random() < 0.7 else (n,), FLOAT, "Add")
         return b.op("Add", [mm, bias], FLOAT, mm.shape)
-    flat = b.op("Reshape", [x, ints(b, [m, k], "Reshape")], FLOAT, (m, k))
+    if form < 0.5:  # 2-D MatMul + Add: a bias of rank 3, or the product read twice
+        flat = declared(b, b.op("Reshape", [x, ints(b, [m, k], "Reshape")], FLOAT, (m, k)))
+        mm = b.op("MatMul", [flat, b.random_weight((k, n), FLOAT, "MatMul")], FLOAT, (m, n))
+        if b.rng.random() < 0.5:
+            bias = b.random_weight((2, m, n), FLOAT, "Add")
+            return b.op("Add", [mm, bias], FLOAT, (2, m, n))
+        b.graph_output(b.op("Neg", [mm], FLOAT, mm.shape))
+        return b.op("Add", [mm, b.random_weight((n,), FLOAT, "Add")], FLOAT, mm.shape)
+    flat = declared(b, b.op("Reshape", [x, ints(b, [m, k], "Reshape")], FLOAT, (m, k)))
     trans_a = b.rng.random() < 0.2
     if trans_a:
         flat = b.op("Transpose", [flat], FLOAT, (k, m), perm=[1, 0])
@@ -441,6 +493,7 @@ def _gemm_forms(b: GraphBuilder, x: Value) -> Value:
     g = b.op("Gemm", inputs, FLOAT, (m, n), transA=1 if trans_a else None,
              transB=1 if trans_b else None,
              beta=0.5 if len(inputs) == 3 and b.rng.random() < 0.2 else None)
+    declared(b, g, 0.7)
     target = b.rng.choice([(1, m, n), (m, 1, n), (m, n, 1)])
     r = b.op("Reshape", [g, ints(b, list(target), "Reshape")], FLOAT, target)
     if b.rng.random() < 0.15:
@@ -453,23 +506,26 @@ def _gemm_forms(b: GraphBuilder, x: Value) -> Value:
 
 
 MOTIFS = (
-    shaped_motif("slim-dead-node-forms", ("dead_node_elimination",), _dead_node_forms,
-                 dtypes=_FLOATS, ranks=(1, 4), anchors=("Pad", "Expand", "Concat")),
-    shaped_motif("slim-reduce-forms", ("FusionReduce",), repeated(_reduce_forms, 2, 3),
+    shaped_motif("slim-dead-node-forms", ("dead_node_elimination",),
+                 repeated(_dead_node_forms, 1, 2),
+                 dtypes=_FLOATS, ranks=(1, 4),
+                 anchors=("Pad", "Expand")),  # no Concat: a varied axis broke the empty piece
+    shaped_motif("slim-reduce-forms", ("FusionReduce",), repeated(_reduce_forms, 3, 5),
                  dtypes=frozenset({FLOAT}), ranks=(1, 4), since=13),
     shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",),
-                 repeated(_reshape_as_forms, 2, 3),
+                 repeated(_reshape_as_forms, 3, 5),
                  dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
     shaped_motif("slim-slice-forms", ("EliminationSlice",), repeated(_slice_forms, 2, 3),
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 4), since=10),
     shaped_motif("slim-unsqueeze-forms", ("EliminationUnsqueeze",),
-                 repeated(_unsqueeze_forms, 2, 3),
+                 repeated(_unsqueeze_forms, 3, 5),
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(0, 3), since=13),
     shaped_motif("slim-gemm-forms", ("FusionGemm", "FusionGemmMul", "FusionGemmAdd"),
-                 repeated(_gemm_forms, 2, 2), dtypes=frozenset({FLOAT, FLOAT16}),
+                 repeated(_gemm_forms, 2, 3), dtypes=frozenset({FLOAT, FLOAT16}),
                  ranks=(1, 3)),
     shaped_motif("slim-transpose-view-forms", ("EliminationTransposeViewTranspose",),
-                 _tvt_forms, dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 3),
+                 repeated(_tvt_forms, 1, 2), dtypes=frozenset({FLOAT, FLOAT16, INT64}),
+                 ranks=(1, 3),
                  since=13),  # the Squeeze and Unsqueeze matchers exist from opset 13
 )
 

@@ -255,14 +255,14 @@ def _symbolic_slice(b: GraphBuilder, x: Value) -> Value:
             if out == 0:
                 start, end, step = 0, INT_MAX + 5, 1
             spell = a - rank if b.opset >= 11 and b.rng.random() < 0.3 else a
-            y = _slice(b, y, [start], [end], [spell], [step], axes_given=len(axes) > 1 or
+            y = slice_form(b, y, [start], [end], [spell], [step], axes_given=len(axes) > 1 or
                        a != 0 or b.rng.random() < 0.5)
         elif kind < 0.8:  # end computed from a Shape: symbolic to the inference
             other = symbolic_input(b, FLOAT, (1, 1), _names(b, [0, 1])) \
                 if b.rng.random() < 0.3 else y
             y = _computed_end(b, y, a, other)
         elif kind < 0.9:  # start computed from the data: ArgMax of two leading values
-            start = _small_index(b, y)
+            start = small_index(b, y)
             bounds = [y.name, start.name, ints(b, [INT_MAX + 5], "Slice").name]
             if a != 0 or b.rng.random() < 0.5:
                 bounds.append(ints(b, [a], "Slice").name)
@@ -274,7 +274,7 @@ def _symbolic_slice(b: GraphBuilder, x: Value) -> Value:
             keep = b.rng.randint(1, rank - 1)
             shape = b.op("Shape", [y], INT64, (rank,))
             if b.rng.random() < 0.5:
-                lead = _slice(b, shape, [0], [keep], [0], [1], axes_given=b.rng.random() < 0.7)
+                lead = slice_form(b, shape, [0], [keep], [0], [1], axes_given=b.rng.random() < 0.7)
             else:  # the first part of a Split of the shape
                 sizes = [keep, rank - keep]
                 form = {"inputs": [ints(b, sizes, "Split").name], "attrs": {}} \
@@ -309,7 +309,7 @@ def _computed_end(b: GraphBuilder, y: Value, a: int, other: Value) -> Value:
                 tuple(out))
 
 
-def _slice(b: GraphBuilder, x: Value, starts: list[int], ends: list[int], axes: list[int],
+def slice_form(b: GraphBuilder, x: Value, starts: list[int], ends: list[int], axes: list[int],
            steps: list[int], axes_given: bool = True) -> Value:
     """Slice in the opset's form with the output shape computed; ``axes`` left out where
     ``axes_given`` is False and they are ``[0]``; ``steps`` left out when all 1."""
@@ -428,11 +428,11 @@ def _einsum(b: GraphBuilder, x: Value) -> Value:
 
 # -- shapes computed from data, sequences ----------------------------------------------------
 
-def _small_index(b: GraphBuilder, x: Value) -> Value:
+def small_index(b: GraphBuilder, x: Value) -> Value:
     """``ArgMax`` of two values of ``x`` as a 1-D int64 of one element: 0 or 1, known only
     at run time."""
     flat = b.op("Reshape", [x, ints(b, [-1], "Reshape")], x.dtype, (x.size,))
-    first = _slice(b, flat, [0], [2], [0], [1], axes_given=False)
+    first = slice_form(b, flat, [0], [2], [0], [1], axes_given=False)
     if first.dtype != FLOAT:
         first = b.op("Cast", [first], FLOAT, (2,), to=FLOAT)
     return b.op("ArgMax", [first], INT64, (1,), axis=0, keepdims=1)
@@ -471,7 +471,7 @@ def _data_dependent(b: GraphBuilder, x: Value) -> Value:
             kept = b.node("Compress", [flat.name, flag.name], axis=0)[0]
             part = _reduced(b, kept, FLOAT, 1)
         elif kind == "range" and b.opset >= 11:
-            limit = b.op("Add", [_small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
+            limit = b.op("Add", [small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
             scalar = b.op("Squeeze", [limit, ints(b, [0], "Squeeze")] if b.opset >= 13 else
                           [limit], INT64, (), **({} if b.opset >= 13 else {"axes": [0]}))
             seq = b.node("Range", [b.const(np.asarray(0, np.int64), "Range").name,
@@ -479,13 +479,13 @@ def _data_dependent(b: GraphBuilder, x: Value) -> Value:
             part = b.op("Cast", [_reduced(b, seq, INT64, 1)], FLOAT, (1,), to=FLOAT)
         elif kind == "topk" and b.opset >= 10:
             flat = b.op("Reshape", [y, ints(b, [-1], "Reshape")], FLOAT, (y.size,))
-            k = b.op("Add", [_small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
+            k = b.op("Add", [small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
             values, _ = b.node("TopK", [flat.name, k.name], n_out=2, axis=-1,
                                **({"largest": 0} if b.opset >= 11 and b.rng.random() < 0.3
                                   else {}))
             part = _reduced(b, values, FLOAT, 1)
         elif kind == "constantofshape" and b.opset >= 9:
-            size = b.op("Add", [_small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
+            size = b.op("Add", [small_index(b, y), ints(b, [1], "Add")], INT64, (1,))
             value = tensor_proto(np.asarray([1.5], np.float32), "value") \
                 if b.rng.random() < 0.6 else None  # absent: float zeros
             filled = b.node("ConstantOfShape", [size.name], value=value)[0]
@@ -511,7 +511,7 @@ def _sequence(b: GraphBuilder, y: Value) -> Value:
         if b.rng.random() < 0.5:
             pos = b.const(np.asarray(b.rng.choice([0, 1, -1]), np.int64), "SequenceAt")
         else:
-            idx = _small_index(b, y)
+            idx = small_index(b, y)
             pos = b.op("Squeeze", [idx, ints(b, [0], "Squeeze")] if b.opset >= 13 else [idx],
                        INT64, (), **({} if b.opset >= 13 else {"axes": [0]}))
         return b.op("SequenceAt", [Value(seq, FLOAT, ()), pos], FLOAT, y.shape)

@@ -1,0 +1,134 @@
+"""Benchmark: distinct faults a campaign finds, before and after a change of the generator.
+
+For each target, runs the same campaign (``optfuzz fuzz --target T --minutes M --jobs J
+--seed S --quiet``) from two source checkouts in turn (``--before`` and ``--after``: the
+root of a checkout of this project, put first on ``PYTHONPATH``), each into a folder of its
+own, and prints per target and checkout the bundles, distinct root-cause keys, hits and
+cases. A fault count is read by hand (a bundle can be a documented behaviour, or two bundles
+one fault): so it also writes ``SHEET.md`` beside the folders, one line per bundle (folder,
+symptom, culprit pass, root cause, first line of the message) with an empty column for the
+reader's verdict (``fault``, ``same as <id>``, ``not a bug``), and, per target, the root
+causes only the after run has (the new ones to read first).
+
+    python benchmarks/fault_counts.py --before ../optfuzz-before --after . \\
+        [--targets LIST] [--minutes 10] [--jobs 2] [--seed 0] [--out DIR]
+
+Both checkouts run with the packages installed here (onnx, onnxruntime, the targets): only
+optfuzz's own code differs. Run it on a quiet machine: the two runs of a target follow each
+other, so a load that comes and goes favours one of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TARGETS = ("onnxoptimizer", "onnxruntime", "onnxruntime-transformers", "onnxsim",
+           "onnxslim", "onnxscript", "version-converter")
+SIDES = ("before", "after")
+
+
+def campaign(checkout: Path, target: str, folder: Path, args: argparse.Namespace) -> str:
+    """Run one campaign of ``target`` from ``checkout`` into ``folder``; the error line
+    where it failed, else ``""``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(checkout.resolve()), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.run([sys.executable, "-m", "fuzzer", "fuzz", "--target", target,
+                           "--minutes", str(args.minutes), "--jobs", str(args.jobs),
+                           "--seed", str(args.seed), "--out", str(folder), "--quiet"],
+                          capture_output=True, text=True, env=env, cwd=checkout)
+    return "" if proc.returncode == 0 else \
+        f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
+
+
+def bundles(folder: Path) -> list[dict]:
+    """The meta.json of every bundle of ``folder`` (damaged ones left out)."""
+    out = []
+    for path in sorted(folder.glob("*/meta.json")):
+        try:
+            out.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def cases(folder: Path) -> int:
+    """Cases the campaign of ``folder`` ran (0 where campaign.json is unreadable)."""
+    try:
+        return int(json.loads((folder / "campaign.json").read_text()).get("cases", 0))
+    except (OSError, ValueError):
+        return 0
+
+
+def root_cause(meta: dict) -> str:
+    """The bundle's root-cause key (its signature where it has none)."""
+    return str(meta.get("root_cause") or meta.get("signature") or meta.get("id"))
+
+
+def culprit(meta: dict) -> str:
+    """The pass the bundle blames, or ``-``."""
+    return str(meta.get("breaking_pass") or ",".join(meta.get("responsible_passes") or [])
+               or "-")
+
+
+def sheet_lines(target: str, side: str, metas: list[dict], new: set[str]) -> list[str]:
+    """The hand-count sheet's rows for one campaign (new root causes marked ``new``)."""
+    lines = [f"### {target}, {side}: {len(metas)} bundles", "",
+             "| bundle | symptom | culprit | root cause | message | new | verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for meta in metas:
+        message = str(meta.get("message", "")).splitlines()[0][:90] if meta.get("message") \
+            else ""
+        key = root_cause(meta)
+        cells = [meta.get("id", "?"), meta.get("symptom", "?"), culprit(meta), key[:80],
+                 message, "new" if key in new else "", ""]
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in map(str, cells)) + " |")
+    return [*lines, ""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, required=True)
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    for side in SIDES:
+        if not (getattr(args, side) / "fuzzer" / "__main__.py").is_file():
+            parser.error(f"--{side} {getattr(args, side)} is not a checkout of optfuzz")
+    base = args.out or Path(tempfile.mkdtemp(prefix="optfuzz-faults-"))
+    base.mkdir(parents=True, exist_ok=True)
+    print(f"{args.minutes:g}-minute campaigns, {args.jobs} jobs, seed {args.seed}; folders "
+          f"under {base}", flush=True)
+    sheet = [f"# Hand count: {args.minutes:g}-minute campaigns, seed {args.seed}", ""]
+    for target in args.targets.split(","):
+        metas: dict[str, list[dict]] = {}
+        for side in SIDES:
+            folder = base / side / target
+            error = campaign(getattr(args, side), target, folder, args)
+            metas[side] = bundles(folder)
+            keys = {root_cause(m) for m in metas[side]}
+            print(f"{target:26} {side:6} {len(metas[side]):4} bundles {len(keys):4} root "
+                  f"causes {sum(int(m.get('hits', 0)) for m in metas[side]):6} hits "
+                  f"{cases(folder):7} cases {error}", flush=True)
+        before_keys = {root_cause(m) for m in metas["before"]}
+        after_keys = {root_cause(m) for m in metas["after"]}
+        print(f"{target:26} root causes only after: {len(after_keys - before_keys)}, only "
+              f"before: {len(before_keys - after_keys)}", flush=True)
+        for side in SIDES:
+            new = after_keys - before_keys if side == "after" else before_keys - after_keys
+            sheet += sheet_lines(target, side, metas[side], new)
+    (base / "SHEET.md").write_text("\n".join(sheet))
+    print(f"hand-count sheet: {base / 'SHEET.md'}")
+
+
+if __name__ == "__main__":
+    main()

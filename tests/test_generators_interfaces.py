@@ -256,3 +256,24 @@ def test_fake_campaign_with_interface_forms(tmp_path: Path) -> None:
     assert metas
     forms = [f for p in out.glob("*/original.onnx") for f in forms_of(onnx.load(p))]
     assert forms, "no bundle's model has an interface form"
+
+
+def test_reduction_shrinks_tensor_inputs_and_leaves_sequence_feeds_alone() -> None:
+    from fuzzer.reduce.candidate import Built
+    from fuzzer.reduce.edits import shrink_edits
+
+    gm = _forced("seq-input")
+    feeds = synthesize_inputs(gm.model, 0, gm.input_shapes)
+    (seq,) = _io(gm.model, "input", "sequence_type")
+    for edit in shrink_edits(Built(gm.model, feeds)):
+        shrunk = edit(Built(gm.model, feeds))
+        if shrunk is not None:
+            assert shrunk.feeds[seq.name] is feeds[seq.name]
+
+
+def test_report_table_shows_sequence_elements_and_empty_optionals() -> None:
+    from fuzzer.report.expected_actual import output_table
+
+    one = np.ones(2, np.float32)
+    table = output_table({"s": [one, one], "o": None}, {"s": [one, one * 2], "o": None})
+    assert "`s::seq:1`" in table and "`o::none`" in table

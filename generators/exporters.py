@@ -9,8 +9,8 @@ style (:mod:`generators.names`); a profile lists the styles it fits.
 
 - ``torchscript``: ``torch.onnx.export`` (TorchScript): graph ``main_graph`` (older
   releases ``torch-jit-export``), dims named by the caller's ``dynamic_axes``
-  (``batch_size``, ``sequence_length``) or ``<input>_dynamic_axes_<n>``; folded constants
-  are initializers (``onnx::Reshape_12``), small ones stay Constant nodes.
+  (``batch_size``, ``sequence_length``) or ``<input>_dynamic_axes_<n>``; folded weights
+  are initializers (``onnx::Conv_12``), small int64 constants (shapes, axes) Constant nodes.
 - ``torch_dynamo``: ``torch.onnx.export(..., dynamo=True)`` (opset 18 and later): dims
   ``s0``, ``s77``, derived dims as expressions (``2*s0``, ``s0 + 1``); constants are
   initializers; nodes carry ``pkg.torch.onnx.*`` metadata_props (IR 10 and later).
@@ -44,8 +44,10 @@ class Exporter:
         dims: names it gives symbolic dims; ``""`` stands for a dim with neither
             ``dim_value`` nor ``dim_param``.
         expressions: dim names of derived dims (``2*s0``), or empty.
-        constants: where constants go: ``"initializer"`` (Constant nodes become
-            initializers), ``"constant"`` (initializers become Constant nodes), ``"keep"``.
+        constants: where constants go, a key of
+            :data:`generators.interfaces.CONSTANT_PLACEMENTS`: ``"initializer"`` (Constant
+            nodes become initializers), ``"small-as-constant"`` (small int64 initializers
+            become Constant nodes), ``"keep"``.
         domain: ``ModelProto.domain`` (``""``: unset).
         graph_doc: ``GraphProto.doc_string`` (``""``: unset).
         metadata: ``ModelProto.metadata_props`` entries.
@@ -81,7 +83,8 @@ EXPORTERS: Registry[Exporter] = Registry("exporter", {
         "torchscript", "pytorch", ("1.13.1", "2.1.0", "2.4.1"),
         frozenset({"torch_new", "torch_old", "mixed"}),
         lambda rng: rng.choice(("main_graph", "torch-jit-export")),
-        ("batch_size", "sequence_length", "batch", "input_dynamic_axes_1", "height", "width")),
+        ("batch_size", "sequence_length", "batch", "input_dynamic_axes_1", "height", "width"),
+        constants="small-as-constant"),
     "torch_dynamo": Exporter(
         "torch_dynamo", "pytorch", ("2.5.0", "2.6.0", "2.7.1"),
         frozenset({"torch_dynamo", "mixed"}), _fixed("main_graph"),

@@ -85,6 +85,7 @@ class Site:
         exporter: the exporter profile drawn, or None.
         symbols: dim name -> the size it stands for (``""`` never appears).
         removed: indices (in the loop's node list) of nodes a form took out.
+        prepended: nodes a form put at the head of the node list (after any removal).
     """
 
     b: GraphBuilder
@@ -94,6 +95,7 @@ class Site:
     exporter: Exporter | None = None
     symbols: dict[str, int] = field(default_factory=dict)
     removed: list[int] = field(default_factory=list)
+    prepended: int = 0
 
 
 @dataclass(frozen=True)
@@ -423,12 +425,45 @@ def _constants_to_initializers(site: Site) -> None:
     b.nodes[:] = kept
 
 
+#: most elements of an initializer that ``small-as-constant`` turns into a Constant node.
+SMALL_CONSTANT = 8
+
+
+def _small_initializers_to_constants(site: Site) -> None:
+    """Small int64 initializers (shapes, axes, indices: at most :data:`SMALL_CONSTANT`
+    elements) not listed as graph inputs become Constant nodes at the head of the graph, as
+    the TorchScript exporter leaves them (opset 9 and later: Constant-1 holds floats only);
+    ``site.prepended`` counts them."""
+    b = site.b
+    if b.opset < 9:
+        return
+    moved = [t for t in b.initializers if t.data_type == INT64 and t.name not in b.input_names
+             and int(np.prod(t.dims)) <= SMALL_CONSTANT]
+    if not moved:
+        return
+    names = {t.name for t in moved}
+    b.initializers[:] = [t for t in b.initializers if t.name not in names]
+    body = b.nodes[:]
+    b.nodes.clear()
+    for t in moved:
+        b.node("Constant", [], outputs=[t.name], value=t)
+    b.nodes.extend(body)
+    site.prepended += len(moved)
+
+
+#: where an exporter keeps its constants (:attr:`generators.exporters.Exporter.constants`).
+CONSTANT_PLACEMENTS: dict[str, Callable[[Site], None]] = {
+    "keep": lambda site: None,
+    "initializer": _constants_to_initializers,
+    "small-as-constant": _small_initializers_to_constants,
+}
+
+
 def _exporter_graph(exporter: Exporter) -> Callable[[Site], bool]:
     def apply(site: Site) -> bool:
         site.exporter = exporter
         _rename_dims(site)
-        if exporter.constants == "initializer":
-            _constants_to_initializers(site)
+        CONSTANT_PLACEMENTS[exporter.constants](site)
         return True
     return apply
 
@@ -531,7 +566,7 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
         only: apply exactly these forms (by name) where the model has a place for them,
             instead of drawing.
         spans: ``(motif, first node, end)`` of the loop's motif draws, moved in place past
-            the nodes a form took out.
+            the nodes a form took out or put at the head.
 
     Returns:
         ``(model, names of the forms applied, in registry order)``.
@@ -561,9 +596,9 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
             assert chosen.graph is not None
             if chosen.graph(site):
                 applied.append(chosen)
-    for i, (motif, start, end) in enumerate(spans if site.removed else ()):
-        spans[i] = (motif, start - sum(r < start for r in site.removed),
-                    end - sum(r < end for r in site.removed))
+    for i, (motif, start, end) in enumerate(spans if site.removed or site.prepended else ()):
+        spans[i] = (motif, start - sum(r < start for r in site.removed) + site.prepended,
+                    end - sum(r < end for r in site.removed) + site.prepended)
     model = b.model()
     for form in applied:
         if form.model is not None:

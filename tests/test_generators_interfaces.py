@@ -277,3 +277,24 @@ def test_report_table_shows_sequence_elements_and_empty_optionals() -> None:
     one = np.ones(2, np.float32)
     table = output_table({"s": [one, one], "o": None}, {"s": [one, one * 2], "o": None})
     assert "`s::seq:1`" in table and "`o::none`" in table
+
+
+def test_spans_follow_the_nodes_an_exporter_moves() -> None:
+    """Exporter forms take Constant nodes out (into initializers) or put Constant nodes at
+    the head (from small initializers): each motif span still covers the nodes of its draw
+    (Constant nodes aside), as in the same model without forms."""
+    seen = set()
+    for seed in range(80):
+        for name in ("exporter-tf2onnx", "exporter-torchscript"):
+            gm = generate(seed, interfaces=[name])
+            if name not in gm.interfaces or not gm.spans:
+                continue
+            base = generate(seed, interfaces=[])
+            if len(gm.model.graph.node) != len(base.model.graph.node):
+                seen.add(name)
+            for (_, s, e), (_, s0, e0) in zip(gm.spans, base.spans, strict=True):
+                ops = [n.op_type for n in gm.model.graph.node[s:e] if n.op_type != "Constant"]
+                was = [n.op_type for n in base.model.graph.node[s0:e0]
+                       if n.op_type != "Constant"]
+                assert ops == was, (seed, name)
+    assert seen == {"exporter-tf2onnx", "exporter-torchscript"}

@@ -8,8 +8,9 @@ salted with :data:`INTERFACE_SALT`), so a model that draws no form is the model 
 built, and every model stays a pure function of the seed and the hints:
 
 - ``exporter-<name>``: the model shaped as one exporter of :data:`generators.exporters.
-  EXPORTERS` writes it (producer fields, graph name, dim names, constants as initializers,
-  doc string, metadata); at most one per model, among those whose names fit the name style;
+  EXPORTERS` writes it (producer fields, graph name, dim names, constants where it puts
+  them: :data:`CONSTANT_PLACEMENTS`, doc string, metadata); at most one per model, among
+  those whose names fit the name style;
 - ``seq-input`` / ``seq-input-unranked``: a graph input of type ``seq(tensor(float))``
   (element shape declared, or without shape) read by SequenceAt, ConcatFromSequence or
   SequenceLength (opset 11 and later);

@@ -26,6 +26,10 @@ DEFAULT_DYNAMIC_DIM = 1
 #: Elements fed to a sequence input when the user did not fix its length.
 DEFAULT_SEQUENCE_LENGTH = 2
 
+#: The ``shapes`` entry ``[ABSENT]`` of an optional input has it fed None (no value); no
+#: user shape is negative (:func:`parse_input_shapes`).
+ABSENT = -1
+
 #: Refuse to synthesize a single input larger than this many bytes.
 MAX_INPUT_BYTES = 1 << 30
 
@@ -129,7 +133,8 @@ def synthesize_inputs(model: Any, seed: int,
     """Feeds for every graph input of ``model`` that needs one, deterministic from ``seed``.
 
     Returns ``{input name: value}`` in graph-input order: an ndarray per tensor or optional
-    tensor input, a list of ndarrays (all of the element shape) per sequence input.
+    tensor input, a list of ndarrays (all of the element shape) per sequence input, None
+    per optional input whose ``shapes`` entry is ``[ABSENT]``.
 
     Raises:
         InputSpecError: an input that is neither a tensor nor a sequence or optional of
@@ -142,6 +147,9 @@ def synthesize_inputs(model: Any, seed: int,
     feeds: dict[str, Any] = {}
     for value_info in graph_feed_inputs(model):
         shape = input_shape(value_info, shapes)
+        if shape == [ABSENT] and value_info.type.HasField("optional_type"):
+            feeds[value_info.name] = None
+            continue
         ttype, in_sequence = _tensor_of(value_info.type)
         elem = ttype.elem_type
         try:

@@ -16,9 +16,10 @@ built, and every model stays a pure function of the seed and the hints:
   SequenceLength (opset 11 and later);
 - ``seq-output``: a graph output of type ``seq(tensor(float))`` (SplitToSequence and its
   ConcatFromSequence round trip, or SequenceConstruct);
-- ``optional-input`` / ``optional-output``: ``optional(tensor(float))`` graph inputs read by
-  OptionalHasElement and OptionalGetElement, graph outputs made by Optional, present or
-  empty (opset 15 and later);
+- ``optional-input`` / ``optional-input-absent`` / ``optional-output``:
+  ``optional(tensor(float))`` graph inputs read by OptionalHasElement and OptionalGetElement
+  (fed present, or fed None through an If on OptionalHasElement), graph outputs made by
+  Optional, present or empty (opset 15 and later);
 - ``overridable-initializers``: some initializers also listed as graph inputs (IR 4 and
   later, where they are overridable inputs that keep their value when not fed);
 - ``ir3-initializer-inputs``: every initializer listed as a graph input, as IR 3 requires
@@ -51,6 +52,7 @@ from onnx import ModelProto, TypeProto, ValueInfoProto, helper
 from fuzzer.registry import Registry
 from generators.builder import GraphBuilder, value_info
 from generators.exporters import EXPORTERS, GENERIC_DIMS, Exporter
+from generators.inputs import ABSENT
 from generators.values import FLOAT, INT64, NP_DTYPE, Value
 
 #: salt of the seed that draws the interface forms (the model's own stream stays as it is).
@@ -336,16 +338,31 @@ def _seq_output(site: Site) -> bool:
     return True
 
 
-def _optional_input(site: Site) -> bool:
-    """An ``optional(tensor(float))`` input o of x's shape (fed present):
-    ``Where(OptionalHasElement(o), OptionalGetElement(o), x)`` becomes a graph output."""
+def _optional_input(site: Site, absent: bool = False) -> bool:
+    """An ``optional(tensor(float))`` input o of a pooled value x's shape, read as
+    ``Where(OptionalHasElement(o), OptionalGetElement(o), x)`` and fed present; with
+    ``absent``, read through an If on OptionalHasElement(o) whose then branch reads
+    OptionalGetElement(o) and whose else branch passes x on, and fed None (``shapes``
+    entry ``[ABSENT]``, :data:`generators.inputs.ABSENT`). The result becomes a graph
+    output."""
     b, x = site.b, _float_value(site)
     if x is None:
         return False
-    o = _new_input(site, helper.make_optional_type_proto(_tensor_type(x.shape)), list(x.shape))
+    o = _new_input(site, helper.make_optional_type_proto(_tensor_type(x.shape)),
+                   [ABSENT] if absent else list(x.shape))
     has = b.node("OptionalHasElement", [o])[0]
-    got = b.node("OptionalGetElement", [o])[0]
-    b.graph_output(b.op("Where", [has, got, x], FLOAT, x.shape))
+    if not absent:
+        got = b.node("OptionalGetElement", [o])[0]
+        b.graph_output(b.op("Where", [has, got, x], FLOAT, x.shape))
+        return True
+    branches = {}
+    for branch, op, source in (("then_branch", "OptionalGetElement", o),
+                               ("else_branch", "Identity", x.name)):
+        out = b.namer.tensor(op)
+        node = helper.make_node(op, [source], [out], name=b.namer.node(op) or None)
+        branches[branch] = helper.make_graph([node], branch, [], [
+            value_info(out, FLOAT, x.shape)])
+    b.graph_output(b.op("If", [has], FLOAT, x.shape, **branches))
     return True
 
 
@@ -361,6 +378,14 @@ def _optional_output(site: Site) -> bool:
         o = b.node("Optional", [], type=helper.make_attribute("type", _tensor_type(x.shape)))[0]
     _output(site, o, kind)
     return True
+
+
+def _guarded_optional(model: ModelProto) -> bool:
+    """Whether an If node of the main graph reads OptionalGetElement in a branch (the form
+    that an absent optional input runs through)."""
+    return any(n.op_type == "If" and any(
+        m.op_type == "OptionalGetElement" for a in n.attribute if a.HasField("g")
+        for m in a.g.node) for n in model.graph.node)
 
 
 def _io_types(model: ModelProto, where: str, kind: str,
@@ -516,8 +541,14 @@ INTERFACES: Registry[Interface] = Registry("interface form", {
         "seq-output", "types", 0.06, lambda m: _io_types(m, "output", "sequence_type"),
         _seq_output, since=11),
     "optional-input": Interface(
-        "optional-input", "types", 0.08, lambda m: _io_types(m, "input", "optional_type"),
+        "optional-input", "types", 0.08,
+        lambda m: _io_types(m, "input", "optional_type")
+        and any(n.op_type == "OptionalGetElement" for n in m.graph.node),
         _optional_input, since=15),
+    "optional-input-absent": Interface(
+        "optional-input-absent", "types", 0.04,
+        lambda m: _io_types(m, "input", "optional_type") and _guarded_optional(m),
+        lambda site: _optional_input(site, absent=True), since=15),
     "optional-output": Interface(
         "optional-output", "types", 0.08, lambda m: _io_types(m, "output", "optional_type"),
         _optional_output, since=15),

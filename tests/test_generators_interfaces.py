@@ -65,6 +65,8 @@ HOLDS: dict[str, Callable[[Any], bool]] = {
     "seq-output": lambda m: bool(_io(m, "output", "sequence_type")),
     "optional-input": lambda m: bool(_io(m, "input", "optional_type"))
     and any(n.op_type == "OptionalGetElement" for n in m.graph.node),
+    "optional-input-absent": lambda m: bool(_io(m, "input", "optional_type")) and any(
+        n.op_type == "If" and "OptionalGetElement" in str(n.attribute) for n in m.graph.node),
     "optional-output": lambda m: bool(_io(m, "output", "optional_type")),
     "overridable-initializers": lambda m: m.ir_version >= 4 and bool(_listed_initializers(m)),
     "ir3-initializer-inputs": lambda m: m.ir_version == 3 and len(m.graph.initializer) > 0
@@ -162,6 +164,14 @@ def test_sequence_inputs_are_fed_lists_of_the_recorded_length() -> None:
     assert all(a.shape == tuple(gm.input_shapes[seq.name][1:]) for a in feeds[seq.name])
 
 
+def test_an_absent_optional_input_is_fed_none_and_runs() -> None:
+    gm = _forced("optional-input-absent")
+    feeds = synthesize_inputs(gm.model, 0, gm.input_shapes)
+    (opt,) = _io(gm.model, "input", "optional_type")
+    assert feeds[opt.name] is None
+    assert all(o is not None for o in _run(gm.model, feeds))
+
+
 def test_initializers_listed_as_inputs_are_not_fed_and_keep_their_values() -> None:
     gm = _forced("overridable-initializers")
     listed = set(_listed_initializers(gm.model))
@@ -212,7 +222,8 @@ def test_sequence_and_optional_values_survive_an_npz_archive(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("form", ["seq-input", "seq-output", "optional-input",
-                                  "optional-output", "overridable-initializers"])
+                                  "optional-input-absent", "optional-output",
+                                  "overridable-initializers"])
 def test_a_case_with_the_form_runs_through_the_pipeline(form: str) -> None:
     """A generated case that asks for the form (``with_interfaces``) goes through the
     worker's pipeline: materialized, fed, run before and after the fake target's
@@ -236,6 +247,8 @@ def test_a_case_with_the_form_runs_through_the_pipeline(form: str) -> None:
     kinds = {type(v) for v in [*arts.expected.values(), *arts.feeds.values()]}
     if form.startswith("seq"):
         assert list in kinds
+    if form == "optional-input-absent":
+        assert any(v is None for v in arts.feeds.values())
 
 
 def test_fake_campaign_with_interface_forms(tmp_path: Path) -> None:

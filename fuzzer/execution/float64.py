@@ -95,8 +95,9 @@ def double_outputs(model_bytes: bytes, feeds: dict[str, np.ndarray]
     converted = as_double(onnx.load_model_from_string(model_bytes))
     if converted is None:
         return None
-    wide = {name: x.astype(np.float64) if x.dtype == np.float32 else x
-            for name, x in feeds.items()}
+    wide = {name: x.astype(np.float64)
+            if isinstance(x, np.ndarray) and x.dtype == np.float32 else x
+            for name, x in feeds.items()}  # a sequence (list) or empty optional (None) as is
     try:
         return run_session(make_session(converted.SerializeToString()), wide)
     except Exception:  # no double kernel, or a conversion onnxruntime rejects

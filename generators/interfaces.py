@@ -628,7 +628,8 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
             assert chosen.graph is not None
             if chosen.graph(site):
                 applied.append(chosen)
-    for i, (motif, start, end) in enumerate(spans if site.removed or site.prepended else ()):
+    moved = site.removed or site.prepended
+    for i, (motif, start, end) in enumerate(spans if spans is not None and moved else ()):
         spans[i] = (motif, start - sum(r < start for r in site.removed) + site.prepended,
                     end - sum(r < end for r in site.removed) + site.prepended)
     model = b.model()

@@ -313,3 +313,14 @@ def test_spans_follow_the_nodes_an_exporter_moves() -> None:
                        if n.op_type != "Constant"]
                 assert ops == was, (seed, name)
     assert seen == {"exporter-tf2onnx", "exporter-torchscript"}
+
+
+@pytest.mark.parametrize("form", ["seq-input", "optional-input-absent", "optional-output"])
+def test_mutation_checks_run_models_with_sequence_and_optional_inputs(form: str) -> None:
+    """The mutators' run check (generators/mutate/check.py) feeds such models as the
+    campaign does, with their own feeds or synthesized ones."""
+    from generators.mutate.check import run_problem
+
+    gm = _forced(form)
+    assert run_problem(gm.model) is None
+    assert run_problem(gm.model, synthesize_inputs(gm.model, 0, gm.input_shapes)) is None

@@ -19,8 +19,9 @@ from typing import Any
 from generators import ops
 from generators.builder import GraphBuilder, store_typed
 from generators.hints import GenerationHints
+from generators.interfaces import apply_interfaces
 from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, Motif
-from generators.names import Namer
+from generators.names import Namer, restyle
 from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
 from generators.schema.apply import Mark, vary
@@ -80,6 +81,7 @@ class GeneratedModel:
             graph's node list (the anchor nodes :mod:`generators.schema.measure` reads).
         varied: one ``{"motif", "row", "notes"}`` per draw that took a schema plan row:
             the row's index and what the draw could not take, with reasons.
+        interfaces: interface forms applied (:mod:`generators.interfaces`).
     """
 
     model: Any
@@ -92,6 +94,7 @@ class GeneratedModel:
     input_shapes: dict[str, list[int]] | None = field(default=None)
     spans: list[tuple[str, int, int]] = field(default_factory=list)
     varied: list[dict[str, Any]] = field(default_factory=list)
+    interfaces: list[str] = field(default_factory=list)
 
 
 @lru_cache(maxsize=1024)
@@ -252,7 +255,8 @@ def _adapt(b: GraphBuilder, motif: Motif) -> Value | None:
 def generate(seed: int, generator: str = "v2",
              passes: Sequence[str] | GenerationHints | None = None,
              nodes: tuple[int, int] | None = None,
-             motifs: list[str] | None = None, opset: int | None = None) -> GeneratedModel:
+             motifs: list[str] | None = None, opset: int | None = None,
+             interfaces: list[str] | None = None) -> GeneratedModel:
     """Generate one model.
 
     Args:
@@ -266,6 +270,8 @@ def generate(seed: int, generator: str = "v2",
         motifs: apply exactly these motifs (by name) instead of drawing them.
         opset: declare this default-domain opset (7..21) instead of drawing one; motifs that
             do not exist at it are left out.
+        interfaces: apply exactly these interface forms (by name, where the model has a
+            place for them) instead of drawing (:mod:`generators.interfaces`).
 
     Returns:
         A :class:`GeneratedModel`; its model passes onnx.checker full_check and runs in
@@ -273,7 +279,7 @@ def generate(seed: int, generator: str = "v2",
         ``benchmarks/validity.py``).
 
     Raises:
-        KeyError: unknown generator or motif name.
+        KeyError: unknown generator, motif or interface form name.
         ValueError: ``opset`` outside 7..21.
     """
     recipe = RECIPES[generator]
@@ -301,6 +307,7 @@ def generate(seed: int, generator: str = "v2",
     kept = [(m, r) for m, r in zip(chosen, rows, strict=True) if m.since <= opset <= m.until]
     chosen = [m for m, _ in kept]
     style = rng.choice(recipe.name_styles)
+    style = restyle(style, seed) if recipe.interfaces else style
     b = GraphBuilder(rng, PooledRandom(rng), opset,
                      Namer(style, rng), weights="initializer")
     if recipe.name == "v2" and rng.random() < 0.15:
@@ -341,9 +348,10 @@ def generate(seed: int, generator: str = "v2",
             b.graph_output(rng.choice(inner))
     if rng.random() < recipe.annotate:
         b.annotate(1.0 if rng.random() < 0.7 else 0.5)
-    model = b.model()
+    model, forms = apply_interfaces(b, seed, recipe.interfaces, style, shapes, interfaces,
+                                    spans)
     if random.Random(seed ^ TYPED_STORAGE_SALT).random() < TYPED_STORAGE_SHARE:
         for tensor in stored_tensors(model):
             store_typed(tensor)
     return GeneratedModel(model, seed, b.motifs, opset, generator, ir_version_for(opset),
-                          style, shapes or None, spans, varied)
+                          style, shapes or None, spans, varied, forms)

@@ -5,6 +5,12 @@ Values: floating point from a standard normal distribution; integers uniform in 
 built to stay finite on such values. Dynamic dims take the size given by ``shapes``
 (onnx-simplifier's ``--input-shapes name:1,3,224,224`` syntax, parsed by
 :func:`parse_input_shapes`) or else :data:`DEFAULT_DYNAMIC_DIM`.
+
+Inputs of sequence type (``seq(tensor(T))``) are fed a list of arrays: their ``shapes`` entry
+is ``[length, *element dims]``, by default :data:`DEFAULT_SEQUENCE_LENGTH` elements of the
+declared element shape (dynamic dims, or an element without shape, as above). Inputs of
+optional type are fed a present value of their element type (an array, or a list for an
+optional sequence).
 """
 
 from __future__ import annotations
@@ -16,6 +22,13 @@ import numpy as np
 
 #: Size given to a dynamic (symbolic or unknown) dim when the user did not fix it.
 DEFAULT_DYNAMIC_DIM = 1
+
+#: Elements fed to a sequence input when the user did not fix its length.
+DEFAULT_SEQUENCE_LENGTH = 2
+
+#: The ``shapes`` entry ``[ABSENT]`` of an optional input has it fed None (no value); no
+#: user shape is negative (:func:`parse_input_shapes`).
+ABSENT = -1
 
 #: Refuse to synthesize a single input larger than this many bytes.
 MAX_INPUT_BYTES = 1 << 30
@@ -57,25 +70,46 @@ def graph_feed_inputs(model: Any) -> list[Any]:
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def input_shape(value_info: Any, shapes: Mapping[str, list[int]] | None = None) -> list[int]:
-    """Concrete shape for a graph input: the user's shape, else declared dims with dynamic
-    dims set to :data:`DEFAULT_DYNAMIC_DIM`.
+def _tensor_of(type_proto: Any) -> tuple[Any, bool]:
+    """``(tensor type, whether it sits in a sequence)`` of a tensor, ``seq(tensor)``,
+    ``optional(tensor)`` or ``optional(seq(tensor))`` TypeProto.
 
     Raises:
-        InputSpecError: the input has no tensor type.
+        InputSpecError: any other type (maps, sparse tensors, nested sequences).
+    """
+    kind = type_proto.WhichOneof("value")
+    if kind == "optional_type":
+        return _tensor_of(type_proto.optional_type.elem_type)
+    if kind == "sequence_type" and \
+            type_proto.sequence_type.elem_type.WhichOneof("value") == "tensor_type":
+        return type_proto.sequence_type.elem_type.tensor_type, True
+    if kind == "tensor_type":
+        return type_proto.tensor_type, False
+    raise InputSpecError(f"cannot feed values of type {kind or 'unset'}")
+
+
+def input_shape(value_info: Any, shapes: Mapping[str, list[int]] | None = None) -> list[int]:
+    """Concrete shape for a graph input: the user's shape, else declared dims with dynamic
+    dims set to :data:`DEFAULT_DYNAMIC_DIM`; for a sequence input ``[length, *element
+    dims]`` (:data:`DEFAULT_SEQUENCE_LENGTH`), for an optional one its element's.
+
+    Raises:
+        InputSpecError: the input is neither a tensor nor a sequence or optional of tensors.
     """
     if shapes and value_info.name in shapes:
         return list(shapes[value_info.name])
-    ttype = value_info.type.tensor_type
-    if not value_info.type.HasField("tensor_type"):
-        raise InputSpecError(f"input {value_info.name!r} is not a tensor")
+    try:
+        ttype, in_sequence = _tensor_of(value_info.type)
+    except InputSpecError:
+        raise InputSpecError(f"input {value_info.name!r} is not a tensor") from None
+    head = [DEFAULT_SEQUENCE_LENGTH] if in_sequence else []
     if not ttype.HasField("shape"):
-        return [DEFAULT_DYNAMIC_DIM]
+        return [*head, DEFAULT_DYNAMIC_DIM]
     dims = []
     for dim in ttype.shape.dim:
         dims.append(dim.dim_value if dim.HasField("dim_value") and dim.dim_value > 0
                     else DEFAULT_DYNAMIC_DIM)
-    return dims
+    return [*head, *dims]
 
 
 def synthesize_value(rng: np.random.Generator, dtype: np.dtype, shape: list[int]) -> np.ndarray:
@@ -95,26 +129,39 @@ def synthesize_value(rng: np.random.Generator, dtype: np.dtype, shape: list[int]
 
 
 def synthesize_inputs(model: Any, seed: int,
-                      shapes: Mapping[str, list[int]] | None = None) -> dict[str, np.ndarray]:
+                      shapes: Mapping[str, list[int]] | None = None) -> dict[str, Any]:
     """Feeds for every graph input of ``model`` that needs one, deterministic from ``seed``.
 
-    Returns ``{input name: ndarray}`` in graph-input order.
+    Returns ``{input name: value}`` in graph-input order: an ndarray per tensor or optional
+    tensor input, a list of ndarrays (all of the element shape) per sequence input, None
+    per optional input whose ``shapes`` entry is ``[ABSENT]``.
 
     Raises:
-        InputSpecError: an input that is not a tensor, an unsupported dtype, or a shape whose
-            size exceeds :data:`MAX_INPUT_BYTES`.
+        InputSpecError: an input that is neither a tensor nor a sequence or optional of
+            tensors, an unsupported dtype, a sequence shape without its length, or a shape
+            whose size exceeds :data:`MAX_INPUT_BYTES`.
     """
     from onnx import helper
 
     rng = np.random.default_rng(seed)
-    feeds: dict[str, np.ndarray] = {}
+    feeds: dict[str, Any] = {}
     for value_info in graph_feed_inputs(model):
         shape = input_shape(value_info, shapes)
-        elem = value_info.type.tensor_type.elem_type
+        if shape == [ABSENT] and value_info.type.HasField("optional_type"):
+            feeds[value_info.name] = None
+            continue
+        ttype, in_sequence = _tensor_of(value_info.type)
+        elem = ttype.elem_type
         try:
             dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem))
         except Exception:
             raise InputSpecError(
                 f"input {value_info.name!r} has unsupported element type {elem}") from None
-        feeds[value_info.name] = synthesize_value(rng, dtype, shape)
+        if not in_sequence:
+            feeds[value_info.name] = synthesize_value(rng, dtype, shape)
+            continue
+        if not shape:
+            raise InputSpecError(f"sequence input {value_info.name!r} needs [length, dims]")
+        stacked = synthesize_value(rng, dtype, shape)
+        feeds[value_info.name] = [stacked[i] for i in range(shape[0])]
     return feeds

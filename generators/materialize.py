@@ -38,16 +38,18 @@ def materialize(source: dict[str, Any], input_seed: int,
             "v2"), the JSON of :class:`~generators.hints.GenerationHints` ("passes": [pass
             names], "opset": int, "steps": [low, high], each optional), "with_motifs": [motif names]
             (optional: exactly these motifs, e.g. the ``block-run`` of a case that asks for
-            the scaling probe)}``.
+            the scaling probe), "with_interfaces": [interface form names] (optional: exactly
+            these forms of :mod:`generators.interfaces`)}``.
         input_seed: unused here (feeds are synthesized by the worker from the model).
         input_shapes: the user's sizes for dynamic dims; they win over the generator's.
 
     Returns:
         :class:`Materialized` with provenance ``{"motifs", "opset", "ir_version",
-        "generator", "name_style"}`` and the sizes of the model's symbolic dims.
+        "generator", "name_style", "interfaces"}`` and the concrete shapes of the inputs
+        whose declaration is not static (sequences: ``[length, *element dims]``).
 
     Raises:
-        KeyError: missing ``seed`` or unknown generator.
+        KeyError: missing ``seed``, unknown generator or interface form.
     """
     from generators.generate import generate
     from generators.hints import GenerationHints  # the generator is heavy to import: not for
@@ -55,13 +57,15 @@ def materialize(source: dict[str, Any], input_seed: int,
 
     gm = generate(int(source["seed"]), source.get("generator", "v2"),
                   GenerationHints.from_source(source),
-                  motifs=source.get("with_motifs"))
+                  motifs=source.get("with_motifs"),
+                  interfaces=source.get("with_interfaces"))
     shapes = gm.input_shapes
     if input_shapes:
         shapes = {**(shapes or {}), **input_shapes}
     return Materialized(
         model=gm.model,
         provenance={"motifs": gm.motifs, "opset": gm.opset, "ir_version": gm.ir_version,
-                    "generator": gm.generator, "name_style": gm.name_style},
+                    "generator": gm.generator, "name_style": gm.name_style,
+                    "interfaces": gm.interfaces},
         input_shapes=shapes,
     )

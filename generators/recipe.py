@@ -6,7 +6,8 @@
   initializers), one or two float32 graph inputs with static shapes.
 - ``v2``: the whole catalogue and motif library, opsets 7..21, every name style including mixed,
   up to three graph inputs of several dtypes, symbolic batch dims, weights as initializers,
-  Constant nodes or graph inputs, intermediate tensors that are also graph outputs.
+  Constant nodes or graph inputs, intermediate tensors that are also graph outputs, and the
+  interface forms of :mod:`generators.interfaces`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class Recipe:
             (then for all of them, or for a random half).
         schema_share: share of the draws of motifs with anchor ops that take a row of the
             motif's pairwise schema plan (:mod:`generators.schema`).
+        interfaces: factor of the rates of the interface forms (:mod:`generators.interfaces`:
+            exporter shapes, sequence and optional inputs and outputs, initializers listed
+            as inputs, symbolic and unknown input dims); 0 draws none.
     """
 
     name: str
@@ -51,6 +55,7 @@ class Recipe:
     motif_rate: float
     annotate: float = 0.0
     schema_share: float = 0.0
+    interfaces: float = 0.0
 
 
 RECIPES: Registry[Recipe] = Registry("generator", {
@@ -59,5 +64,5 @@ RECIPES: Registry[Recipe] = Registry("generator", {
     "v2": Recipe("v2", (7, 21), False, False,
                  ("torch_new", "torch_old", "tf2onnx", "plain", "mixed"), 3,
                  ("float", "float", "int64", "bool", "float16", "int32"), 0.3, 0.2, (4, 9),
-                 0.35, 0.6, 0.5),
+                 0.35, 0.6, 0.5, 1.0),
 })

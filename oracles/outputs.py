@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from oracles.base import Finding, Outcome, Symptom, register
-from oracles.tolerance import TOLERANCE, compare_arrays, computed_in
+from oracles.tolerance import TOLERANCE, compare_values, computed_in, value_dtype
 
 #: kind of difference -> the class a root cause is keyed by: wrong numbers (values, NaN or
 #: infinities in other places: one wrong rewrite shows either, depending on the data) or a
@@ -24,7 +24,9 @@ _MISMATCH_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def output_mismatch(outcome: Outcome) -> list[Finding]:
     """Compare outputs position by position (the graph's output order), within the test's
-    own tolerance where ``outcome.extra`` has one (:data:`oracles.tolerance.TOLERANCE`)."""
+    own tolerance where ``outcome.extra`` has one (:data:`oracles.tolerance.TOLERANCE`);
+    sequence outputs element by element, optional ones as present or empty
+    (:func:`oracles.tolerance.compare_values`)."""
     if outcome.status != "ok" or outcome.expected is None or outcome.actual is None:
         return []
     expected, actual = list(outcome.expected.items()), list(outcome.actual.items())
@@ -34,16 +36,16 @@ def output_mismatch(outcome: Outcome) -> list[Finding]:
                         {"expected": [n for n, _ in expected], "actual": [n for n, _ in actual]})]
     tolerance = outcome.extra.get(TOLERANCE)
     for index, ((name, e), (_, a)) in enumerate(zip(expected, actual, strict=True)):
-        diff = compare_arrays(e, a, tolerance=tolerance)
+        diff = compare_values(e, a, tolerance=tolerance)
         if diff is not None and diff.kind == "values" and outcome.original is not None:
             # the looser tolerance of a less precise type the model computes in: walked
             # only for a difference, never on the common path of equal outputs
-            diff = compare_arrays(e, a, computed_in(outcome.original), tolerance)
+            diff = compare_values(e, a, computed_in(outcome.original), tolerance)
         if diff is not None:
             return [Finding("output-mismatch", "compare",
                             f"output {index} '{name}': {diff.summary}",
                             {"output": name, "index": index, "kind": diff.kind,
-                             "dtype": str(e.dtype),
+                             "dtype": value_dtype(e),
                              "class": MISMATCH_CLASS.get(diff.kind, "values"),
                              "mismatched": diff.mismatched, "max_abs_error": diff.max_abs_error,
                              "tolerance": diff.tolerance})]

@@ -195,7 +195,7 @@ def observe():
     import glob
     import time
 
-    feeds = dict(np.load("inputs.npz", allow_pickle=False))
+    feeds = unpack_values(dict(np.load("inputs.npz", allow_pickle=False)))
     models = sorted((onnx.load(p) for p in glob.glob(os.path.join("scaling", "*.onnx"))),
                     key=lambda m: len(m.graph.node))
     rows = [{"nodes": len(m.graph.node), "optimize_s": [], "reference_s": [],

@@ -13,6 +13,10 @@ original rounded twice differs by one float32 ulp, 1.2e-7, far beyond float64's 
 A caller may set the tolerance of one test (``optfuzz check --rtol/--atol``): the
 :data:`TOLERANCE` entry of ``Outcome.extra``, ``{"rtol": float, "atol": float}`` (either
 key), replaces the computed value of that key.
+
+Outputs of sequence type (a list of arrays from onnxruntime) compare element by element
+after their lengths; outputs of optional type are an array or None (empty), and an empty
+optional equals only an empty one (:func:`compare_values`).
 """
 
 from __future__ import annotations
@@ -130,3 +134,41 @@ def compare_arrays(expected: np.ndarray, actual: np.ndarray,
     return Difference("values", f"{bad} of {expected.size} values differ, max abs error "
                       f"{max_err:.3g} (tolerance {atol * scale:.3g})", bad, max_err,
                       atol * scale)
+
+
+def compare_values(expected: Any, actual: Any, precision: np.dtype | None = None,
+                   tolerance: dict[str, float] | None = None) -> Difference | None:
+    """:func:`compare_arrays` for any output value onnxruntime returns: an array, a list of
+    arrays (a sequence: lengths first, then element by element, the first difference
+    named by its element's index) or None (an empty optional). A sequence against an array,
+    a present optional against an empty one, or a length change is a ``shape`` difference.
+    """
+    if expected is None or actual is None:
+        if expected is None and actual is None:
+            return None
+        return Difference("shape", "an empty optional became a value" if expected is None
+                          else "a value became an empty optional")
+    is_seq = isinstance(expected, list), isinstance(actual, list)
+    if is_seq == (False, False):
+        return compare_arrays(expected, actual, precision, tolerance)
+    if is_seq != (True, True):
+        return Difference("shape", "a sequence became a tensor" if is_seq[0]
+                          else "a tensor became a sequence")
+    if len(expected) != len(actual):
+        return Difference("shape", f"sequence length {len(expected)} became {len(actual)}")
+    for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+        diff = compare_values(e, a, precision, tolerance)
+        if diff is not None:
+            return Difference(diff.kind, f"element {index}: {diff.summary}", diff.mismatched,
+                              diff.max_abs_error, diff.tolerance)
+    return None
+
+
+def value_dtype(value: Any) -> str:
+    """The element type of an output value as text: an array's dtype, a sequence's
+    first element's (``seq(<dtype>)``), ``none`` for an empty optional."""
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return f"seq({value_dtype(value[0]) if value else 'empty'})"
+    return str(np.asarray(value).dtype)

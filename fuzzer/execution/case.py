@@ -121,8 +121,10 @@ class Artifacts:
     @property
     def nbytes(self) -> int:
         """Bytes the models and arrays hold (the memory a queued finding keeps)."""
-        arrays = [*self.feeds.values(), *(self.expected or {}).values(),
-                  *(self.actual or {}).values()]
+        from fuzzer.execution.stage_driver import pack_values
+
+        arrays = [*pack_values(self.feeds).values(), *pack_values(self.expected or {}).values(),
+                  *pack_values(self.actual or {}).values()]
         return len(self.model) + len(self.optimized or b"") + \
             sum(getattr(a, "nbytes", 0) for a in arrays)
 

@@ -95,8 +95,9 @@ def double_outputs(model_bytes: bytes, feeds: dict[str, np.ndarray]
     converted = as_double(onnx.load_model_from_string(model_bytes))
     if converted is None:
         return None
-    wide = {name: x.astype(np.float64) if x.dtype == np.float32 else x
-            for name, x in feeds.items()}
+    wide = {name: x.astype(np.float64)
+            if isinstance(x, np.ndarray) and x.dtype == np.float32 else x
+            for name, x in feeds.items()}  # a sequence (list) or empty optional (None) as is
     try:
         return run_session(make_session(converted.SerializeToString()), wide)
     except Exception:  # no double kernel, or a conversion onnxruntime rejects
@@ -114,15 +115,24 @@ def double_outputs(model_bytes: bytes, feeds: dict[str, np.ndarray]
         return None
 
 
+def tensors_only(*outputs: dict[str, Any]) -> bool:
+    """Whether every value of ``outputs`` (``{name: value}`` each) is an array: no sequence
+    (a list) and no optional (None where empty), which the float64 judgements leave to
+    the output oracle."""
+    return all(isinstance(v, np.ndarray) for out in outputs for v in out.values())
+
+
 def more_exact(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray],
                exact: dict[str, np.ndarray] | None) -> bool:
     """Whether the optimized model's ``actual`` outputs are the better float32 answer: each
     agrees with the float64 ``exact`` one rounded to float32 (within the output tolerance of
     :func:`oracles.tolerance.compare_arrays`) while some output of the original's
-    ``expected`` does not. False where any of the three is missing or differs in layout."""
+    ``expected`` does not. False where any of the three is missing or differs in layout, or
+    an output is no tensor (a sequence or an optional: :func:`tensors_only`)."""
     from oracles.tolerance import compare_arrays
 
-    if exact is None or list(expected) != list(actual) or set(expected) - set(exact):
+    if exact is None or list(expected) != list(actual) or set(expected) - set(exact) or \
+            not tensors_only(expected, actual):
         return False
     worse = False
     for name, want in expected.items():
@@ -146,11 +156,12 @@ def rounding_only(expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]
     ``exact_optimized``) agree on every output: both compute the same function, and the
     difference is float32 rounding that an ill-conditioned op amplified (Acos just below 1)
     or that flipped a comparison or an ArgMax at a tie. False where a float64 run is
-    missing, the layouts differ, or nothing differs."""
+    missing, the layouts differ, an output is no tensor, or nothing differs."""
     from oracles.tolerance import compare_arrays
 
     if exact_original is None or exact_optimized is None or list(expected) != list(actual) \
-            or list(exact_original) != list(exact_optimized):
+            or list(exact_original) != list(exact_optimized) or \
+            not tensors_only(expected, actual):
         return False
     differs = any(compare_arrays(want, actual[name]) is not None
                   for name, want in expected.items())

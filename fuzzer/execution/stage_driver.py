@@ -83,6 +83,44 @@ def run_session(session: Any, feeds: dict[str, np.ndarray]) -> dict[str, np.ndar
     return dict(zip(names, values, strict=True))
 
 
+#: how a ``.npz`` archive keys what is no array (:func:`pack_values`): the elements of a
+#: sequence value ``name`` are ``name::seq:0``, ``name::seq:1``, ... after ``name::seq``
+#: (its length), an empty optional is ``name::none``.
+SEQ_KEY, NONE_KEY = "::seq", "::none"
+
+
+def pack_values(values: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``values`` (input feeds or outputs: an array, a list of arrays for a sequence, None
+    for an empty optional) as arrays only, keyed as :data:`SEQ_KEY` and :data:`NONE_KEY`
+    say, for ``np.savez``; :func:`unpack_values` reverses it."""
+    packed: dict[str, np.ndarray] = {}
+    for name, value in values.items():
+        if value is None:
+            packed[name + NONE_KEY] = np.zeros(0, dtype=np.int8)
+        elif isinstance(value, list):
+            packed[name + SEQ_KEY] = np.array(len(value), dtype=np.int64)
+            for index, item in enumerate(value):
+                packed[f"{name}{SEQ_KEY}:{index}"] = item
+        else:
+            packed[name] = value
+    return packed
+
+
+def unpack_values(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The values :func:`pack_values` packed into ``arrays``, in their order; arrays
+    keyed otherwise stay as they are."""
+    values: dict[str, Any] = {}
+    for key, array in arrays.items():
+        if key.endswith(NONE_KEY):
+            values[key[:-len(NONE_KEY)]] = None
+        elif key.endswith(SEQ_KEY):
+            name = key[:-len(SEQ_KEY)]
+            values[name] = [arrays[f"{name}{SEQ_KEY}:{i}"] for i in range(int(array))]
+        elif SEQ_KEY + ":" not in key:
+            values[key] = array
+    return values
+
+
 def error_text(exc: BaseException, limit: int = 300) -> str:
     """``"<ExceptionType>: <message>"``, the message's first non-empty line stripped and cut
     to ``limit`` characters, as :func:`oracles.base.first_line` cuts it (``"(no message)"``

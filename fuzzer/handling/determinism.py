@@ -29,9 +29,15 @@ def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
 
 def same_outputs(a: dict[str, np.ndarray] | None, b: dict[str, np.ndarray] | None) -> bool:
     """Whether two reference runs gave the same outputs: same names, dtypes, shapes and
-    bits (NaN equal to NaN)."""
+    bits (NaN equal to NaN); sequence and optional outputs as
+    :func:`fuzzer.execution.stage_driver.pack_values` lays them out."""
+    from fuzzer.execution.stage_driver import pack_values
+
     if a is None or b is None or list(a) != list(b):
         return a is None and b is None
+    a, b = pack_values(a), pack_values(b)
+    if list(a) != list(b):
+        return False
     for name, x in a.items():
         y = b[name]
         if x.dtype != y.dtype or x.shape != y.shape:

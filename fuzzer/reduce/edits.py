@@ -259,8 +259,8 @@ def _remove_attribute(index: int, name: str) -> Edit:
 
 
 def shrink_edits(built: Built) -> list[Edit]:
-    """Shrink the dims of every graph input: all to 1, then all halved (feeds sliced to
-    match, output and value_info shapes dropped so inference recomputes them)."""
+    """Shrink the dims of every tensor graph input: all to 1, then all halved (feeds sliced
+    to match, output and value_info shapes dropped so inference recomputes them)."""
     return [_shrink(lambda d: 1), _shrink(lambda d: max(1, (d + 1) // 2))]
 
 
@@ -271,8 +271,8 @@ def _shrink(rule: Callable[[int], int]) -> Edit:
         inits = {t.name for t in graph.initializer}
         changed = False
         for value in graph.input:
-            if value.name in inits:
-                continue
+            if value.name in inits or not value.type.HasField("tensor_type"):
+                continue  # an initializer, or a sequence or optional input (left as it is)
             dims = value.type.tensor_type.shape.dim
             feed = new.feeds.get(value.name)
             sizes = list(feed.shape) if feed is not None else [

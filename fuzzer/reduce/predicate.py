@@ -80,10 +80,14 @@ class Budget:
 
 
 def fingerprint(built: Built) -> str:
-    """sha256 hex digest of a candidate's serialized model and feeds."""
+    """sha256 hex digest of a candidate's serialized model and feeds (sequence and optional
+    feeds as :func:`fuzzer.execution.stage_driver.pack_values` lays them out)."""
+    from fuzzer.execution.stage_driver import pack_values
+
     digest = hashlib.sha256(built.model.SerializeToString())
-    for name in sorted(built.feeds):
-        value = built.feeds[name]
+    feeds = pack_values(built.feeds)
+    for name in sorted(feeds):
+        value = feeds[name]
         digest.update(f"|{name}|{value.dtype}|{value.shape}|".encode())
         digest.update(value.tobytes())
     return digest.hexdigest()

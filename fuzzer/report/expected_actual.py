@@ -106,12 +106,18 @@ def _error_cells(expected: np.ndarray, actual: np.ndarray | None) -> tuple[str, 
 def output_table(expected: Arrays, actual: Arrays) -> str:
     """A markdown table, one row per output: name, dtype[shape] and the first values on
     each side, and the max and mean abs error (or how many places are NaN on one side only)
-    where both are numeric with equal shapes."""
+    where both are numeric with equal shapes. A sequence output has one row per element
+    and its length, an empty optional one row, named as
+    :func:`fuzzer.execution.stage_driver.pack_values` names them; a row takes the actual
+    value of its own name, else the one at its position."""
+    from fuzzer.execution.stage_driver import pack_values
+
     rows = ["| output | expected | actual | max abs error | mean abs error |",
             "| --- | --- | --- | --- | --- |"]
+    expected, actual = pack_values(expected), pack_values(actual)
     actual_list = list(actual.values())
     for index, (name, e) in enumerate(expected.items()):
-        a = actual_list[index] if index < len(actual_list) else None
+        a = actual.get(name, actual_list[index] if index < len(actual_list) else None)
         largest, mean = _error_cells(e, a)
         right = "missing" if a is None else f"`{a.dtype}{list(a.shape)}` {_values(a)}"
         rows.append(f"| `{name}` | `{e.dtype}{list(e.shape)}` {_values(e)} | {right} | "

@@ -111,9 +111,16 @@ def runtime_inputs(model: Any) -> list[Any]:
     return [v for v in model.graph.input if v.name not in inits]
 
 
-#: ``FEEDS`` where an input can be neither written nor generated: the attachment's.
-FROM_FILE = FeedsSource(['FEEDS = dict(np.load("inputs.npz"))  # from the attached zip'],
-                        "The inputs come from inputs.npz in the attached zip.")
+#: ``FEEDS`` where an input can be neither written nor generated: the attachment's, with
+#: sequence and empty optional inputs unpacked as
+#: :func:`fuzzer.execution.stage_driver.pack_values` stored them.
+FROM_FILE = FeedsSource([
+    'RAW = dict(np.load("inputs.npz"))  # from the attached zip',
+    'FEEDS = {k: v for k, v in RAW.items() if "::seq" not in k and not k.endswith("::none")}',
+    'FEEDS.update({k[:-5]: [RAW[f"{k}:{i}"] for i in range(int(v))]',
+    '              for k, v in RAW.items() if k.endswith("::seq")})',
+    'FEEDS.update({k[:-6]: None for k in RAW if k.endswith("::none")})'],
+    "The inputs come from inputs.npz in the attached zip.")
 
 
 def feeds_source(model: Any, feeds: dict[str, np.ndarray] | None) -> FeedsSource:
@@ -123,6 +130,8 @@ def feeds_source(model: Any, feeds: dict[str, np.ndarray] | None) -> FeedsSource
     drawn: list[str] = []
     for value in runtime_inputs(model):
         array = None if feeds is None else feeds.get(value.name)
+        if not value.type.HasField("tensor_type"):
+            return FROM_FILE  # a sequence or optional input
         literal = array_literal(np.asarray(array)) if array is not None else None
         if literal is None or len(literal) > MAX_LITERAL:
             shape_type = (tuple(np.shape(array)), np.asarray(array).dtype) \

@@ -48,7 +48,8 @@ def observe():
     the original's reference run first; return the findings."""
     driver = StageDriver(judge, Outcome, STAGES, stage)
     driver.load_original(onnx.load("model.onnx"),
-                         dict(np.load("inputs.npz", allow_pickle=False)), task=TASK, extra=EXTRA)
+                         unpack_values(dict(np.load("inputs.npz", allow_pickle=False))),
+                         task=TASK, extra=EXTRA)
     driver.run_reference()
     failed = driver.checked_optimize(optimize)
     if failed is not None:

@@ -15,15 +15,19 @@ import numpy as np
 from fuzzer.errors import InputError
 
 
-def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    """``np.savez`` of ``arrays`` into bytes."""
+def npz_bytes(arrays: dict[str, Any]) -> bytes:
+    """``np.savez`` of ``arrays`` into bytes; sequence (list) and empty optional (None)
+    values are packed into arrays (:func:`fuzzer.execution.stage_driver.pack_values`)."""
+    from fuzzer.execution.stage_driver import pack_values
+
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **pack_values(arrays))
     return buffer.getvalue()
 
 
-def read_npz(path: Path) -> dict[str, np.ndarray]:
-    """The arrays of the ``.npz`` file at ``path`` (no pickles).
+def read_npz(path: Path) -> dict[str, Any]:
+    """The arrays of the ``.npz`` file at ``path`` (no pickles), with the sequence and
+    empty optional values :func:`npz_bytes` packed unpacked (lists, None).
 
     Raises:
         OSError: the file cannot be read.
@@ -32,7 +36,10 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
     data = path.read_bytes()
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            return {name: npz[name] for name in npz.files}
+            arrays = {name: npz[name] for name in npz.files}
+        from fuzzer.execution.stage_driver import unpack_values
+
+        return unpack_values(arrays)
     except (EOFError, RuntimeError, zipfile.BadZipFile, OverflowError, zlib.error,
             struct.error) as exc:  # empty, truncated or garbled
         raise ValueError(f"{path.name} is not an npz archive ({exc or 'empty'})") from None
@@ -71,6 +78,8 @@ def load_feeds(path: Path, model: Any) -> dict[str, np.ndarray]:
         raise InputError(f"{path}: {'; '.join(what)} (the model's inputs: "
                          f"{', '.join(needed) or 'none'})")
     for name, array in feeds.items():
+        if not declared[name].type.HasField("tensor_type"):
+            continue  # a sequence (list) or optional input: onnxruntime checks its type
         tensor = declared[name].type.tensor_type
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type)) \
             if tensor.elem_type else array.dtype

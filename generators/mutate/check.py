@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto, helper
 
+from fuzzer.execution.stage_driver import pack_values
 from generators.inputs import graph_feed_inputs, synthesize_inputs
 from generators.mutate.graph import first_line
 
@@ -36,12 +37,15 @@ def _options() -> Any:
 
 
 def feeds_fit(model: ModelProto, feeds: Mapping[str, np.ndarray]) -> bool:
-    """Whether ``feeds`` name exactly the inputs ``model`` needs fed, with their element types
-    and ranks."""
+    """Whether ``feeds`` name exactly the inputs ``model`` needs fed, with the element types
+    and ranks of its tensor inputs (a sequence or optional input's feed is left to
+    onnxruntime)."""
     inputs = graph_feed_inputs(model)
     if {i.name for i in inputs} != set(feeds):
         return False
     for i in inputs:
+        if not i.type.HasField("tensor_type"):
+            continue
         tt = i.type.tensor_type
         x = feeds[i.name]
         if np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type)) != x.dtype or \
@@ -60,7 +64,7 @@ def run_problem(model: ModelProto, feeds: Mapping[str, np.ndarray] | None = None
                                        providers=["CPUExecutionProvider"])
         if feeds is None or not feeds_fit(model, feeds):
             feeds = synthesize_inputs(model, 0)
-        if sum(x.size for x in feeds.values()) <= MAX_RUN_ELEMENTS:
+        if sum(x.size for x in pack_values(feeds).values()) <= MAX_RUN_ELEMENTS:
             session.run(None, feeds)
     except Exception as exc:
         return f"onnxruntime: {first_line(exc)}"

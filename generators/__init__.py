@@ -27,7 +27,8 @@ def generate_model(seed: int, *, generator: str = "v2",
                    passes: list[str] | GenerationHints | None = None,
                    nodes: tuple[int, int] | None = None,
                    motifs: list[str] | None = None,
-                   opset: int | None = None) -> GeneratedModel:
+                   opset: int | None = None,
+                   interfaces: list[str] | None = None) -> GeneratedModel:
     """Generate one model, deterministic from (``seed``, ``generator``, ``passes``).
 
     Args:
@@ -39,18 +40,20 @@ def generate_model(seed: int, *, generator: str = "v2",
         nodes: (min, max) number of random steps, overriding the generator's default.
         motifs: exact motif names to apply (see :data:`generators.motifs.MOTIFS`).
         opset: default-domain opset to declare (7..21) instead of drawing one.
+        interfaces: exact interface forms to apply (:data:`generators.interfaces.INTERFACES`;
+            ``[]``: none) instead of drawing them.
 
     Returns:
         :class:`GeneratedModel` (``model`` is an ``onnx.ModelProto`` whose IR version matches
         its opset and is at most 13).
 
     Raises:
-        KeyError: unknown generator or motif.
+        KeyError: unknown generator, motif or interface form.
         ValueError: opset outside 7..21.
     """
     from generators.generate import generate
 
-    return generate(seed, generator, passes, nodes, motifs, opset)
+    return generate(seed, generator, passes, nodes, motifs, opset, interfaces)
 
 
 def __getattr__(name: str) -> Any:

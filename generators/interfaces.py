@@ -596,7 +596,7 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
         style: the model's name style (which exporters fit).
         shapes: concrete shapes of graph inputs not declared static, updated in place.
         only: apply exactly these forms (by name) where the model has a place for them,
-            instead of drawing.
+            instead of drawing (``[]``: none).
         spans: ``(motif, first node, end)`` of the loop's motif draws, moved in place past
             the nodes a form took out or put at the head.
 
@@ -608,7 +608,7 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
     """
     for name in only or ():
         INTERFACES[name]  # noqa: B018 (raises for an unknown name)
-    if not scale and only is None:
+    if (not scale and only is None) or only == []:
         return b.model(), []
     site = Site(b, random.Random(seed ^ INTERFACE_SALT), shapes, style)
     _bind_existing(site)

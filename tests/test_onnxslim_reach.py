@@ -42,9 +42,10 @@ def _run(gm: GeneratedModel, seed: int) -> list[np.ndarray]:
 
 
 def _draws(name: str, opset: int = 13) -> Iterator[GeneratedModel]:
-    """The motif alone (no random ops), checked and run, seed by seed."""
+    """The motif alone (no random ops, no interface forms), checked and run, seed by
+    seed."""
     for seed in SEEDS:
-        gm = generate_model(seed, motifs=[name], opset=opset, nodes=(0, 0))
+        gm = generate_model(seed, motifs=[name], opset=opset, nodes=(0, 0), interfaces=[])
         _run(gm, seed)
         yield gm
 

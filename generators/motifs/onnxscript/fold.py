@@ -57,6 +57,29 @@ def symbolic_input(b: GraphBuilder, d: int) -> Value:
     return b.graph_input(FLOAT, (1, d), {0: b.rng.choice(_DIM_NAMES)})
 
 
+def hidden_length(b: GraphBuilder, values: Value) -> Value:
+    """``values`` (a 1-D int64 value of static length L; opset 10+) read back through
+    ``Slice(values, [0], Shape(n) + (L - 1))`` with ``n`` a new 1-D float input of symbolic
+    length (1 when the model runs, the end then L; a longer ``n`` only clamps): the same
+    values in a tensor whose length no shape inference or folding can tell."""
+    length = values.shape[0]
+    n = b.graph_input(FLOAT, (1,), {0: b.rng.choice(_DIM_NAMES)})
+    n_len = b.op("Shape", [n], INT64, (1,), ("nonneg",))
+    end = b.op("Add", [n_len, ints(b, [length - 1], "Add")], INT64, (1,), ("nonneg",))
+    return b.op("Slice", [values, ints(b, [0], "Slice"), end], INT64, (length,),
+                values.props)
+
+
+def unknown_rank(b: GraphBuilder, x: Value) -> Value:
+    """``x`` (any shape and dtype) reshaped to its own shape read through
+    :func:`hidden_length`: the same tensor, whose rank no shape inference knows (the rules'
+    "shape is not known" checks); ``x`` itself before opset 10."""
+    if b.opset < 10 or x.rank == 0:
+        return x
+    shape = b.op("Shape", [x], INT64, (x.rank,), ("nonneg",))
+    return b.op("Reshape", [x, hidden_length(b, shape)], x.dtype, x.shape, x.props)
+
+
 def _shape(b: GraphBuilder, x: Value, start: int | None = None,
            end: int | None = None) -> Value:
     """Shape of ``x`` (with ``start``/``end`` from opset 15), a 1-D int64 value."""
@@ -218,8 +241,9 @@ def _split_chunks(dim: int, split: int | list[int] | None) -> list[int]:
 def _sequences(b: GraphBuilder, x: Value) -> Value | None:
     """Sequences the folder resolves: SequenceConstruct read by SequenceAt (positions from
     the front and the back) or ConcatFromSequence (``new_axis`` 0 or 1); SplitToSequence
-    with a scalar split (even or uneven), a 1-D split or none (``keepdims`` 0 then) read
-    by SequenceAt or ConcatFromSequence along the split axis."""
+    with a scalar split (even or uneven), a 1-D split or none (``keepdims`` 0 then, or with
+    a 1-D split, where the spec ignores it) read by SequenceAt or ConcatFromSequence along the
+    split axis."""
     k = b.rng.randrange(x.rank)
     a = k - x.rank if b.rng.random() < 0.4 else k
     if b.rng.random() < 0.4:
@@ -250,7 +274,12 @@ def _sequences(b: GraphBuilder, x: Value) -> Value | None:
     else:
         split = shape_ops.split_sizes(b, dim)
     chunks = _split_chunks(dim, split)
-    keepdims = 0 if split is None and b.rng.random() < 0.5 else None
+    # keepdims=0 drops the split axis where no split is given; with a 1-D split, the spec
+    # and onnxruntime ignore it (the chunks keep the axis; onnxruntime squeezes chunks of a
+    # scalar split, unlike the spec, so not there)
+    keepdims = 0 if b.rng.random() < (0.5 if split is None else
+                                      0.25 if isinstance(split, list) else 0) else None
+    squeezed = keepdims == 0 and split is None
     inputs = [x.name]
     if split is not None:
         inputs.append(b.const(np.asarray(split, np.int64), "SplitToSequence").name)
@@ -259,13 +288,13 @@ def _sequences(b: GraphBuilder, x: Value) -> Value | None:
         i = b.rng.randrange(len(chunks))
         pos = i - len(chunks) if b.rng.random() < 0.3 else i
         shape = list(x.shape)
-        if keepdims == 0:
+        if squeezed:
             del shape[k]
         else:
             shape[k] = chunks[i]
         p = b.const(np.asarray(pos, np.int64), "SequenceAt")
         return b.op("SequenceAt", [seq, p.name], x.dtype, tuple(shape))
-    if keepdims == 0:
+    if squeezed:
         return b.op("ConcatFromSequence", [seq], x.dtype, x.shape, axis=a, new_axis=1)
     return b.op("ConcatFromSequence", [seq], x.dtype, x.shape, axis=a)
 

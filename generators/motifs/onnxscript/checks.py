@@ -456,12 +456,16 @@ def _reshape_zeros(b: GraphBuilder, x: Value) -> Value:
 def _unknown_shapes(b: GraphBuilder, x: Value) -> Value:
     """The patterns of rules that read their input's shape, on ``x`` of unknown rank
     (:func:`.fold.unknown_rank`, from opset 10): Expand to ``x``'s own shape
-    (``ExpandIdentity``), a Slice over a whole axis with an end of the dim
-    (``collapse_slice_rule``), Flatten (``Flatten2Reshape``), the two Slices of a split
-    (``SlicesSplit``), ScatterND of every row (``ScatterAllStatic``) with the data or the
-    updates of unknown rank; and on ``x`` itself a Slice over a whole axis whose step is
-    computed (1 when the model runs: ``collapse_slice2_rule`` cannot tell)."""
-    form = b.rng.choice(["expand", "slice", "flatten", "split", "scatter", "step"])
+    (``ExpandIdentity``; also on ``x`` itself, which it rewrites), a Slice over a whole
+    axis with an end of the dim (``collapse_slice_rule``), Flatten (``Flatten2Reshape``),
+    the two Slices of a split (``SlicesSplit``), ScatterND of every row
+    (``ScatterAllStatic``) with the data or the updates of unknown rank; and on ``x``
+    itself a Slice over a whole axis whose step is computed (1 when the model runs:
+    ``collapse_slice2_rule`` cannot tell)."""
+    form = b.rng.choice(["expand", "identity", "slice", "flatten", "split", "scatter",
+                         "step"])
+    if form == "identity" and b.opset >= 8:  # the known shape: ExpandIdentity's hit
+        return b.op("Expand", [x, ints(b, list(x.shape), "Expand")], x.dtype, x.shape)
     u = unknown_rank(b, x)
     a = b.rng.randrange(x.rank)
     if form == "expand" and b.opset >= 8:
@@ -507,7 +511,8 @@ def _computed_zero(b: GraphBuilder) -> Value:
 
 def _conv_pad_checks(b: GraphBuilder, x: Value) -> Value:
     """Pad (from opset 11, zero constant padding of the spatial dims of 4-D float ``x``)
-    then Conv, where ``FuseConvPad``'s checks fail: pads computed (read through
+    then Conv: the form ``FuseConvPad`` fuses (pads, a zero pad value and, from opset 18,
+    ``axes`` constant), and forms where its checks fail: pads computed (read through
     :func:`.fold.hidden_length`), a computed pad value, negative pads (a crop), an input
     of unknown rank, pad ``axes`` computed (opset 18+), a Conv with ``auto_pad`` (on a new
     input of symbolic height, which ``NormalizePadFormatConv`` leaves as it is); or, with no
@@ -515,9 +520,10 @@ def _conv_pad_checks(b: GraphBuilder, x: Value) -> Value:
     spatial dims), averaged and added to ``x``."""
     n, c, h, w_ = x.shape
     m = b.rng.randint(1, 3)
-    forms = ["computed", "value", "negative", "auto-pad", "unknown", "symbolic"]
+    forms = ["fused", "fused", "computed", "value", "negative", "auto-pad", "unknown",
+             "symbolic"]
     if b.opset >= 18:
-        forms.append("axes")
+        forms += ["axes", "fused-axes"]
     form = b.rng.choice(forms)
     if form == "symbolic":
         k = b.rng.randint(1, 2)
@@ -540,14 +546,18 @@ def _conv_pad_checks(b: GraphBuilder, x: Value) -> Value:
     ph, pw = h + 2 * top, w_ + 2 * left
     k = min(b.rng.randint(1, 2), ph, pw)
     inputs = [src.name]
-    if form == "axes":
-        axes = hidden_length(b, ints(b, [2, 3], "Pad"))
+    if form in ("axes", "fused-axes"):
+        axes = ints(b, [2, 3] if b.rng.random() < 0.5 else [-2, -1], "Pad")
+        if form == "axes":
+            axes = hidden_length(b, axes)
         inputs += [ints(b, spatial, "Pad").name, "", axes.name]
     else:
         pv = ints(b, [0, 0, top, left, 0, 0, top, left], "Pad")
         inputs.append((hidden_length(b, pv) if form == "computed" else pv).name)
     if form == "value":
         inputs.append(_computed_zero(b).name)
+    elif form == "fused" and b.rng.random() < 0.5:
+        inputs.append(b.const(np.asarray(0.0, np.float32), "Pad").name)
     padded = b.op("Pad", inputs, FLOAT, (n, c, ph, pw))
     wt = weight(b, (m, c, k, k), FLOAT, "Conv")
     if form == "auto-pad":

@@ -54,14 +54,14 @@ AIMS: dict[str, tuple[str, ...]] = {
     "os-unused-outputs": ("RemoveUnusedNodesPass",),
     "os-loop-passthrough": ("OutputFixPass", "RemoveUnusedNodesPass"),
     "os-conv-affine": ("ConvAffineFusion", "AffineConvFusion"),
-    "os-unknown-shapes": ("Flatten2Reshape",),
+    "os-unknown-shapes": ("Flatten2Reshape", "ExpandIdentity"),
+    "os-conv-pad-checks": ("FuseConvPad",),
 }
 #: near-miss motifs -> rules that must not rewrite their unvaried draws.
 SPARED: dict[str, tuple[str, ...]] = {
     "os-clip-bounds": ("FuseSuccessiveClip", "FuseSuccessiveClipRelu",
                        "FuseSuccessiveReluClip", "FuseMaxMinToClip"),
     "os-ml-fold": ("FoldConstantsPass",),
-    "os-conv-pad-checks": ("FuseConvPad", "NormalizePadFormatConv"),
 }
 #: seeds tried per motif.
 SEEDS = 24

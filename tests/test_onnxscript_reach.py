@@ -36,6 +36,7 @@ AIMS: dict[str, tuple[str, ...]] = {
     "os-fold-constant-attrs": ("FoldConstantsPass", "LiftConstantsToInitializersPass"),
     "os-fold-limits": ("FoldConstantsPass",),
     "os-fold-identity-outputs": ("FoldConstantsPass",),
+    "os-fold-mix": ("FoldConstantsPass",),
     "os-reshape-gemm": ("gemm_to_matmul_add_rule",),
     "os-scatter-forms": ("ScatterAllStatic", "ScatterAllDynamic"),
     "os-conv-integer": ("FuseConvIntegerPad", "NormalizePadFormatConvInteger"),

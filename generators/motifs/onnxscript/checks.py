@@ -26,6 +26,8 @@ from generators.motifs.helpers import (
 )
 from generators.motifs.onnxruntime.qdq import dequantize, qconst, quantize
 from generators.motifs.onnxscript.fold import (
+    computed_index,
+    computed_zero,
     hidden_length,
     repeat,
     symbolic_input,
@@ -62,7 +64,10 @@ def _scatter_forms(b: GraphBuilder, x: Value) -> Value:
     16: indices ``Unsqueeze(Range(0, Gather(Shape(data, start=0), axis, axis=0), 1),
     [-1])``, ``reduction="none"``), the scattered data a Transpose that brings that axis
     first; or constant indices with a ``reduction`` (add, mul; max, min from 18) that
-    ``ScatterAllStatic`` must not treat as an assignment."""
+    ``ScatterAllStatic`` must not treat as an assignment, or in reverse order. Near misses
+    of the dynamic form: the axis computed, the Shape's input or the scattered data of
+    unknown rank (:func:`.fold.unknown_rank`), the scattered data twice as long (the
+    rows cover half of it)."""
     k = b.rng.randrange(x.rank)
     perm = [k, *(i for i in range(x.rank) if i != k)]
     data = x if k == 0 else b.op("Transpose", [x], x.dtype, tuple(x.shape[p] for p in perm),
@@ -71,16 +76,30 @@ def _scatter_forms(b: GraphBuilder, x: Value) -> Value:
     reduction = b.rng.choice(reductions) if b.opset >= 16 else None
     updates = weight(b, data.shape, FLOAT, "ScatterND")
     if b.rng.random() < 0.5:
-        shape = b.op("Shape", [x], INT64, (x.rank,), ("nonneg",),
+        near = b.rng.choice(["", "", "", "axis", "shape", "data", "wider"])
+        src = unknown_rank(b, x) if near == "shape" else x
+        shape = b.op("Shape", [src], INT64, (x.rank,), ("nonneg",),
                      start=0 if b.opset >= 15 and b.rng.random() < 0.85 else None)
         axis = b.const(np.asarray(k, np.int64), "Gather")
+        if near == "axis":
+            shifted = b.op("Add", [computed_index(b), ints(b, [k], "Add")], INT64, (1,))
+            axis = b.op("Gather", [shifted, b.const(np.asarray(0, np.int64), "Gather")],
+                        INT64, (), axis=0)
         dim = b.op("Gather", [shape, axis], INT64, (), axis=0)
         rng = b.op("Range", [b.const(np.asarray(0, np.int64), "Range"), dim,
                              b.const(np.asarray(1, np.int64), "Range")], INT64,
                    (x.shape[k],))
         idx = shape_ops.unsqueeze(b, rng, [-1])
+        if near == "data":
+            data = unknown_rank(b, data)
+        elif near == "wider":
+            data = b.op("Concat", [data, data], FLOAT, (2 * data.shape[0], *data.shape[1:]),
+                        axis=0)
     else:
-        idx = b.const(np.arange(data.shape[0], dtype=np.int64).reshape(-1, 1), "ScatterND")
+        rows = np.arange(data.shape[0], dtype=np.int64)
+        if b.rng.random() < 0.2:
+            rows = rows[::-1].copy()
+        idx = b.const(rows.reshape(-1, 1), "ScatterND")
     return b.op("ScatterND", [data, idx, updates], FLOAT, data.shape, reduction=reduction)
 
 
@@ -498,17 +517,6 @@ def _unknown_shapes(b: GraphBuilder, x: Value) -> Value:
     return slice_op(b, u, [0], [x.shape[a]], [a], [1] if b.opset >= 10 else None)
 
 
-def _computed_zero(b: GraphBuilder) -> Value:
-    """A float scalar 0 computed from the shape of a new input with a symbolic dim
-    (``N - N``): no constant to the rules or the folder."""
-    s = symbolic_input(b, 1)
-    shape = b.op("Shape", [s], INT64, (2,), ("nonneg",))
-    diff = b.op("Sub", [shape, shape], INT64, (2,))
-    first = b.op("Gather", [diff, b.const(np.asarray(0, np.int64), "Gather")], INT64, (),
-                 axis=0)
-    return b.op("Cast", [first], FLOAT, (), to=FLOAT)
-
-
 def _conv_pad_checks(b: GraphBuilder, x: Value) -> Value:
     """Pad (from opset 11, zero constant padding of the spatial dims of 4-D float ``x``)
     then Conv: the form ``FuseConvPad`` fuses (pads, a zero pad value and, from opset 18,
@@ -555,7 +563,7 @@ def _conv_pad_checks(b: GraphBuilder, x: Value) -> Value:
         pv = ints(b, [0, 0, top, left, 0, 0, top, left], "Pad")
         inputs.append((hidden_length(b, pv) if form == "computed" else pv).name)
     if form == "value":
-        inputs.append(_computed_zero(b).name)
+        inputs.append(computed_zero(b).name)
     elif form == "fused" and b.rng.random() < 0.5:
         inputs.append(b.const(np.asarray(0.0, np.float32), "Pad").name)
     padded = b.op("Pad", inputs, FLOAT, (n, c, ph, pw))

@@ -16,6 +16,7 @@ one-element splits, a large constant with a second consumer.
 from __future__ import annotations
 
 import numpy as np
+from onnx import helper
 
 from generators.builder import GraphBuilder, tensor_proto
 from generators.motifs.helpers import DOUBLE, Emit, ints, ort_motif, weight
@@ -70,6 +71,21 @@ def hidden_length(b: GraphBuilder, values: Value) -> Value:
                 values.props)
 
 
+def computed_index(b: GraphBuilder) -> Value:
+    """``[0]`` (1-D int64) computed as ``Shape(n) - Shape(n)`` of a new 1-D input ``n`` of
+    symbolic length: no constant to the folder or the rules."""
+    n = b.graph_input(FLOAT, (1,), {0: b.rng.choice(_DIM_NAMES)})
+    sh = b.op("Shape", [n], INT64, (1,), ("nonneg",))
+    return b.op("Sub", [sh, sh], INT64, (1,), ("nonneg",))
+
+
+def computed_zero(b: GraphBuilder) -> Value:
+    """A float scalar 0 computed from :func:`computed_index` (``Gather`` then ``Cast``)."""
+    first = b.op("Gather", [computed_index(b), b.const(np.asarray(0, np.int64), "Gather")],
+                 INT64, (), axis=0)
+    return b.op("Cast", [first], FLOAT, (), to=FLOAT)
+
+
 def unknown_rank(b: GraphBuilder, x: Value) -> Value:
     """``x`` (any shape and dtype) reshaped to its own shape read through
     :func:`hidden_length`: the same tensor, whose rank no shape inference knows (the rules'
@@ -100,8 +116,9 @@ def _gather(b: GraphBuilder, shape: Value, index: int, explicit: bool = True,
 
 def _shape_values(b: GraphBuilder, x: Value) -> Value:
     """Shape arithmetic on ``x`` and on a new input ``s`` of shape (N, d), N symbolic:
-    Shape (start/end from opset 15), Gather with and without axis, Concat of pieces,
-    Add of two one-element shapes (int + int, or N + int), Abs of a shape, Squeeze of a
+    Shape (start/end from opset 15), Gather with and without axis or with a computed
+    index, Concat of pieces, Add of two one-element shapes (int + int, or N + int), Abs of
+    a shape or of a constant with negative entries, Squeeze of a
     gathered dim, Size; the results shape Reshape and Expand of ``s`` to its own shape
     (folded to Identity) and a ConstantOfShape; returns ``x`` plus the reshaped ``s``."""
     d = x.shape[-1]
@@ -118,10 +135,16 @@ def _shape_values(b: GraphBuilder, x: Value) -> Value:
     sx = _shape(b, x, start=start, end=end)
     lo = 0 if start is None else start % x.rank
     dims_x = x.shape[lo:lo + sx.shape[0]]
-    n_dim = _gather(b, ss, 0, explicit=b.rng.random() < 0.85)
+    if b.rng.random() < 0.15:  # an index the folder does not know
+        n_dim = b.op("Gather", [ss, computed_index(b)], INT64, (1,), ("nonneg",), axis=0)
+    else:
+        n_dim = _gather(b, ss, 0, explicit=b.rng.random() < 0.85)
     last = _gather(b, sx, sx.shape[0] - 1 if b.rng.random() < 0.5 else -1)
-    if b.rng.random() < 0.5:
+    r = b.rng.random()
+    if r < 0.4:
         ss_abs = b.op("Abs", [ss], INT64, ss.shape, ("nonneg",))
+    elif r < 0.6:  # Abs of a constant shape with negative entries: folded as a constant
+        ss_abs = b.op("Abs", [ints(b, [-1, -d], "Abs")], INT64, (2,), ("nonneg",))
     else:
         ss_abs = b.op("Concat", [n_dim, _gather(b, ss, 1)], INT64, (2,), ("nonneg",),
                       axis=0)
@@ -204,16 +227,18 @@ def _dropout(b: GraphBuilder, x: Value) -> Value:
             mask = b.op("Cast", [names[1]], FLOAT, x.shape, to=FLOAT)
             return b.op("Mul", [y, mask], FLOAT, x.shape)
         return y
-    form = b.rng.choice(["none", "ratio", "false", "zero-true", "computed", "empty-ratio"])
+    form = b.rng.choice(["none", "ratio", "false", "zero-true", "computed", "empty-ratio",
+                         "computed-ratio"])
     inputs = [x.name]
     if form == "ratio":
         inputs.append(b.scalar(b.rng.choice([0.0, 0.3]), FLOAT, "Dropout").name)
     elif form in ("false", "empty-ratio"):
         ratio = "" if form == "empty-ratio" else b.scalar(0.5, FLOAT, "Dropout").name
         inputs += [ratio, b.const(np.asarray(False), "Dropout").name]
-    elif form == "zero-true":
-        inputs += [b.scalar(0.0, FLOAT, "Dropout").name,
-                   b.const(np.asarray(True), "Dropout").name]
+    elif form in ("zero-true", "computed-ratio"):  # ratio 0: no randomness in training
+        ratio = computed_zero(b) if form == "computed-ratio" else b.scalar(0.0, FLOAT,
+                                                                            "Dropout")
+        inputs += [ratio.name, b.const(np.asarray(True), "Dropout").name]
     elif form == "computed":
         big = b.scalar(1e30, FLOAT, "Greater")
         m = b.op("ReduceMax", [x], FLOAT, (), keepdims=0)
@@ -301,8 +326,9 @@ def _sequences(b: GraphBuilder, x: Value) -> Value | None:
 
 def _constant_attrs(b: GraphBuilder, x: Value) -> Value:
     """Constant nodes of each value attribute (from opset 12: ``value_float``,
-    ``value_floats``, ``value_int``, ``value_ints``; ``value`` before) feeding a Mul, an
-    Add and a Reshape of ``x``."""
+    ``value_floats``, ``value_int``, ``value_ints``, at times ``value_string`` or
+    ``value_strings`` read by Size or Shape; ``value`` before) feeding a Mul, an Add and a
+    Reshape of ``x``."""
     if b.opset < 12:
         c = b.const(np.asarray(1.5, np.float32), "Mul", placement="constant")
         return b.op("Mul", [x, c], FLOAT, x.shape)
@@ -313,6 +339,17 @@ def _constant_attrs(b: GraphBuilder, x: Value) -> Value:
     y = b.op("Add", [y, shifts], FLOAT, x.shape)
     shape = b.node("Constant", [], value_ints=[*x.shape[:-1], -1] if x.rank > 1 else [-1])[0]
     y = b.op("Reshape", [y, shape], FLOAT, x.shape)
+    if b.rng.random() < 0.5:  # string Constants, read by Shape or Size (folded)
+        words = [b"a", b"bc", b""][:b.rng.randint(1, 3)]
+        many = b.rng.random() < 0.5
+        text = b.node("Constant", [])[0]
+        b.nodes[-1].attribute.append(  # (the builder's attributes hold no strings lists)
+            helper.make_attribute("value_strings" if many else "value_string",
+                                  words if many else words[0]))
+        count = b.op("Shape", [text], INT64, (1,)) if many else \
+            b.op("Size", [text], INT64, ())
+        y = b.op("Add", [y, b.op("Cast", [count], FLOAT, count.shape, to=FLOAT)], FLOAT,
+                 x.shape)
     one = b.node("Constant", [], value_int=1)[0]
     idx = b.op("Reshape", [one, b.ints([1], "Reshape")], INT64, (1,))
     if d > 1:
@@ -405,6 +442,19 @@ def _reduce(b: GraphBuilder, op: str, x: Value, axes: list[int], out: tuple[int,
     return b.op(op, [x], x.dtype, out, keepdims=keepdims, axes=axes)
 
 
+#: the forms of the motifs above with the first opset each needs (a mixed draw picks them).
+_FORMS: tuple[tuple[Emit, int], ...] = (
+    (_shape_values, 11), (_cast_like, 7), (_concat_forms, 7), (_dropout, 7),
+    (_sequences, 11), (_constant_attrs, 7), (_fold_limits, 7), (_identity_outputs, 7))
+
+
+def _fold_mix(b: GraphBuilder, x: Value) -> Value | None:
+    """One form of a motif above drawn at random (of those the opset has) on ``x`` (float,
+    any rank): repeated, a region of the graph where the folder's partial evaluators and
+    folding rules meet one another's results."""
+    return b.rng.choice([emit for emit, since in _FORMS if b.opset >= since])(b, x)
+
+
 MOTIFS = (
     ort_motif("os-fold-shape-values", (_FOLD,), repeat(_shape_values, 2), since=11,
               anchors=("Shape", "Gather", "Expand")),
@@ -422,6 +472,8 @@ MOTIFS = (
               anchors=("Transpose", "Split")),
     ort_motif("os-fold-identity-outputs", (_FOLD,), _identity_outputs,
               anchors=("Identity",)),
+    ort_motif("os-fold-mix", (_FOLD, "CastIdentity", "dropout_zero_rule",
+                              "LiftConstantsToInitializersPass"), repeat(_fold_mix, 4)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

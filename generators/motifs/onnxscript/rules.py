@@ -23,7 +23,7 @@ import numpy as np
 from onnx import TensorProto
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.helpers import clip, const, ints, ort_motif, slice_op, weight
+from generators.motifs.helpers import clip, const, ints, near, ort_motif, slice_op, tap, weight
 from generators.motifs.onnxscript.checks import (
     BOOL_OUT,
     constant_operand,
@@ -72,8 +72,8 @@ def _shape_of(x: Value, consts: list[Value]) -> tuple[int, ...]:
 
 def _relu_clip(b: GraphBuilder, x: Value) -> Value:
     """Relu(Relu), Clip(Clip), Clip(Relu) or Relu(Clip) in the opset's Clip form; clip
-    ranges overlapping, disjoint, or with a negative upper bound; at times the inner Clip a
-    graph output too (the pair cannot be replaced)."""
+    ranges overlapping, disjoint, or with a negative upper bound; at times the inner Clip
+    read elsewhere too (a graph output or a second consumer: the pair cannot be replaced)."""
     form = b.rng.choice(["relu-relu", "clip-clip", "clip-relu", "relu-clip"])
     ranges = [(0.0, 6.0), (-1.0, 1.0), (None, 0.5), (-0.5, None), (0.5, 2.0), (-2.0, -0.5)]
     if form == "relu-relu":
@@ -81,8 +81,7 @@ def _relu_clip(b: GraphBuilder, x: Value) -> Value:
     if form == "clip-relu":
         return clip(b, b.op("Relu", [x], x.dtype, x.shape), *b.rng.choice(ranges))
     y = clip(b, x, *b.rng.choice(ranges))
-    if b.rng.random() < 0.15:  # the inner node's output read elsewhere: not removable
-        b.graph_output(y)
+    tap(b, y, 0.2)  # the inner node's output read elsewhere: not removable
     if form == "relu-clip":
         return b.op("Relu", [y], x.dtype, x.shape)
     return clip(b, y, *b.rng.choice(ranges))
@@ -312,14 +311,17 @@ def _unit_operand(b: GraphBuilder, x: Value) -> Value:
 
 
 def _hard_swish(b: GraphBuilder, x: Value) -> Value:
-    """x * HardSigmoid(x, alpha=1/6, beta=0.5), x * Clip(x + 3, 0, 6) / 6, or HardSigmoid
-    alone (rules.common's HardSwish / HardSigmoid fusions)."""
+    """x * HardSigmoid(x, alpha=1/6, beta=0.5), x * Clip(x + 3, 0, 6) / 6 (each constant
+    just off at times: a near miss), or HardSigmoid alone (rules.common's HardSwish /
+    HardSigmoid fusions)."""
     form = b.rng.choice(["hardsigmoid", "clip", "sigmoid-only"])
     if form == "clip" and b.opset >= 11:
-        shifted = b.op("Add", [x, const(b, 3.0, x.dtype, (), "Add")], x.dtype, x.shape)
-        clipped = clip(b, shifted, 0.0, 6.0)
+        shifted = b.op("Add", [x, const(b, near(b, 3.0), x.dtype, (), "Add")], x.dtype,
+                       x.shape)
+        clipped = clip(b, shifted, near(b, 0.0), near(b, 6.0))
         prod = b.op("Mul", [x, clipped], x.dtype, x.shape)
-        return b.op("Div", [prod, const(b, 6.0, x.dtype, (), "Div")], x.dtype, x.shape)
+        return b.op("Div", [prod, const(b, near(b, 6.0), x.dtype, (), "Div")], x.dtype,
+                    x.shape)
     hs = b.op("HardSigmoid", [x], x.dtype, x.shape, alpha=1 / 6, beta=0.5)
     return hs if form == "sigmoid-only" else b.op("Mul", [x, hs], x.dtype, x.shape)
 

@@ -528,8 +528,8 @@ def _conv_pad_checks(b: GraphBuilder, x: Value) -> Value:
     spatial dims), averaged and added to ``x``."""
     n, c, h, w_ = x.shape
     m = b.rng.randint(1, 3)
-    forms = ["fused", "fused", "computed", "value", "negative", "auto-pad", "unknown",
-             "symbolic"]
+    forms = ["fused", "fused", "fused", "computed", "value", "negative", "auto-pad",
+             "unknown", "symbolic"]
     if b.opset >= 18:
         forms += ["axes", "fused-axes"]
     form = b.rng.choice(forms)
@@ -612,7 +612,7 @@ MOTIFS = (
                                     "ScatterAllStatic"), repeat(_unknown_shapes, 3),
               since=10, anchors=("Expand", "ScatterND")),
     ort_motif("os-conv-pad-checks", ("FuseConvPad", "NormalizePadFormatConv"),
-              repeat(_conv_pad_checks, 2), ranks=(4, 4), since=11, anchors=("Pad",)),
+              repeat(_conv_pad_checks, 3), ranks=(4, 4), since=11, anchors=("Pad",)),
     ort_motif("os-symbolic-shapes", ("Flatten2Reshape", "collapse_slice_rule",
                                      "collapse_slice2_rule", "SqueezeReshape1d"),
               repeat(_symbolic_shapes, 3), since=7, anchors=("Flatten", "Slice", "Squeeze")),

@@ -364,7 +364,7 @@ def _fold_limits(b: GraphBuilder, x: Value) -> Value:
     consumer) and a reduction of such a constant (kept); an Expand above the output
     limit (kept); a Split of a constant (several outputs: kept); ConstantOfShape of a
     constant shape (kept by rule); a random op (kept) times zero; arithmetic on small
-    constants (folded)."""
+    constants (folded), at times of 12 rows (above the size limits a run may set)."""
     d = x.shape[-1]
     form = b.rng.choice(["transpose", "transpose", "large-output", "split", "cos",
                          "random", "small"])
@@ -403,12 +403,16 @@ def _fold_limits(b: GraphBuilder, x: Value) -> Value:
         rnd = b.op("RandomUniformLike", [x], FLOAT, x.shape, seed=b.rng.choice([None, 3.0]))
         zero = b.op("Mul", [rnd, b.scalar(0.0, FLOAT, "Mul")], FLOAT, x.shape)
         return b.op("Add", [x, zero], FLOAT, x.shape)
-    c1 = weight(b, (d,), FLOAT, "Add")
-    c2 = weight(b, (d,), FLOAT, "Add")
-    s = b.op(b.rng.choice(["Add", "Mul", "Max"]), [c1, c2], FLOAT, (d,))
+    rows = b.rng.choice([1, 1, 12])  # 12 rows: above the small limits optimize() may set
+    c1 = weight(b, (rows, d), FLOAT, "Add")
+    c2 = weight(b, (rows, d) if b.opset < 8 else (d,), FLOAT, "Add")  # Max-6: no broadcast
+    s = b.op(b.rng.choice(["Add", "Mul", "Max"]), [c1, c2], FLOAT, (rows, d))
     if b.rng.random() < 0.5:
-        s = b.op("Cast", [b.op("Cast", [s], INT32, (d,), to=INT32)], FLOAT, (d,), to=FLOAT)
-    return b.op("Add", [x, s], FLOAT, x.shape)
+        s = b.op("Cast", [b.op("Cast", [s], INT32, (rows, d), to=INT32)], FLOAT, (rows, d),
+                 to=FLOAT)
+    if rows > 1:
+        s = _reduce(b, "ReduceMean", s, [0], (1, d))
+    return b.op("Add", [x, s], FLOAT, broadcast(x.shape, s.shape))
 
 
 def _identity_outputs(b: GraphBuilder, x: Value) -> Value:
@@ -473,7 +477,7 @@ MOTIFS = (
     ort_motif("os-fold-identity-outputs", (_FOLD,), _identity_outputs,
               anchors=("Identity",)),
     ort_motif("os-fold-mix", (_FOLD, "CastIdentity", "dropout_zero_rule",
-                              "LiftConstantsToInitializersPass"), repeat(_fold_mix, 4)),
+                              "LiftConstantsToInitializersPass"), repeat(_fold_mix, 5)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -63,7 +63,7 @@ _ROTARY = _parts(_TRANSFORMERS, {"tb-llama-attention", "tb-rotary", "tb-embed-la
 
 MOTIFS = (
     ort_motif("os-rules-mix", tuple(dict.fromkeys(p for m in _RULES for p in m.passes)),
-              repeat(mix(_RULES), 3)),
+              repeat(mix(_RULES), 4)),
     ort_motif("os-ort-attention", (_ORT_STEP,), repeat(mix(_ATTENTION), 2),
               dtypes=FLOAT_INPUT, ranks=(3, 3), since=11),
     ort_motif("os-ort-encoder", (_ORT_STEP,), repeat(mix(_ENCODER), 2), dtypes=FLOAT_INPUT,

@@ -288,10 +288,11 @@ def expand_to_symbolic(b: GraphBuilder, x: Value, op: str, dtype: int = FLOAT,
     form = b.rng.choice(["shape", "declared", "declared", "mismatch", "bare", "unit",
                          "two-symbols"]) if b.opset >= 10 else "shape"
     src = constant_operand(b, (1, d) if b.rng.random() < 0.5 else (d,), dtype, op)
-    other = operand_of(b, s, op, dtype)
     if form == "unit":
         other = operand_of(b, b.graph_input(FLOAT, (1, 1), {0: n}), op, dtype)
-    elif form == "two-symbols" and op != "Div":
+    else:
+        other = operand_of(b, s, op, dtype)
+    if form == "two-symbols" and op != "Div":
         src = other
         other = operand_of(b, b.graph_input(FLOAT, (1, d), {0: n + "_other"}), op, dtype)
     shape = b.op("Shape", [s], INT64, (2,), ("nonneg",))

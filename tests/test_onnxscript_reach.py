@@ -1,11 +1,11 @@
-"""The onnxscript motifs of ``fold``, ``checks`` and ``passes`` (and the reworked Conv affine
-and Reshape-MatMul forms of ``rules``): every draw passes the checker and runs in
-onnxruntime, and each motif reaches what it aims at: the rule rewrites
-(``RewriteRuleSet.apply_to_model`` counts a rewrite) or the pass reports a change, on some
-of a few seeds; the near-miss motifs leave their rules alone when their draws are not
-varied. (``os-slices-split`` is not among them: onnxscript 0.7.2's matcher binds both
-Slices of ``SlicesSplit``'s two-output pattern to one node, so the rule fails its own check
-on every model.)"""
+"""The onnxscript motifs of ``fold``, ``checks``, ``passes`` and ``mix`` (and the reworked
+Conv affine and Reshape-MatMul forms of ``rules``): every draw passes the checker and runs
+in onnxruntime, and each motif reaches what it aims at: the rule rewrites
+(``RewriteRuleSet.apply_to_model`` counts a rewrite), the pass reports a change, or
+``optimize_for_ort`` emits the fused com.microsoft op, on some of a few seeds; the near-miss
+motifs leave their rules alone when their draws are not varied. (``os-slices-split`` is not
+among them: onnxscript 0.7.2's matcher binds both Slices of ``SlicesSplit``'s two-output
+pattern to one node, so the rule fails its own check on every model.)"""
 
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ AIMS: dict[str, tuple[str, ...]] = {
     "os-fold-constant-attrs": ("FoldConstantsPass", "LiftConstantsToInitializersPass"),
     "os-fold-limits": ("FoldConstantsPass",),
     "os-fold-identity-outputs": ("FoldConstantsPass",),
+    "os-fold-mix": ("FoldConstantsPass",),
+    "os-rules-mix": ("FuseSuccessiveRelu", "CastCast"),
     "os-reshape-gemm": ("gemm_to_matmul_add_rule",),
     "os-scatter-forms": ("ScatterAllStatic", "ScatterAllDynamic"),
     "os-conv-integer": ("FuseConvIntegerPad", "NormalizePadFormatConvInteger"),
@@ -54,12 +56,21 @@ AIMS: dict[str, tuple[str, ...]] = {
     "os-unused-outputs": ("RemoveUnusedNodesPass",),
     "os-loop-passthrough": ("OutputFixPass", "RemoveUnusedNodesPass"),
     "os-conv-affine": ("ConvAffineFusion", "AffineConvFusion"),
+    "os-unknown-shapes": ("Flatten2Reshape", "ExpandIdentity"),
+    "os-conv-pad-checks": ("FuseConvPad",),
 }
 #: near-miss motifs -> rules that must not rewrite their unvaried draws.
 SPARED: dict[str, tuple[str, ...]] = {
     "os-clip-bounds": ("FuseSuccessiveClip", "FuseSuccessiveClipRelu",
                        "FuseSuccessiveReluClip", "FuseMaxMinToClip"),
     "os-ml-fold": ("FoldConstantsPass",),
+}
+#: motifs for ``optimize_for_ort`` (the ``ort_fusions`` rule set, one step) -> the op type
+#: (domain com.microsoft) it must emit on some seed.
+ORT_AIMS: dict[str, str] = {
+    "os-ort-attention": "Attention",
+    "os-ort-encoder": "Attention",
+    "os-ort-rotary": "MultiHeadAttention",
 }
 #: seeds tried per motif.
 SEEDS = 24
@@ -109,7 +120,7 @@ def _draws(name: str, generator: str = "v2") -> list:
     return made
 
 
-@pytest.mark.parametrize("name", [*AIMS, *SPARED])
+@pytest.mark.parametrize("name", [*AIMS, *SPARED, *ORT_AIMS])
 def test_motif_draws_pass_the_checker_and_run(name: str) -> None:
     assert name in MOTIFS
     for gm in _draws(name):
@@ -134,6 +145,18 @@ def test_near_misses_are_left_alone(name: str, plain: str) -> None:
                 assert _kept(gm.model, "Binarizer"), name
             else:
                 assert not _changes(gm.model, rule), (name, rule, gm.seed)
+
+
+@pytest.mark.parametrize("name", list(ORT_AIMS))
+def test_ort_fusion_motifs_are_fused(name: str) -> None:
+    from fuzzer.targets import get_target
+
+    target = get_target("onnxscript")
+    emitted = set()
+    for gm in _draws(name):
+        out = target.optimize(gm.model, {"rule_set": "ort_fusions", "passes": None})
+        emitted |= {n.op_type for n in out.graph.node if n.domain == "com.microsoft"}
+    assert ORT_AIMS[name] in emitted, (name, sorted(emitted))
 
 
 def _kept(model: onnx.ModelProto, op: str) -> bool:

@@ -15,11 +15,26 @@ import numpy as np
 from onnx import TensorProto
 
 from generators.builder import GraphBuilder, value_info
-from generators.motifs.helpers import clip, const, ints, ort_motif, weight
+from generators.motifs.helpers import (
+    clip,
+    const,
+    ints,
+    ort_motif,
+    placement,
+    slice_op,
+    weight,
+)
 from generators.motifs.onnxruntime.qdq import dequantize, qconst, quantize
-from generators.motifs.onnxscript.fold import repeat, symbolic_input
+from generators.motifs.onnxscript.fold import (
+    computed_index,
+    computed_zero,
+    hidden_length,
+    repeat,
+    symbolic_input,
+    unknown_rank,
+)
 from generators.ops import nn, shape_ops
-from generators.values import FLOAT, INT32, INT64, Value, broadcast
+from generators.values import BOOL, FLOAT, INT32, INT64, NP_DTYPE, Value, broadcast
 
 UINT8 = TensorProto.UINT8
 
@@ -49,7 +64,10 @@ def _scatter_forms(b: GraphBuilder, x: Value) -> Value:
     16: indices ``Unsqueeze(Range(0, Gather(Shape(data, start=0), axis, axis=0), 1),
     [-1])``, ``reduction="none"``), the scattered data a Transpose that brings that axis
     first; or constant indices with a ``reduction`` (add, mul; max, min from 18) that
-    ``ScatterAllStatic`` must not treat as an assignment."""
+    ``ScatterAllStatic`` must not treat as an assignment, or in reverse order. Near misses
+    of the dynamic form: the axis computed, the Shape's input or the scattered data of
+    unknown rank (:func:`.fold.unknown_rank`), the scattered data twice as long (the
+    rows cover half of it)."""
     k = b.rng.randrange(x.rank)
     perm = [k, *(i for i in range(x.rank) if i != k)]
     data = x if k == 0 else b.op("Transpose", [x], x.dtype, tuple(x.shape[p] for p in perm),
@@ -58,16 +76,30 @@ def _scatter_forms(b: GraphBuilder, x: Value) -> Value:
     reduction = b.rng.choice(reductions) if b.opset >= 16 else None
     updates = weight(b, data.shape, FLOAT, "ScatterND")
     if b.rng.random() < 0.5:
-        shape = b.op("Shape", [x], INT64, (x.rank,), ("nonneg",),
+        near = b.rng.choice(["", "", "", "axis", "shape", "data", "wider"])
+        src = unknown_rank(b, x) if near == "shape" else x
+        shape = b.op("Shape", [src], INT64, (x.rank,), ("nonneg",),
                      start=0 if b.opset >= 15 and b.rng.random() < 0.85 else None)
         axis = b.const(np.asarray(k, np.int64), "Gather")
+        if near == "axis":
+            shifted = b.op("Add", [computed_index(b), ints(b, [k], "Add")], INT64, (1,))
+            axis = b.op("Gather", [shifted, b.const(np.asarray(0, np.int64), "Gather")],
+                        INT64, (), axis=0)
         dim = b.op("Gather", [shape, axis], INT64, (), axis=0)
         rng = b.op("Range", [b.const(np.asarray(0, np.int64), "Range"), dim,
                              b.const(np.asarray(1, np.int64), "Range")], INT64,
                    (x.shape[k],))
         idx = shape_ops.unsqueeze(b, rng, [-1])
+        if near == "data":
+            data = unknown_rank(b, data)
+        elif near == "wider":
+            data = b.op("Concat", [data, data], FLOAT, (2 * data.shape[0], *data.shape[1:]),
+                        axis=0)
     else:
-        idx = b.const(np.arange(data.shape[0], dtype=np.int64).reshape(-1, 1), "ScatterND")
+        rows = np.arange(data.shape[0], dtype=np.int64)
+        if b.rng.random() < 0.2:
+            rows = rows[::-1].copy()
+        idx = b.const(rows.reshape(-1, 1), "ScatterND")
     return b.op("ScatterND", [data, idx, updates], FLOAT, data.shape, reduction=reduction)
 
 
@@ -126,15 +158,18 @@ def _conv_integer(b: GraphBuilder, x: Value) -> Value:
 
 def _expand_bitshift(b: GraphBuilder, x: Value) -> Value:
     """BitShift (LEFT or RIGHT) of uint8 values with an Expand before either operand
-    (``ExpandFirst_BitShift`` / ``ExpandSecond_BitShift``), cast back to float."""
+    (``ExpandFirst_BitShift`` / ``ExpandSecond_BitShift``), cast back to float; at times
+    :func:`expand_to_symbolic` instead."""
+    direction = b.rng.choice(["LEFT", "RIGHT"])
+    if b.rng.random() < 0.35:
+        return expand_to_symbolic(b, x, "BitShift", UINT8, direction=direction)
     v = _u8(b, x, 2.0)
     target = (2, *x.shape) if b.rng.random() < 0.5 else x.shape
     e = b.op("Expand", [v, ints(b, list(target), "Expand")], UINT8, target)
     other_shape = target if b.rng.random() < 0.5 else x.shape[-1:]
     amounts = qconst(b, b.nprng.integers(0, 3, size=other_shape).astype(np.uint8), "BitShift")
     args = [amounts, e] if b.rng.random() < 0.5 else [e, amounts]
-    y = b.op("BitShift", args, UINT8, broadcast(target, other_shape),
-             direction=b.rng.choice(["LEFT", "RIGHT"]))
+    y = b.op("BitShift", args, UINT8, broadcast(target, other_shape), direction=direction)
     return b.op("Cast", [y], FLOAT, y.shape, to=FLOAT)
 
 
@@ -192,29 +227,86 @@ def _expand_dynamic(b: GraphBuilder, x: Value) -> Value:
     return expand_to_symbolic(b, x, b.rng.choice(["Add", "Mul", "Sub"]))
 
 
-def expand_to_symbolic(b: GraphBuilder, x: Value, op: str) -> Value:
-    """Expand of a constant row (1, d) or (d,) to the shape of a new input with a
-    symbolic first dim (a shape no constant holds), then a binary op with that input on
-    either side (``op``: a float binary op): the Expand rules' checks on symbolic dims; the
-    result added to ``x``. At times (from opset 13) the
-    shape is a Slice of that input's shape whose end is computed (2 when the model runs):
-    no shape inference gives the Expand's output then, and the binary op's output carries
-    a declared shape (N, d) (the rules compare it with the broadcast of the operands)."""
+#: binary ops whose result is bool whatever their operand type.
+BOOL_OUT = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"}
+
+
+def constant_operand(b: GraphBuilder, shape: tuple[int, ...], dtype: int, op: str) -> Value:
+    """A constant operand of ``shape`` and ``dtype`` for binary ``op`` (floats from 1 for Div,
+    which stay divisors when a schema row retypes the op to integers; positive floats for
+    Pow; integers from 1 for Mod, uint8 shift amounts below 3 for BitShift)."""
+    if dtype == FLOAT and op == "Div":
+        return b.const(np.asarray(b.nprng.uniform(1.0, 2.0, shape), np.float32), op,
+                       placement(b))
+    if dtype == FLOAT:
+        return weight(b, shape, FLOAT, op, positive=op == "Pow")
+    if dtype == BOOL:
+        return b.const(np.asarray(b.nprng.integers(0, 2, size=shape), np.bool_), op)
+    low, high = (1, 4) if op == "Mod" else (0, 3) if op == "BitShift" else (0, 4)
+    values = b.nprng.integers(low, high, size=shape)
+    if dtype == UINT8:
+        return qconst(b, values.astype(np.uint8), op)
+    return b.const(np.asarray(values, NP_DTYPE[dtype]), op)
+
+
+def operand_of(b: GraphBuilder, v: Value, op: str, dtype: int) -> Value:
+    """Float ``v`` as an operand of ``op`` in ``dtype`` (same shape): non-negative for Pow,
+    at least 1 for Mod (a divisor on either side; Div takes its divisors from
+    :func:`constant_operand`), ``v > 0`` for bool, 0 or 1 for
+    uint8 (a BitShift amount on either side), small non-negative integers otherwise."""
+    if dtype == FLOAT:
+        return b.op("Abs", [v], FLOAT, v.shape, ("nonneg",)) if op == "Pow" else v
+    if dtype == BOOL:
+        return b.op("Greater", [v, b.scalar(0.0, FLOAT, "Greater")], BOOL, v.shape)
+    if dtype == UINT8:
+        positive = b.op("Greater", [v, b.scalar(0.0, FLOAT, "Greater")], BOOL, v.shape)
+        return b.op("Cast", [positive], UINT8, v.shape, to=UINT8)
+    c = b.op("Cast", [b.op("Abs", [v], FLOAT, v.shape)], dtype, v.shape, to=dtype)
+    if op == "Mod":
+        one = b.const(np.ones((1,), NP_DTYPE[dtype]), "Add")
+        c = b.op("Add", [c, one], dtype, v.shape)
+    return c
+
+
+def expand_to_symbolic(b: GraphBuilder, x: Value, op: str, dtype: int = FLOAT,
+                       **attrs: object) -> Value:
+    """Expand of a constant row (1, d) or (d,) of ``dtype`` to the shape of a new input
+    ``s`` (N, d) with a symbolic first dim N (a shape no constant holds), then binary
+    ``op`` (its ``attrs``) with ``s`` (in ``dtype``: :func:`operand_of`) on either side,
+    the result (cast to float) added to ``x`` (d its last dim): the Expand rules' checks on
+    symbolic dims. From opset 10, at times the Expand's shape is ``Shape(s)`` read through
+    :func:`.fold.hidden_length` (no inference knows the Expand's output, so the rules
+    compare the broadcast of the operands with the op's declared output shape): declared
+    (N, d) (the broadcast), (M, d) with another symbol (a mismatch), or not declared; or
+    the other operand is (N, 1) (a unit dim on its side), or the Expand's input is ``s``
+    itself and the other operand a new input (M, d) (two symbols: no static broadcast).
+    PRelu takes the Expand as its input X only, its slope a shape X's broadcasts to; Div
+    as its divisor only (constants from 1)."""
     d = x.shape[-1]
     s = symbolic_input(b, d)
-    row = weight(b, (1, d) if b.rng.random() < 0.5 else (d,), FLOAT, "Expand")
+    n = s_dim(b, s)
+    form = b.rng.choice(["shape", "declared", "declared", "mismatch", "bare", "unit",
+                         "two-symbols"]) if b.opset >= 10 else "shape"
+    src = constant_operand(b, (1, d) if b.rng.random() < 0.5 else (d,), dtype, op)
+    if form == "unit":
+        other = operand_of(b, b.graph_input(FLOAT, (1, 1), {0: n}), op, dtype)
+    else:
+        other = operand_of(b, s, op, dtype)
+    if form == "two-symbols" and op != "Div":
+        src = other
+        other = operand_of(b, b.graph_input(FLOAT, (1, d), {0: n + "_other"}), op, dtype)
     shape = b.op("Shape", [s], INT64, (2,), ("nonneg",))
-    unknown = b.opset >= 13 and b.rng.random() < 0.5
-    if unknown:
-        low = b.op("ReduceMin", [x], FLOAT, (), keepdims=0)
-        two = b.op("Add", [b.op("Mul", [low, b.scalar(0.0, FLOAT, "Mul")], FLOAT, ()),
-                           b.scalar(2.0, FLOAT, "Add")], FLOAT, ())
-        end = shape_ops.unsqueeze(b, b.op("Cast", [two], INT64, (), to=INT64), [0])
-        shape = b.op("Slice", [shape, ints(b, [0], "Slice"), end], INT64, (2,))
-    e = b.op("Expand", [row, shape], FLOAT, s.shape)
-    y = b.op(op, [e, s] if b.rng.random() < 0.5 else [s, e], FLOAT, s.shape)
-    if unknown:
-        b.value_infos.append(value_info(y.name, FLOAT, [s_dim(b, s), d]))
+    if form != "shape":
+        shape = hidden_length(b, shape)
+    e = b.op("Expand", [src, shape], dtype, s.shape)
+    out = BOOL if op in BOOL_OUT else dtype
+    first = op == "PRelu" or (op != "Div" and b.rng.random() < 0.5)
+    y = b.op(op, [e, other] if first else [other, e], out, s.shape, **attrs)
+    if form in ("declared", "unit", "two-symbols", "mismatch"):
+        dim = n + "_out" if form == "mismatch" else n
+        b.value_infos.append(value_info(y.name, out, [dim, d]))
+    if out != FLOAT:
+        y = b.op("Cast", [y], FLOAT, y.shape, to=FLOAT)
     return b.op("Add", [x, y], FLOAT, broadcast(x.shape, y.shape))
 
 
@@ -381,6 +473,107 @@ def _reshape_zeros(b: GraphBuilder, x: Value) -> Value:
     return b.op("Add", [x, row], FLOAT, broadcast(x.shape, row.shape))
 
 
+def _unknown_shapes(b: GraphBuilder, x: Value) -> Value:
+    """The patterns of rules that read their input's shape, on ``x`` of unknown rank
+    (:func:`.fold.unknown_rank`, from opset 10): Expand to ``x``'s own shape
+    (``ExpandIdentity``; also on ``x`` itself, which it rewrites), a Slice over a whole
+    axis with an end of the dim (``collapse_slice_rule``), Flatten (``Flatten2Reshape``),
+    the two Slices of a split (``SlicesSplit``), ScatterND of every row
+    (``ScatterAllStatic``) with the data or the updates of unknown rank; and on ``x``
+    itself a Slice over a whole axis whose step is computed (1 when the model runs:
+    ``collapse_slice2_rule`` cannot tell)."""
+    form = b.rng.choice(["expand", "identity", "slice", "flatten", "split", "scatter",
+                         "step"])
+    if form == "identity" and b.opset >= 8:  # the known shape: ExpandIdentity's hit
+        return b.op("Expand", [x, ints(b, list(x.shape), "Expand")], x.dtype, x.shape)
+    u = unknown_rank(b, x)
+    a = b.rng.randrange(x.rank)
+    if form == "expand" and b.opset >= 8:
+        return b.op("Expand", [u, ints(b, list(x.shape), "Expand")], x.dtype, x.shape)
+    if form == "flatten":
+        axis = b.rng.randint(0, x.rank)
+        out = (int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:])))
+        y = b.op("Flatten", [u], x.dtype, out, axis=axis)
+        return b.op("Reshape", [y, ints(b, list(x.shape), "Reshape")], x.dtype, x.shape)
+    if form == "split" and x.shape[-1] > 1:
+        d = x.shape[-1]
+        first = slice_op(b, u, [0], [d // 2], [-1])
+        second = slice_op(b, u, [d // 2], [d], [-1])
+        return b.op("Concat", [second, first], x.dtype, x.shape, axis=-1)
+    if form == "scatter" and b.opset >= 11:
+        n = x.shape[0]
+        idx = b.const(np.arange(n, dtype=np.int64).reshape(-1, 1), "ScatterND")
+        updates = weight(b, x.shape, x.dtype, "ScatterND")
+        data = u
+        if b.rng.random() < 0.5:
+            data, updates = x, unknown_rank(b, updates)
+        return b.op("ScatterND", [data, idx, updates], x.dtype, x.shape)
+    if form == "step" and b.opset >= 10:
+        one = b.op("Sub", [b.op("Shape", [symbolic_input(b, 1)], INT64, (2,), ("nonneg",)),
+                           ints(b, [0, 1], "Sub")], INT64, (2,), ("nonneg",))
+        step = b.op("Slice", [one, ints(b, [0], "Slice"), ints(b, [1], "Slice")], INT64, (1,),
+                    ("nonneg",))
+        return b.op("Slice", [x, ints(b, [0], "Slice"), ints(b, [x.shape[a]], "Slice"),
+                              ints(b, [a], "Slice"), step], x.dtype, x.shape)
+    return slice_op(b, u, [0], [x.shape[a]], [a], [1] if b.opset >= 10 else None)
+
+
+def _conv_pad_checks(b: GraphBuilder, x: Value) -> Value:
+    """Pad (from opset 11, zero constant padding of the spatial dims of 4-D float ``x``)
+    then Conv: the form ``FuseConvPad`` fuses (pads, a zero pad value and, from opset 18,
+    ``axes`` constant), and forms where its checks fail: pads computed (read through
+    :func:`.fold.hidden_length`), a computed pad value, negative pads (a crop), an input
+    of unknown rank, pad ``axes`` computed (opset 18+), a Conv with ``auto_pad`` (on a new
+    input of symbolic height, which ``NormalizePadFormatConv`` leaves as it is); or, with no
+    Pad, a Conv with ``auto_pad`` on such an input (``NormalizePadFormatConv`` needs static
+    spatial dims), averaged and added to ``x``."""
+    n, c, h, w_ = x.shape
+    m = b.rng.randint(1, 3)
+    forms = ["fused", "fused", "fused", "computed", "value", "negative", "auto-pad",
+             "unknown", "symbolic"]
+    if b.opset >= 18:
+        forms += ["axes", "fused-axes"]
+    form = b.rng.choice(forms)
+    if form == "symbolic":
+        k = b.rng.randint(1, 2)
+        s = b.graph_input(FLOAT, (1, c, 1, w_), {2: b.rng.choice(["H", "height"])})
+        y = b.op("Conv", [s, weight(b, (m, c, k, k), FLOAT, "Conv")], FLOAT, (1, m, 1, w_),
+                 auto_pad="SAME_UPPER", kernel_shape=[k, k])
+        row = b.op("ReduceMean", [y], FLOAT, (1, 1, 1, 1), keepdims=1, axes=[1, 2, 3]) \
+            if b.opset < 18 else b.op("ReduceMean", [y, ints(b, [1, 2, 3], "ReduceMean")],
+                                      FLOAT, (1, 1, 1, 1), keepdims=1)
+        return b.op("Add", [x, row], FLOAT, x.shape)
+    # pads below the dims (what a reflect mode, which a schema row may set, allows)
+    top, left = b.rng.randint(0, min(1, h - 1)), b.rng.randint(min(1, w_ - 1), min(2, w_ - 1))
+    if form == "negative":
+        left, form = (-1, form) if w_ > 2 else (left, "computed")
+    spatial = [top, left, top, left]
+    src = unknown_rank(b, x) if form == "unknown" else x
+    if form == "auto-pad":
+        n, h = 1, 1
+        src = b.graph_input(FLOAT, (1, c, 1, w_), {2: "H"})
+    ph, pw = h + 2 * top, w_ + 2 * left
+    k = min(b.rng.randint(1, 2), ph, pw)
+    inputs = [src.name]
+    if form in ("axes", "fused-axes"):
+        axes = ints(b, [2, 3] if b.rng.random() < 0.5 else [-2, -1], "Pad")
+        if form == "axes":
+            axes = hidden_length(b, axes)
+        inputs += [ints(b, spatial, "Pad").name, "", axes.name]
+    else:
+        pv = ints(b, [0, 0, top, left, 0, 0, top, left], "Pad")
+        inputs.append((hidden_length(b, pv) if form == "computed" else pv).name)
+    if form == "value":
+        inputs.append(computed_zero(b).name)
+    elif form == "fused" and b.rng.random() < 0.5:
+        inputs.append(b.const(np.asarray(0.0, np.float32), "Pad").name)
+    padded = b.op("Pad", inputs, FLOAT, (n, c, ph, pw))
+    wt = weight(b, (m, c, k, k), FLOAT, "Conv")
+    if form == "auto-pad":
+        return b.op("Conv", [padded, wt], FLOAT, (n, m, ph, pw), auto_pad="SAME_LOWER")
+    return b.op("Conv", [padded, wt], FLOAT, (n, m, ph - k + 1, pw - k + 1))
+
+
 MOTIFS = (
     ort_motif("os-reshape-gemm", ("gemm_to_matmul_add_rule",), repeat(_reshape_gemm, 2),
               ranks=(3, 4),
@@ -415,6 +608,12 @@ MOTIFS = (
     ort_motif("os-unsqueeze-pair", ("UnsqueezeUnsqueeze",), repeat(_unsqueeze_pair, 2),
               ranks=(1, 3),
               since=13, anchors=("Unsqueeze",)),
+    ort_motif("os-unknown-shapes", ("ExpandIdentity", "collapse_slice_rule",
+                                    "collapse_slice2_rule", "Flatten2Reshape", "SlicesSplit",
+                                    "ScatterAllStatic"), repeat(_unknown_shapes, 3),
+              since=10, anchors=("Expand", "ScatterND")),
+    ort_motif("os-conv-pad-checks", ("FuseConvPad", "NormalizePadFormatConv"),
+              repeat(_conv_pad_checks, 3), ranks=(4, 4), since=11, anchors=("Pad",)),
     ort_motif("os-symbolic-shapes", ("Flatten2Reshape", "collapse_slice_rule",
                                      "collapse_slice2_rule", "SqueezeReshape1d"),
               repeat(_symbolic_shapes, 3), since=7, anchors=("Flatten", "Slice", "Squeeze")),

@@ -16,6 +16,7 @@ one-element splits, a large constant with a second consumer.
 from __future__ import annotations
 
 import numpy as np
+from onnx import helper
 
 from generators.builder import GraphBuilder, tensor_proto
 from generators.motifs.helpers import DOUBLE, Emit, ints, ort_motif, weight
@@ -57,6 +58,44 @@ def symbolic_input(b: GraphBuilder, d: int) -> Value:
     return b.graph_input(FLOAT, (1, d), {0: b.rng.choice(_DIM_NAMES)})
 
 
+def hidden_length(b: GraphBuilder, values: Value) -> Value:
+    """``values`` (a 1-D int64 value of static length L; opset 10+) read back through
+    ``Slice(values, [0], Shape(n) + (L - 1))`` with ``n`` a new 1-D float input of symbolic
+    length (1 when the model runs, the end then L; a longer ``n`` only clamps): the same
+    values in a tensor whose length no shape inference or folding can tell."""
+    length = values.shape[0]
+    n = b.graph_input(FLOAT, (1,), {0: b.rng.choice(_DIM_NAMES)})
+    n_len = b.op("Shape", [n], INT64, (1,), ("nonneg",))
+    end = b.op("Add", [n_len, ints(b, [length - 1], "Add")], INT64, (1,), ("nonneg",))
+    return b.op("Slice", [values, ints(b, [0], "Slice"), end], INT64, (length,),
+                values.props)
+
+
+def computed_index(b: GraphBuilder) -> Value:
+    """``[0]`` (1-D int64) computed as ``Shape(n) - Shape(n)`` of a new 1-D input ``n`` of
+    symbolic length: no constant to the folder or the rules."""
+    n = b.graph_input(FLOAT, (1,), {0: b.rng.choice(_DIM_NAMES)})
+    sh = b.op("Shape", [n], INT64, (1,), ("nonneg",))
+    return b.op("Sub", [sh, sh], INT64, (1,), ("nonneg",))
+
+
+def computed_zero(b: GraphBuilder) -> Value:
+    """A float scalar 0 computed from :func:`computed_index` (``Gather`` then ``Cast``)."""
+    first = b.op("Gather", [computed_index(b), b.const(np.asarray(0, np.int64), "Gather")],
+                 INT64, (), axis=0)
+    return b.op("Cast", [first], FLOAT, (), to=FLOAT)
+
+
+def unknown_rank(b: GraphBuilder, x: Value) -> Value:
+    """``x`` (any shape and dtype) reshaped to its own shape read through
+    :func:`hidden_length`: the same tensor, whose rank no shape inference knows (the rules'
+    "shape is not known" checks); ``x`` itself before opset 10."""
+    if b.opset < 10 or x.rank == 0:
+        return x
+    shape = b.op("Shape", [x], INT64, (x.rank,), ("nonneg",))
+    return b.op("Reshape", [x, hidden_length(b, shape)], x.dtype, x.shape, x.props)
+
+
 def _shape(b: GraphBuilder, x: Value, start: int | None = None,
            end: int | None = None) -> Value:
     """Shape of ``x`` (with ``start``/``end`` from opset 15), a 1-D int64 value."""
@@ -77,8 +116,9 @@ def _gather(b: GraphBuilder, shape: Value, index: int, explicit: bool = True,
 
 def _shape_values(b: GraphBuilder, x: Value) -> Value:
     """Shape arithmetic on ``x`` and on a new input ``s`` of shape (N, d), N symbolic:
-    Shape (start/end from opset 15), Gather with and without axis, Concat of pieces,
-    Add of two one-element shapes (int + int, or N + int), Abs of a shape, Squeeze of a
+    Shape (start/end from opset 15), Gather with and without axis or with a computed
+    index, Concat of pieces, Add of two one-element shapes (int + int, or N + int), Abs of
+    a shape or of a constant with negative entries, Squeeze of a
     gathered dim, Size; the results shape Reshape and Expand of ``s`` to its own shape
     (folded to Identity) and a ConstantOfShape; returns ``x`` plus the reshaped ``s``."""
     d = x.shape[-1]
@@ -95,10 +135,16 @@ def _shape_values(b: GraphBuilder, x: Value) -> Value:
     sx = _shape(b, x, start=start, end=end)
     lo = 0 if start is None else start % x.rank
     dims_x = x.shape[lo:lo + sx.shape[0]]
-    n_dim = _gather(b, ss, 0, explicit=b.rng.random() < 0.85)
+    if b.rng.random() < 0.15:  # an index the folder does not know
+        n_dim = b.op("Gather", [ss, computed_index(b)], INT64, (1,), ("nonneg",), axis=0)
+    else:
+        n_dim = _gather(b, ss, 0, explicit=b.rng.random() < 0.85)
     last = _gather(b, sx, sx.shape[0] - 1 if b.rng.random() < 0.5 else -1)
-    if b.rng.random() < 0.5:
+    r = b.rng.random()
+    if r < 0.4:
         ss_abs = b.op("Abs", [ss], INT64, ss.shape, ("nonneg",))
+    elif r < 0.6:  # Abs of a constant shape with negative entries: folded as a constant
+        ss_abs = b.op("Abs", [ints(b, [-1, -d], "Abs")], INT64, (2,), ("nonneg",))
     else:
         ss_abs = b.op("Concat", [n_dim, _gather(b, ss, 1)], INT64, (2,), ("nonneg",),
                       axis=0)
@@ -181,16 +227,18 @@ def _dropout(b: GraphBuilder, x: Value) -> Value:
             mask = b.op("Cast", [names[1]], FLOAT, x.shape, to=FLOAT)
             return b.op("Mul", [y, mask], FLOAT, x.shape)
         return y
-    form = b.rng.choice(["none", "ratio", "false", "zero-true", "computed", "empty-ratio"])
+    form = b.rng.choice(["none", "ratio", "false", "zero-true", "computed", "empty-ratio",
+                         "computed-ratio"])
     inputs = [x.name]
     if form == "ratio":
         inputs.append(b.scalar(b.rng.choice([0.0, 0.3]), FLOAT, "Dropout").name)
     elif form in ("false", "empty-ratio"):
         ratio = "" if form == "empty-ratio" else b.scalar(0.5, FLOAT, "Dropout").name
         inputs += [ratio, b.const(np.asarray(False), "Dropout").name]
-    elif form == "zero-true":
-        inputs += [b.scalar(0.0, FLOAT, "Dropout").name,
-                   b.const(np.asarray(True), "Dropout").name]
+    elif form in ("zero-true", "computed-ratio"):  # ratio 0: no randomness in training
+        ratio = computed_zero(b) if form == "computed-ratio" else b.scalar(0.0, FLOAT,
+                                                                            "Dropout")
+        inputs += [ratio.name, b.const(np.asarray(True), "Dropout").name]
     elif form == "computed":
         big = b.scalar(1e30, FLOAT, "Greater")
         m = b.op("ReduceMax", [x], FLOAT, (), keepdims=0)
@@ -218,8 +266,9 @@ def _split_chunks(dim: int, split: int | list[int] | None) -> list[int]:
 def _sequences(b: GraphBuilder, x: Value) -> Value | None:
     """Sequences the folder resolves: SequenceConstruct read by SequenceAt (positions from
     the front and the back) or ConcatFromSequence (``new_axis`` 0 or 1); SplitToSequence
-    with a scalar split (even or uneven), a 1-D split or none (``keepdims`` 0 then) read
-    by SequenceAt or ConcatFromSequence along the split axis."""
+    with a scalar split (even or uneven), a 1-D split or none (``keepdims`` 0 then, or with
+    a 1-D split, where the spec ignores it) read by SequenceAt or ConcatFromSequence along the
+    split axis."""
     k = b.rng.randrange(x.rank)
     a = k - x.rank if b.rng.random() < 0.4 else k
     if b.rng.random() < 0.4:
@@ -250,7 +299,12 @@ def _sequences(b: GraphBuilder, x: Value) -> Value | None:
     else:
         split = shape_ops.split_sizes(b, dim)
     chunks = _split_chunks(dim, split)
-    keepdims = 0 if split is None and b.rng.random() < 0.5 else None
+    # keepdims=0 drops the split axis where no split is given; with a 1-D split, the spec
+    # and onnxruntime ignore it (the chunks keep the axis; onnxruntime squeezes chunks of a
+    # scalar split, unlike the spec, so not there)
+    keepdims = 0 if b.rng.random() < (0.5 if split is None else
+                                      0.25 if isinstance(split, list) else 0) else None
+    squeezed = keepdims == 0 and split is None
     inputs = [x.name]
     if split is not None:
         inputs.append(b.const(np.asarray(split, np.int64), "SplitToSequence").name)
@@ -259,21 +313,22 @@ def _sequences(b: GraphBuilder, x: Value) -> Value | None:
         i = b.rng.randrange(len(chunks))
         pos = i - len(chunks) if b.rng.random() < 0.3 else i
         shape = list(x.shape)
-        if keepdims == 0:
+        if squeezed:
             del shape[k]
         else:
             shape[k] = chunks[i]
         p = b.const(np.asarray(pos, np.int64), "SequenceAt")
         return b.op("SequenceAt", [seq, p.name], x.dtype, tuple(shape))
-    if keepdims == 0:
+    if squeezed:
         return b.op("ConcatFromSequence", [seq], x.dtype, x.shape, axis=a, new_axis=1)
     return b.op("ConcatFromSequence", [seq], x.dtype, x.shape, axis=a)
 
 
 def _constant_attrs(b: GraphBuilder, x: Value) -> Value:
     """Constant nodes of each value attribute (from opset 12: ``value_float``,
-    ``value_floats``, ``value_int``, ``value_ints``; ``value`` before) feeding a Mul, an
-    Add and a Reshape of ``x``."""
+    ``value_floats``, ``value_int``, ``value_ints``, at times ``value_string`` or
+    ``value_strings`` read by Size or Shape; ``value`` before) feeding a Mul, an Add and a
+    Reshape of ``x``."""
     if b.opset < 12:
         c = b.const(np.asarray(1.5, np.float32), "Mul", placement="constant")
         return b.op("Mul", [x, c], FLOAT, x.shape)
@@ -284,6 +339,17 @@ def _constant_attrs(b: GraphBuilder, x: Value) -> Value:
     y = b.op("Add", [y, shifts], FLOAT, x.shape)
     shape = b.node("Constant", [], value_ints=[*x.shape[:-1], -1] if x.rank > 1 else [-1])[0]
     y = b.op("Reshape", [y, shape], FLOAT, x.shape)
+    if b.rng.random() < 0.5:  # string Constants, read by Shape or Size (folded)
+        words = [b"a", b"bc", b""][:b.rng.randint(1, 3)]
+        many = b.rng.random() < 0.5
+        text = b.node("Constant", [])[0]
+        b.nodes[-1].attribute.append(  # (the builder's attributes hold no strings lists)
+            helper.make_attribute("value_strings" if many else "value_string",
+                                  words if many else words[0]))
+        count = b.op("Shape", [text], INT64, (1,)) if many else \
+            b.op("Size", [text], INT64, ())
+        y = b.op("Add", [y, b.op("Cast", [count], FLOAT, count.shape, to=FLOAT)], FLOAT,
+                 x.shape)
     one = b.node("Constant", [], value_int=1)[0]
     idx = b.op("Reshape", [one, b.ints([1], "Reshape")], INT64, (1,))
     if d > 1:
@@ -298,7 +364,7 @@ def _fold_limits(b: GraphBuilder, x: Value) -> Value:
     consumer) and a reduction of such a constant (kept); an Expand above the output
     limit (kept); a Split of a constant (several outputs: kept); ConstantOfShape of a
     constant shape (kept by rule); a random op (kept) times zero; arithmetic on small
-    constants (folded)."""
+    constants (folded), at times of 12 rows (above the size limits a run may set)."""
     d = x.shape[-1]
     form = b.rng.choice(["transpose", "transpose", "large-output", "split", "cos",
                          "random", "small"])
@@ -337,12 +403,16 @@ def _fold_limits(b: GraphBuilder, x: Value) -> Value:
         rnd = b.op("RandomUniformLike", [x], FLOAT, x.shape, seed=b.rng.choice([None, 3.0]))
         zero = b.op("Mul", [rnd, b.scalar(0.0, FLOAT, "Mul")], FLOAT, x.shape)
         return b.op("Add", [x, zero], FLOAT, x.shape)
-    c1 = weight(b, (d,), FLOAT, "Add")
-    c2 = weight(b, (d,), FLOAT, "Add")
-    s = b.op(b.rng.choice(["Add", "Mul", "Max"]), [c1, c2], FLOAT, (d,))
+    rows = b.rng.choice([1, 1, 12])  # 12 rows: above the small limits optimize() may set
+    c1 = weight(b, (rows, d), FLOAT, "Add")
+    c2 = weight(b, (rows, d) if b.opset < 8 else (d,), FLOAT, "Add")  # Max-6: no broadcast
+    s = b.op(b.rng.choice(["Add", "Mul", "Max"]), [c1, c2], FLOAT, (rows, d))
     if b.rng.random() < 0.5:
-        s = b.op("Cast", [b.op("Cast", [s], INT32, (d,), to=INT32)], FLOAT, (d,), to=FLOAT)
-    return b.op("Add", [x, s], FLOAT, x.shape)
+        s = b.op("Cast", [b.op("Cast", [s], INT32, (rows, d), to=INT32)], FLOAT, (rows, d),
+                 to=FLOAT)
+    if rows > 1:
+        s = _reduce(b, "ReduceMean", s, [0], (1, d))
+    return b.op("Add", [x, s], FLOAT, broadcast(x.shape, s.shape))
 
 
 def _identity_outputs(b: GraphBuilder, x: Value) -> Value:
@@ -376,6 +446,19 @@ def _reduce(b: GraphBuilder, op: str, x: Value, axes: list[int], out: tuple[int,
     return b.op(op, [x], x.dtype, out, keepdims=keepdims, axes=axes)
 
 
+#: the forms of the motifs above with the first opset each needs (a mixed draw picks them).
+_FORMS: tuple[tuple[Emit, int], ...] = (
+    (_shape_values, 11), (_cast_like, 7), (_concat_forms, 7), (_dropout, 7),
+    (_sequences, 11), (_constant_attrs, 7), (_fold_limits, 7), (_identity_outputs, 7))
+
+
+def _fold_mix(b: GraphBuilder, x: Value) -> Value | None:
+    """One form of a motif above drawn at random (of those the opset has) on ``x`` (float,
+    any rank): repeated, a region of the graph where the folder's partial evaluators and
+    folding rules meet one another's results."""
+    return b.rng.choice([emit for emit, since in _FORMS if b.opset >= since])(b, x)
+
+
 MOTIFS = (
     ort_motif("os-fold-shape-values", (_FOLD,), repeat(_shape_values, 2), since=11,
               anchors=("Shape", "Gather", "Expand")),
@@ -393,6 +476,8 @@ MOTIFS = (
               anchors=("Transpose", "Split")),
     ort_motif("os-fold-identity-outputs", (_FOLD,), _identity_outputs,
               anchors=("Identity",)),
+    ort_motif("os-fold-mix", (_FOLD, "CastIdentity", "dropout_zero_rule",
+                              "LiftConstantsToInitializersPass"), repeat(_fold_mix, 5)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -23,8 +23,13 @@ import numpy as np
 from onnx import TensorProto
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.helpers import clip, const, ints, ort_motif, slice_op, weight
-from generators.motifs.onnxscript.checks import expand_to_symbolic
+from generators.motifs.helpers import clip, const, ints, near, ort_motif, slice_op, tap, weight
+from generators.motifs.onnxscript.checks import (
+    BOOL_OUT,
+    constant_operand,
+    expand_to_symbolic,
+    operand_of,
+)
 from generators.motifs.onnxscript.fold import repeat, symbolic_input
 from generators.ops import nn, shape_ops
 from generators.ops.shape_ops import INT64_MAX
@@ -67,7 +72,8 @@ def _shape_of(x: Value, consts: list[Value]) -> tuple[int, ...]:
 
 def _relu_clip(b: GraphBuilder, x: Value) -> Value:
     """Relu(Relu), Clip(Clip), Clip(Relu) or Relu(Clip) in the opset's Clip form; clip
-    ranges overlapping, disjoint, or with a negative upper bound."""
+    ranges overlapping, disjoint, or with a negative upper bound; at times the inner Clip
+    read elsewhere too (a graph output or a second consumer: the pair cannot be replaced)."""
     form = b.rng.choice(["relu-relu", "clip-clip", "clip-relu", "relu-clip"])
     ranges = [(0.0, 6.0), (-1.0, 1.0), (None, 0.5), (-0.5, None), (0.5, 2.0), (-2.0, -0.5)]
     if form == "relu-relu":
@@ -75,6 +81,7 @@ def _relu_clip(b: GraphBuilder, x: Value) -> Value:
     if form == "clip-relu":
         return clip(b, b.op("Relu", [x], x.dtype, x.shape), *b.rng.choice(ranges))
     y = clip(b, x, *b.rng.choice(ranges))
+    tap(b, y, 0.2)  # the inner node's output read elsewhere: not removable
     if form == "relu-clip":
         return b.op("Relu", [y], x.dtype, x.shape)
     return clip(b, y, *b.rng.choice(ranges))
@@ -304,14 +311,17 @@ def _unit_operand(b: GraphBuilder, x: Value) -> Value:
 
 
 def _hard_swish(b: GraphBuilder, x: Value) -> Value:
-    """x * HardSigmoid(x, alpha=1/6, beta=0.5), x * Clip(x + 3, 0, 6) / 6, or HardSigmoid
-    alone (rules.common's HardSwish / HardSigmoid fusions)."""
+    """x * HardSigmoid(x, alpha=1/6, beta=0.5), x * Clip(x + 3, 0, 6) / 6 (each constant
+    just off at times: a near miss), or HardSigmoid alone (rules.common's HardSwish /
+    HardSigmoid fusions)."""
     form = b.rng.choice(["hardsigmoid", "clip", "sigmoid-only"])
     if form == "clip" and b.opset >= 11:
-        shifted = b.op("Add", [x, const(b, 3.0, x.dtype, (), "Add")], x.dtype, x.shape)
-        clipped = clip(b, shifted, 0.0, 6.0)
+        shifted = b.op("Add", [x, const(b, near(b, 3.0), x.dtype, (), "Add")], x.dtype,
+                       x.shape)
+        clipped = clip(b, shifted, near(b, 0.0), near(b, 6.0))
         prod = b.op("Mul", [x, clipped], x.dtype, x.shape)
-        return b.op("Div", [prod, const(b, 6.0, x.dtype, (), "Div")], x.dtype, x.shape)
+        return b.op("Div", [prod, const(b, near(b, 6.0), x.dtype, (), "Div")], x.dtype,
+                    x.shape)
     hs = b.op("HardSigmoid", [x], x.dtype, x.shape, alpha=1 / 6, beta=0.5)
     return hs if form == "sigmoid-only" else b.op("Mul", [x, hs], x.dtype, x.shape)
 
@@ -346,50 +356,30 @@ _EXPAND_OPS: dict[str, tuple[int, int]] = {
     "BitwiseAnd": (INT32, 18), "BitwiseOr": (INT32, 18),
     "BitwiseXor": (INT32, 18),
 }
-_BOOL_OUT = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor"}
-
-
-def _operand(b: GraphBuilder, shape: tuple[int, ...], dtype: int, op: str) -> Value:
-    """A constant operand of ``dtype`` for ``op`` (positive floats for Div and Pow, Mod
-    divisors from 1)."""
-    if dtype == FLOAT:
-        return weight(b, shape, FLOAT, op, positive=op in ("Div", "Pow"))
-    if dtype == BOOL:
-        return b.const(np.asarray(b.nprng.integers(0, 2, size=shape), np.bool_), op)
-    low = 1 if op == "Mod" else 0
-    return b.const(np.asarray(b.nprng.integers(low, 4, size=shape), NP_DTYPE[dtype]), op)
-
-
 def _expand_binary(op: str) -> Callable[[GraphBuilder, Value], Value | None]:
     """An emitter of Expand(v, shape) then ``op`` with a constant of the expanded shape, of
     a smaller one, or (PRelu's slope) of a larger one than ``v``, the Expand on either side;
-    ``v`` is ``x`` in the operand type ``op`` needs. For Add, Sub and Mul, at times an
-    Expand to a symbolic shape instead (:func:`.checks.expand_to_symbolic`)."""
+    ``v`` is ``x`` in the operand type ``op`` needs (:func:`.checks.operand_of`). At times
+    an Expand to a symbolic or hidden shape instead (:func:`.checks.expand_to_symbolic`)."""
     dtype, since = _EXPAND_OPS[op]
 
     def emit(b: GraphBuilder, x: Value) -> Value | None:
         if b.opset < since:
             return None
-        if op in ("Add", "Sub", "Mul") and b.rng.random() < 0.3:
-            return expand_to_symbolic(b, x, op)
-        v = x
-        if op == "Pow":
-            v = b.op("Abs", [x], FLOAT, x.shape, ("nonneg",))
-        elif dtype == BOOL:
-            v = b.op("Greater", [x, b.scalar(0.0, FLOAT, "Greater")], BOOL, x.shape)
-        elif dtype != FLOAT:
-            v = b.op("Cast", [b.op("Abs", [x], FLOAT, x.shape)], dtype, x.shape, to=dtype)
+        if b.rng.random() < 0.35:
+            return expand_to_symbolic(b, x, op, dtype)
         second = b.rng.random() < 0.5  # the Expand as the op's second operand
-        if second and op == "Mod":  # a divisor from 1
-            v = b.op("Add", [v, b.ints([1], "Add")], INT64, x.shape)
+        v = constant_operand(b, x.shape, dtype, op) if second and op == "Div" else \
+            operand_of(b, x, op, dtype)  # a Div's divisor from 1
         target = (2, *x.shape) if b.rng.random() < 0.5 and not (second and op == "PRelu") \
             else x.shape
         e = b.op("Expand", [v, ints(b, list(target), "Expand")], dtype, target)
         other_shape = target if b.rng.random() < 0.5 or (second and op == "PRelu") \
             else x.shape[-1:]
-        other = _operand(b, other_shape, dtype, "Div" if op == "Pow" and second else op)
+        other = constant_operand(b, other_shape, dtype,
+                                 "Div" if op == "Pow" and second else op)
         args = [other, e] if second else [e, other]
-        out = BOOL if op in _BOOL_OUT else dtype
+        out = BOOL if op in BOOL_OUT else dtype
         return b.op(op, args, out, broadcast(target, other_shape))
     return emit
 

@@ -149,6 +149,7 @@ class MotifCoverage:
         uncovered: reason -> uncovered feasible pairs it explains (the draws' notes about
             either choice of the pair, else "no draw took this pair").
         missing: anchor ops without an ONNX schema, with the reason.
+        unplanned: anchor op -> {pair: reason} for feasible pairs no plan row holds.
     """
 
     motif: str
@@ -161,6 +162,7 @@ class MotifCoverage:
     notes: Counter[str] = field(default_factory=Counter)
     uncovered: Counter[str] = field(default_factory=Counter)
     missing: dict[str, str] = field(default_factory=dict)
+    unplanned: dict[str, dict[Pair, str]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -191,10 +193,19 @@ class MotifCoverage:
 
 
 _NOTE = re.compile(r"^(?P<op>[^|]+)\|(?P<factor>[^=]+)=(?P<level>[^:]+): (?P<why>.*)$")
+#: a note about a whole anchor op (``"Softmax|*: the draw made no Softmax node"``).
+_OP_NOTE = re.compile(r"^(?P<op>[^|*]+)\|\*: (?P<why>.*)$")
 
 
 def _normalize(why: str) -> str:
     return re.sub(r"\(\d[\d, ]*\)", "(…)", re.sub(r"Node\([^)]*\)", "Node", why))[:140]
+
+
+def _op_reason(op: str, notes: Counter[tuple[str, str]]) -> str:
+    """The reason of the notes about anchor ``op`` as a whole (a motif of variants: some
+    draws that took a row made no ``op`` node), or ""."""
+    top = max(((n, why) for (o, why), n in notes.items() if o == op), default=None)
+    return f"{top[1]} ({top[0]} draws; the motif makes it in some variants)" if top else ""
 
 
 def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, MotifCoverage]:
@@ -213,10 +224,12 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
         if plan is not None:
             cov.feasible = dict(plan.pairs)
             cov.missing = dict(plan.missing)
+            cov.unplanned = getattr(plan, "unplanned", {})
             for bad in plan.infeasible.values():
                 cov.infeasible.update(bad.values())
         report[name] = cov
     by_choice: dict[str, Counter[tuple[str, str, str]]] = {}
+    by_op: dict[str, Counter[tuple[str, str]]] = {}
     for gm in draws:
         for motif, _, _ in gm.spans:
             if motif in report:
@@ -226,6 +239,10 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
                 continue
             report[v["motif"]].varied += 1
             for note in v["notes"]:
+                whole = _OP_NOTE.match(note)
+                if whole:
+                    by_op.setdefault(v["motif"], Counter())[
+                        (whole["op"], _normalize(whole["why"]))] += 1
                 hit = _NOTE.match(note)
                 why = _normalize(hit["why"] if hit else note)
                 report[v["motif"]].notes[why] += 1
@@ -251,5 +268,7 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
                             break
                     if best:
                         break
+                best = best or _normalize(cov.unplanned.get(op, {}).get(p, "")) or \
+                    _op_reason(op, by_op.get(name, Counter()))
                 cov.uncovered[best or "no draw took this pair"] += 1
     return report

@@ -34,8 +34,10 @@ class Recipe:
         motif_rate: probability that a step appends a motif instead of a random op (no hint).
         annotate: probability that a model declares value_info for its intermediate tensors
             (then for all of them, or for a random half).
-        schema_share: share of the draws of motifs with anchor ops that take a row of the
-            motif's pairwise schema plan (:mod:`generators.schema`).
+        schema_share: share of a model's first draws of motifs with anchor ops (and of
+            the draws of motifs given by name) that take a row of the motif's pairwise
+            schema plan (:mod:`generators.schema`; which draws and rows:
+            :func:`generators.generate.walk_row`); a model's later draws take none.
     """
 
     name: str

@@ -111,3 +111,15 @@ def test_a_group_that_divides_no_channel_count_is_refused_with_the_reason() -> N
     c = _context("Conv", (1, 3, 5, 5), np.ones((4, 3, 3, 3), np.float32), None)
     with pytest.raises(Refused, match="does not divide the input channels"):
         _group_weight(c, helper.make_node("Conv", ["x", "w"], ["y"], group=2))
+
+
+def test_a_motif_of_variants_reports_the_anchor_its_draws_did_not_make() -> None:
+    from fuzzer.commands.coverage_schema import walked
+
+    hint = GenerationHints.of(["eliminate_common_subexpression"])
+    row = walked("common-subexpression", "v2", hint)
+    assert row["rows"] == len(motif_plan("common-subexpression").rows)
+    reasons = row["uncovered_reasons"]
+    assert any("the draw made no" in why and "some variants" in why for why in reasons), \
+        reasons
+    assert "no draw took this pair" not in next(iter(reasons))

@@ -503,6 +503,8 @@ class _Draw:
         self.mark = mark
         self.result = result
         self.notes: list[str] = []
+        #: outputs of the Casts the edits inserted (no anchor nodes of the motif's pattern)
+        self.inserted: set[str] = set()
         self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
                        list(b.initializers), copy.deepcopy(b.inputs), set(b.input_names),
                        copy.deepcopy(b.outputs), set(b.output_names), list(b.pool),
@@ -517,6 +519,12 @@ class _Draw:
     @property
     def window(self) -> list[NodeProto]:
         return self.b.nodes[self.mark.nodes:]
+
+    def anchors(self, op: str) -> list[NodeProto]:
+        """The window's ``op`` nodes of the default domain the motif made (not the Casts
+        an element type edit inserted)."""
+        return [n for n in self.window if n.op_type == op and n.domain in ("", "ai.onnx")
+                and not (n.output and n.output[0] in self.inserted)]
 
 
 def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
@@ -561,13 +569,13 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
         levels = plan.op_row(row, op)
         if not levels:  # the op does not exist at the row's opsets
             continue
-        anchors = [n for n in draw.window if n.op_type == op and n.domain in ("", "ai.onnx")]
+        anchors = draw.anchors(op)
         if not anchors:
             draw.notes.append(f"{op}|*: the draw made no {op} node")
             continue
         types, deferred = _retype_levels(draw, op, {f: lv for f, lv in levels.items()
                                                      if f.startswith("dtype:")}, types, True)
-        anchors = [n for n in draw.window if n.op_type == op and n.domain in ("", "ai.onnx")]
+        anchors = draw.anchors(op)
         consts = _consts(b)
         for node in anchors:
             schema = _schema(node, b.opset)
@@ -606,7 +614,7 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
     """
     b, deferred = draw.b, {}
     for factor, level in levels.items():
-        anchors = [n for n in draw.window if n.op_type == op and n.domain in ("", "ai.onnx")]
+        anchors = draw.anchors(op)
         if not anchors:
             draw.notes.append(f"{op}|{factor}={level}: the draw has no {op} node left")
             continue
@@ -860,6 +868,7 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         inner = b.namer.tensor(anchor.op_type)
         renames[old] = inner
         tail.append(helper.make_node("Cast", [inner], [old], to=current))
+    draw.inserted.update(n.output[0] for n in [*head, *after.values(), *tail])
     for n in window:
         for i, x in enumerate(n.input):
             if x in renames:

@@ -306,10 +306,14 @@ def walk_seeds(motif: str, generator: str = "v2",
     return dict(sorted(out.items()))
 
 
-def _row_opsets(chosen: list[Motif], rows: list[tuple[int, dict[str, str]] | None],
-                lo: int, hi: int) -> tuple[int, int]:
-    """``lo..hi`` narrowed to the opset interval the first plan row asks for (unchanged
-    where they do not meet)."""
+def _row_opsets(recipe: Recipe, chosen: list[Motif],
+                rows: list[tuple[int, dict[str, str]] | None], lo: int,
+                hi: int) -> tuple[int, int]:
+    """``lo..hi`` (the opsets every chosen motif exists at) narrowed to the opset interval
+    the first plan row asks for. Where they do not meet, the row's interval within the
+    recipe's and its own motif's opsets wins: the motifs that do not exist there are left
+    out of the model (a model's second motif, which takes no row), so that the row's draw
+    is made at an opset of its row."""
     for m, r in zip(chosen, rows, strict=True):
         if r is None:
             continue
@@ -319,6 +323,9 @@ def _row_opsets(chosen: list[Motif], rows: list[tuple[int, dict[str, str]] | Non
         a, z = plan.interval(r[1])
         if max(lo, a) <= min(hi, z):
             return max(lo, a), min(hi, z)
+        own = max(recipe.opsets[0], m.since, a), min(recipe.opsets[1], m.until, z)
+        if own[0] <= own[1]:
+            return own
     return lo, hi
 
 
@@ -392,7 +399,7 @@ def generate(seed: int, generator: str = "v2",
     if opset is None:
         lo = max([recipe.opsets[0], *(m.since for m in chosen)])
         hi = min([recipe.opsets[1], *(m.until for m in chosen)])
-        lo, hi = _row_opsets(chosen, rows, lo, hi)
+        lo, hi = _row_opsets(recipe, chosen, rows, lo, hi)
         opset = rng.randint(lo, hi) if lo <= hi else recipe.opsets[1]
     kept = [(m, r) for m, r in zip(chosen, rows, strict=True) if m.since <= opset <= m.until]
     chosen = [m for m, _ in kept]

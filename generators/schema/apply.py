@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -692,6 +693,17 @@ FETCHABLE = frozenset({
     TensorProto.UINT64})
 
 
+def _ort_message(text: str) -> str:
+    """onnxruntime's error without its source paths, C++ signatures and node names (the
+    part that says what is wrong), on one line of at most 160 characters."""
+    line = " ".join(text.split())
+    line = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : ", "", line)
+    line = re.sub(r"/onnxruntime_src/\S+:\d+ ", "", line)
+    line = re.sub(r"(onnxruntime|std)::[\w:<>,~ ]*\([^)]*\)( const)? ", "", line)
+    line = re.sub(r"Name:'[^']*' ", "", line)
+    return line[:160]
+
+
 def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
     """Run the nodes appended since ``mark`` alone in onnxruntime (CPU, no graph
     optimization), their outside inputs fed as :mod:`generators.inputs` feeds a model:
@@ -753,7 +765,7 @@ def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
                                     providers=["CPUExecutionProvider"])
         sess.run(None, feeds)
     except Exception as exc:
-        return str(exc).splitlines()[0][:160]
+        return _ort_message(str(exc))
     return None
 
 
@@ -1430,6 +1442,13 @@ def _saturate(node: NodeProto, types: dict[str, TypeProto]) -> bool:
         "float8"
 
 
+def _block_size_per_tensor(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    size = _attr(node, "block_size")
+    x = _shape(types, node.input[0])
+    scale = _shape(types, node.input[1]) if len(node.input) > 1 else None
+    return bool(size) and x is not None and scale is not None and len(scale) != len(x)
+
+
 def _no_trip_count(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     return not node.input or not node.input[0]
 
@@ -1458,6 +1477,10 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
     ("Dropout", lambda n, t: (_attr(n, "ratio") is not None
                               and not 0.0 <= float(_attr(n, "ratio")) < 1.0),
      "onnxruntime's Dropout requires ratio in [0, 1)"),
+    *((op, _block_size_per_tensor,
+       f"onnxruntime's {op} takes a non-zero block_size only for blocked quantization (a "
+       "scale of the input's rank); the node's scale is per tensor or per axis")
+      for op in ("QuantizeLinear", "DequantizeLinear")),
     ("Loop", _no_trip_count,
      "a Loop without its trip count M runs until its body's condition turns false, which "
      "no check of the draw can tell will happen (a run of it may never end)"),

@@ -201,6 +201,19 @@ def _normalize(why: str) -> str:
     return re.sub(r"\(\d[\d, ]*\)", "(…)", re.sub(r"Node\([^)]*\)", "Node", why))[:140]
 
 
+def _note_undone(varied: dict[str, Any], into: dict[tuple[str, Pair], str]) -> None:
+    """Where a varied draw was undone as a whole (a note ``"*: ..."``), its reason for each
+    (anchor op, pair) of the row it was to take (first reason kept)."""
+    from generators.schema.plan import _op_pairs_with_opset, motif_plan
+
+    whole = next((n[3:] for n in varied["notes"] if n.startswith("*: ")), None)
+    plan = motif_plan(varied["motif"]) if whole else None
+    if plan is None or whole is None or not 0 <= varied["row"] < len(plan.rows):
+        return
+    for key in _op_pairs_with_opset(plan.rows[varied["row"]], plan.spaces):
+        into.setdefault(key, _normalize(whole))
+
+
 def _op_reason(op: str, notes: Counter[tuple[str, str]]) -> str:
     """The reason of the notes about anchor ``op`` as a whole (a motif of variants: some
     draws that took a row made no ``op`` node), or ""."""
@@ -230,6 +243,7 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
         report[name] = cov
     by_choice: dict[str, Counter[tuple[str, str, str]]] = {}
     by_op: dict[str, Counter[tuple[str, str]]] = {}
+    undone: dict[str, dict[tuple[str, Pair], str]] = {}
     for gm in draws:
         for motif, _, _ in gm.spans:
             if motif in report:
@@ -238,6 +252,7 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
             if v["motif"] not in report:
                 continue
             report[v["motif"]].varied += 1
+            _note_undone(v, undone.setdefault(v["motif"], {}))
             for note in v["notes"]:
                 whole = _OP_NOTE.match(note)
                 if whole:
@@ -269,6 +284,7 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
                     if best:
                         break
                 best = best or _normalize(cov.unplanned.get(op, {}).get(p, "")) or \
-                    _op_reason(op, by_op.get(name, Counter()))
+                    _op_reason(op, by_op.get(name, Counter())) or \
+                    undone.get(name, {}).get((op, p))
                 cov.uncovered[best or "no draw took this pair"] += 1
     return report

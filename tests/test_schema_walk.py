@@ -123,3 +123,16 @@ def test_a_motif_of_variants_reports_the_anchor_its_draws_did_not_make() -> None
     assert any("the draw made no" in why and "some variants" in why for why in reasons), \
         reasons
     assert "no draw took this pair" not in next(iter(reasons))
+
+
+def test_a_pinned_opset_counts_only_the_pairs_a_model_of_it_can_hold() -> None:
+    from generators.schema.measure import at_opset
+
+    plan = motif_plan("conv-bn")
+    kept, left = at_opset(plan, 9)
+    assert sum(len(p) for p in kept.values()) + sum(left.values()) == \
+        sum(len(p) for p in plan.pairs.values())
+    # BatchNormalization-9 is in force at opset 9: no pair of version 15, none of training
+    assert all(("opset", "15") not in p for p in kept["BatchNormalization"])
+    assert not any(f == "attr:training_mode" for p in kept["BatchNormalization"] for f, _ in p)
+    assert left and all(why.startswith("the pass's hint pins opset 9") for why in left)

@@ -15,6 +15,9 @@ Two shares are reported per (pass, motif), and they answer different questions:
   (the seeds of :func:`generators.generate.walk_seeds`, generated with the same hints):
   whether the generator *can* take each feasible pair. Its uncovered reasons are what
   the motif's pattern cannot take.
+
+A pass whose hint pins the models' opset (the version converter's ``from`` opset) counts as
+feasible only the pairs a model of that opset can hold.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def walked(motif: str, generator: str, hints: Any) -> dict[str, Any]:
     from generators.schema.measure import schema_coverage
 
     seeds = walk_seeds(motif, generator, hints)
-    cov = schema_coverage((generate(s, generator, hints) for s in seeds.values()), [motif])
+    cov = schema_coverage((generate(s, generator, hints) for s in seeds.values()), [motif],
+                          hints.opset)
     return {**cov[motif].as_json(), "rows": len(seeds)}
 
 
@@ -62,7 +66,7 @@ def schema_report(target: Any, passes: list[str], cases: int, *, generator: str 
         anchored = [m for m in motifs if _anchors(m)]
         draws = [generate(seed + i, generator, hints) for i in range(cases)] if anchored \
             else []
-        cov = schema_coverage(draws, anchored)
+        cov = schema_coverage(draws, anchored, hints.opset)
         rows = {m: c.as_json() for m, c in cov.items()}
         if walk:
             for m, row in rows.items():

@@ -221,9 +221,41 @@ def _op_reason(op: str, notes: Counter[tuple[str, str]]) -> str:
     return f"{top[1]} ({top[0]} draws; the motif makes it in some variants)" if top else ""
 
 
-def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, MotifCoverage]:
+def at_opset(plan: Any, opset: int) -> tuple[dict[str, frozenset[Pair]], Counter[str]]:
+    """``plan``'s feasible pairs that a model of opset ``opset`` can hold: the op's version
+    in force there allows both levels, and the plan's checks (onnxruntime's kernels, the
+    rules, the motif's ties) pass for them at that opset; and, by reason, how many cannot."""
+    from generators.schema.plan import _checker, probe
+    from generators.schema.rows import key
+
+    check = _checker(plan.spaces, probe(plan.motif, *plan.opsets)[0])
+    iv = next((iv for iv in plan.intervals if iv[0] <= opset <= iv[1]), None)
+    kept: dict[str, frozenset[Pair]] = {}
+    left: Counter[str] = Counter()
+    for op, pairs in plan.pairs.items():
+        space = plan.spaces[op]
+        v = space.version_at(opset)
+        ok = set()
+        for p in pairs:
+            why = f"the pass's hint pins opset {opset}: out of reach of {op} there"
+            if v is not None and iv is not None and space.allows(v, dict(p)):
+                why = check({OPSET: str(iv[0]), **{key(op, f): lv for f, lv in p
+                                                   if f != OPSET}})
+            if why is None:
+                ok.add(p)
+            else:
+                left[why if why.startswith("the pass") else
+                     f"the pass's hint pins opset {opset}: {why}"] += 1
+        kept[op] = frozenset(ok)
+    return kept, left
+
+
+def schema_coverage(draws: Iterable[Any], motifs: Iterable[str],
+                    opset: int | None = None) -> dict[str, MotifCoverage]:
     """Pair coverage per motif of generated models ``draws`` (GeneratedModels), for the
-    motifs named in ``motifs`` that declare anchors."""
+    motifs named in ``motifs`` that declare anchors; with ``opset`` (a pass whose hint pins
+    the models' opset), only the pairs a model of that opset can hold count as feasible,
+    the others as infeasible for that reason (:func:`at_opset`)."""
     from generators.motifs import MOTIFS
     from generators.schema.plan import motif_plan
 
@@ -236,6 +268,9 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
         cov = MotifCoverage(name, m.anchors)
         if plan is not None:
             cov.feasible = dict(plan.pairs)
+            if opset is not None:
+                cov.feasible, left = at_opset(plan, opset)
+                cov.infeasible.update(left)
             cov.missing = dict(plan.missing)
             cov.unplanned = getattr(plan, "unplanned", {})
             for bad in plan.infeasible.values():

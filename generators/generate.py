@@ -258,19 +258,42 @@ def walk_row(share: float, s: Stratum, length: int) -> int | None:
     return (g + g // length) % length
 
 
-def _plan_rows(recipe: Recipe, chosen: list[Motif],
-               strata: list[Stratum | None]) -> list[tuple[int, dict[str, str]] | None]:
-    """For each chosen motif, the (index, row) of its schema plan its draw takes, or None:
-    a draw with a :class:`Stratum` (a seed's first, rotated draw; every draw of a list of
-    motifs given by name) takes row :func:`walk_row` of its plan where its motif has
-    anchors; the others take none. Rows are read from the seed alone, not from the
-    model's random stream, so a draw that takes no row is the draw it was."""
+#: salt of the seed that decides which draws of a list of motifs given by name take a plan
+#: row (the model's own random stream stays as it is).
+SCHEMA_SALT = 0x5C4E
+#: a draw's place in its plan walk: a :class:`Stratum` (a seed's first, rotated draw),
+#: NAMED (a draw of a list of motifs given by name) or None (a later draw: no row).
+Place = Stratum | str | None
+NAMED = "named"
+
+
+def _row_index(recipe: Recipe, place: Place, length: int, named: random.Random,
+               seed: int) -> int | None:
+    """The row of a plan of ``length`` rows the draw at ``place`` takes (None: none).
+
+    A rotated draw takes :func:`walk_row`. A draw of a motif given by name (tests and
+    strategies pin those seeds) keeps the rule it had: a share ``schema_share`` of them,
+    drawn from ``named`` (a random source of the salted seed), take row ``seed % length``,
+    so that consecutive seeds walk the plan too."""
+    if isinstance(place, Stratum):
+        return walk_row(recipe.schema_share, place, length)
+    if place == NAMED and named.random() < recipe.schema_share:
+        return seed % length
+    return None
+
+
+def _plan_rows(recipe: Recipe, chosen: list[Motif], places: list[Place],
+               seed: int) -> list[tuple[int, dict[str, str]] | None]:
+    """For each chosen motif, the (index, row) of its schema plan its draw takes, or None
+    (:func:`_row_index`; a motif without anchors takes none). Rows are read from the seed
+    alone, not from the model's random stream, so a draw that takes no row is the draw it
+    was."""
+    named = random.Random(seed ^ SCHEMA_SALT)
     out: list[tuple[int, dict[str, str]] | None] = []
-    for m, s in zip(chosen, strata, strict=True):
-        plan = motif_plan(m.name) if s is not None and m.anchors and m.emit is not None \
-            else None
-        i = walk_row(recipe.schema_share, s, len(plan.rows)) \
-            if plan is not None and s is not None else None
+    for m, place in zip(chosen, places, strict=True):
+        plan = motif_plan(m.name) if m.anchors and m.emit is not None else None
+        i = _row_index(recipe, place, len(plan.rows), named, seed) \
+            if plan is not None and plan.rows and recipe.schema_share else None
         out.append(None if i is None or plan is None else (i, plan.rows[i]))
     return out
 
@@ -360,8 +383,8 @@ def generate(seed: int, generator: str = "v2",
             opset where ``opset`` is None, drawing only motifs that exist at it; their
             ``steps`` draws that many random ops where ``nodes`` is None.
         nodes: override the recipe's (min, max) number of steps.
-        motifs: apply exactly these motifs (by name) instead of drawing them; each of
-            them takes the plan row of seed ``seed`` in a pool of one motif.
+        motifs: apply exactly these motifs (by name) instead of drawing them (which of
+            their draws take a plan row: :func:`_row_index`).
         opset: declare this default-domain opset (7..21) instead of drawing one; motifs that
             do not exist at it are left out.
 
@@ -384,18 +407,20 @@ def generate(seed: int, generator: str = "v2",
         raise ValueError(f"opset {pinned} outside {MIN_OPSET}..{MAX_OPSET}")
     pool, hinted = _motif_pool(recipe, hints.passes, pinned)
     opset = pinned if pinned is not None else opset
+    places: list[Place]
     if motifs is not None:
         chosen = [MOTIFS[m] for m in motifs]
-        strata: list[Stratum | None] = [stratum(seed, 1)] * len(chosen)
+        places = [NAMED] * len(chosen)
     else:
         k = rng.randint(1, 2) if hinted else (rng.random() < recipe.motif_rate * 2) * \
             rng.randint(1, 2)
         chosen = [rng.choice(pool) for _ in range(k)]
-        strata = [None] * k
+        places = [None] * k
         if chosen:  # the first draw rotates over the pool by seed (the stream stays as is)
-            strata[0] = stratum(seed, len(pool))
-            chosen[0] = pool[strata[0].index]
-    rows = _plan_rows(recipe, chosen, strata)
+            first = stratum(seed, len(pool))
+            places[0] = first
+            chosen[0] = pool[first.index]
+    rows = _plan_rows(recipe, chosen, places, seed)
     if opset is None:
         lo = max([recipe.opsets[0], *(m.since for m in chosen)])
         hi = min([recipe.opsets[1], *(m.until for m in chosen)])

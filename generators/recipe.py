@@ -37,7 +37,7 @@ class Recipe:
         schema_share: share of a model's first draws of motifs with anchor ops (and of
             the draws of motifs given by name) that take a row of the motif's pairwise
             schema plan (:mod:`generators.schema`; which draws and rows:
-            :func:`generators.generate.walk_row`); a model's later draws take none.
+            :func:`generators.generate._row_index`); a model's later draws take none.
     """
 
     name: str

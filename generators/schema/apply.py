@@ -1207,6 +1207,13 @@ def _axes_sets(c: InputContext, level: str) -> list[Any]:
     return [[a - rank for a in s] for s in sets] if level == EDGE else sets
 
 
+def _stash_types(c: InputContext, level: str) -> list[Any]:
+    """LayerNormalization's ``stash_type`` (the element type of its Mean and InvStdDev
+    outputs, type constraint U: float, the default, or bfloat16; the flag rule's
+    ``1 - default`` would name no type) as bfloat16."""
+    return [TensorProto.BFLOAT16] if level == NONDEFAULT else []
+
+
 #: ``(op, attribute) -> values`` tried first for a ``nondefault`` or ``edge`` level, read
 #: from the node (where :func:`generators.schema.levels.candidates`, which sees only the
 #: rank, has none that keeps the output shapes); a function raises :class:`Refused` where
@@ -1219,6 +1226,7 @@ NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]]
     ("Pad", "pads"): _shifted_pads,
     ("Split", "num_outputs"): _output_count,
     ("Transpose", "perm"): _shape_keeping_perms,
+    ("LayerNormalization", "stash_type"): _stash_types,
     **{(op, "axes"): _axes_sets for op in (
         "Unsqueeze", "Squeeze", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum",
         "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",

@@ -5,10 +5,18 @@ pool of typed values (graph inputs first); at each step pick a value, pick an op
 motif) that fits its dtype, rank and the opset, and append it; the leaves become graph
 outputs. Everything is drawn from one ``random.Random`` seeded with the seed and a CRC-32
 of ``"<generator>:<pass hint>"``, so a model is a pure function of those three.
+
+Two choices are read from the seed alone rather than from that stream (:func:`stratum`):
+which motif of the pool a model draws first (the pool's motifs in rotation over consecutive
+seeds, so that every motif is drawn equally often), and which row of its schema plan that
+draw takes (:func:`walk_row`: consecutive draws of a motif walk its plan, so that ``n``
+varied draws take ``n`` distinct rows). The stream is consumed as before, so the rest of a
+model is drawn as it was.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import zlib
 from collections.abc import Sequence
@@ -24,7 +32,7 @@ from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, Motif
 from generators.names import Namer, restyle
 from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
-from generators.schema.apply import Mark, vary
+from generators.schema.apply import Mark, emit_for_row, row_anchors, vary
 from generators.schema.plan import motif_plan
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
 from generators.versions import (
@@ -181,10 +189,11 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: tuple[int, dict[str, str]] |
             if x is None:  # the float value drawn was too small: the next attempt draws again
                 continue
         mark = Mark.of(b)
-        result = motif.emit(b, x)
+        plan = motif_plan(motif.name) if row is not None else None
+        result = emit_for_row(b, motif.emit, x, row_anchors(plan, row[1])) \
+            if plan is not None and row is not None else motif.emit(b, x)
         if result is not None:
             if row is not None:
-                plan = motif_plan(motif.name)
                 notes = vary(b, mark, plan, row[1], result) if plan is not None else []
                 if varied is not None:
                     varied.append({"motif": motif.name, "row": row[0], "notes": notes})
@@ -195,34 +204,142 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: tuple[int, dict[str, str]] |
     return False
 
 
-#: salt of the seed that decides which motif draws take a plan row (the model's own random
-#: stream stays as it is, so a draw that takes none is the draw it was).
+@dataclass(frozen=True)
+class Stratum:
+    """Where a seed's first motif draw falls in the walk of its motif's schema plan.
+
+    Attributes:
+        index: the motif's index in the draw's motif pool.
+        count: how many first draws of that motif of the same seed parity come before it,
+            counting seeds upward from 0.
+        parity: the seed's lowest bit.
+    """
+
+    index: int
+    count: int
+    parity: int
+
+
+def stratum(seed: int, size: int) -> Stratum:
+    """The :class:`Stratum` of ``seed`` for a motif pool of ``size`` motifs.
+
+    Even and odd seeds form two series (a campaign's case stream decides by the seed's
+    lowest bit whether a case is mutated, so neither motif nor row may follow that bit);
+    within a series the seeds take the pool's motifs in rotation, the odd series half a
+    rotation on: seed ``2u + p`` draws motif ``(u + p * (size // 2)) % size``, its
+    ``count``-th draw of that series. Consecutive seeds thus draw every motif equally often,
+    and random seeds draw each motif independently of their parity.
+
+    Raises:
+        ValueError: ``size < 1``.
+    """
+    if size < 1:
+        raise ValueError("an empty motif pool")
+    p = seed & 1
+    t = (seed >> 1) + p * (size // 2)
+    return Stratum(t % size, t // size, p)
+
+
+def walk_row(share: float, s: Stratum, length: int) -> int | None:
+    """The plan row (an index below ``length``) the draw at stratum ``s`` takes, or None.
+
+    Of the draws of one motif in one series, those whose count ``k`` moves
+    ``floor(k * share)`` up take a row (a share ``share`` of them, evenly spread: every
+    second one at 0.5); the ``j``-th of them in series ``p`` is walk step ``g = 2j + p``
+    (the two series interleave), and step ``g`` takes row ``(g + g // length) % length``:
+    each lap of the plan is its rows in order, shifted by the lap's number, so that over
+    laps each row falls to even and odd seeds in turn. Within a lap the steps take distinct
+    rows, so ``n <= length`` consecutive varied draws of a motif (consecutive seeds) take
+    ``n`` distinct rows, the plan's first rows (which cover the most pairs) first.
+    """
+    if length <= 0 or share <= 0:
+        return None
+    j, nxt = math.floor(s.count * share), math.floor((s.count + 1) * share)
+    if nxt == j:
+        return None
+    g = 2 * j + s.parity
+    return (g + g // length) % length
+
+
+#: salt of the seed that decides which draws of a list of motifs given by name take a plan
+#: row (the model's own random stream stays as it is).
 SCHEMA_SALT = 0x5C4E
+#: a draw's place in its plan walk: a :class:`Stratum` (a seed's first, rotated draw),
+#: NAMED (a draw of a list of motifs given by name) or None (a later draw: no row).
+Place = Stratum | str | None
+NAMED = "named"
 
 
-def _plan_rows(recipe: Recipe, chosen: list[Motif],
+def _row_index(recipe: Recipe, place: Place, length: int, named: random.Random,
+               seed: int) -> int | None:
+    """The row of a plan of ``length`` rows the draw at ``place`` takes (None: none).
+
+    A rotated draw takes :func:`walk_row`. A draw of a motif given by name (tests and
+    strategies pin those seeds) keeps the rule it had: a share ``schema_share`` of them,
+    drawn from ``named`` (a random source of the salted seed), take row ``seed % length``,
+    so that consecutive seeds walk the plan too."""
+    if isinstance(place, Stratum):
+        return walk_row(recipe.schema_share, place, length)
+    if place == NAMED and named.random() < recipe.schema_share:
+        return seed % length
+    return None
+
+
+def _plan_rows(recipe: Recipe, chosen: list[Motif], places: list[Place],
                seed: int) -> list[tuple[int, dict[str, str]] | None]:
-    """For each chosen motif, the (index, row) of its schema plan its draw takes, or None:
-    a share ``recipe.schema_share`` of the draws of motifs with anchors take one, and the
-    row is ``seed`` modulo the plan's length, so that consecutive seeds walk the plan."""
-    if not recipe.schema_share:
-        return [None] * len(chosen)
-    pick = random.Random(seed ^ SCHEMA_SALT)
+    """For each chosen motif, the (index, row) of its schema plan its draw takes, or None
+    (:func:`_row_index`; a motif without anchors takes none). Rows are read from the seed
+    alone, not from the model's random stream, so a draw that takes no row is the draw it
+    was."""
+    named = random.Random(seed ^ SCHEMA_SALT)
     out: list[tuple[int, dict[str, str]] | None] = []
-    for m in chosen:
+    for m, place in zip(chosen, places, strict=True):
         plan = motif_plan(m.name) if m.anchors and m.emit is not None else None
-        if plan is None or not plan.rows or pick.random() >= recipe.schema_share:
-            out.append(None)
-            continue
-        i = seed % len(plan.rows)
-        out.append((i, plan.rows[i]))
+        i = _row_index(recipe, place, len(plan.rows), named, seed) \
+            if plan is not None and plan.rows and recipe.schema_share else None
+        out.append(None if i is None or plan is None else (i, plan.rows[i]))
     return out
 
 
-def _row_opsets(chosen: list[Motif], rows: list[tuple[int, dict[str, str]] | None],
-                lo: int, hi: int) -> tuple[int, int]:
-    """``lo..hi`` narrowed to the opset interval the first plan row asks for (unchanged
-    where they do not meet)."""
+def walk_seeds(motif: str, generator: str = "v2",
+               passes: Sequence[str] | GenerationHints | None = None) -> dict[int, int]:
+    """Row index -> the smallest seed at which :func:`generate` with ``generator`` and
+    ``passes`` draws ``motif`` first and that draw takes the row (:func:`walk_row`): the
+    seeds that walk the motif's plan once. Empty where the motif is not in the hint's
+    pool or has no plan; generating the seeds is what ``coverage --schema`` reports as the
+    walked share."""
+    recipe = RECIPES[generator]
+    hints = GenerationHints.of(passes)
+    pool, _ = _motif_pool(recipe, hints.passes, hints.opset)
+    names = [m.name for m in pool]
+    plan = motif_plan(motif) if motif in names else None
+    if plan is None or not plan.rows or recipe.schema_share <= 0:
+        return {}
+    a, size, length = names.index(motif), len(names), len(plan.rows)
+    # a row is reached in the first two laps: 2 * length steps of each series, each step
+    # at most ceil(1 / share) counts, each count ``size`` seeds of its series apart
+    bound = 2 * size * (math.ceil(2 * (length + 1) / recipe.schema_share) + 2)
+    out: dict[int, int] = {}
+    for seed in range(bound):
+        s = stratum(seed, size)
+        if s.index != a:
+            continue
+        r = walk_row(recipe.schema_share, s, length)
+        if r is not None and r not in out:
+            out[r] = seed
+            if len(out) == length:
+                break
+    return dict(sorted(out.items()))
+
+
+def _row_opsets(recipe: Recipe, chosen: list[Motif],
+                rows: list[tuple[int, dict[str, str]] | None], lo: int,
+                hi: int) -> tuple[int, int]:
+    """``lo..hi`` (the opsets every chosen motif exists at) narrowed to the opset interval
+    the first plan row asks for. Where they do not meet, the row's interval within the
+    recipe's and its own motif's opsets wins: the motifs that do not exist there are left
+    out of the model (a model's second motif, which takes no row), so that the row's draw
+    is made at an opset of its row."""
     for m, r in zip(chosen, rows, strict=True):
         if r is None:
             continue
@@ -232,6 +349,9 @@ def _row_opsets(chosen: list[Motif], rows: list[tuple[int, dict[str, str]] | Non
         a, z = plan.interval(r[1])
         if max(lo, a) <= min(hi, z):
             return max(lo, a), min(hi, z)
+        own = max(recipe.opsets[0], m.since, a), min(recipe.opsets[1], m.until, z)
+        if own[0] <= own[1]:
+            return own
     return lo, hi
 
 
@@ -267,7 +387,8 @@ def generate(seed: int, generator: str = "v2",
             opset where ``opset`` is None, drawing only motifs that exist at it; their
             ``steps`` draws that many random ops where ``nodes`` is None.
         nodes: override the recipe's (min, max) number of steps.
-        motifs: apply exactly these motifs (by name) instead of drawing them.
+        motifs: apply exactly these motifs (by name) instead of drawing them (which of
+            their draws take a plan row: :func:`_row_index`).
         opset: declare this default-domain opset (7..21) instead of drawing one; motifs that
             do not exist at it are left out.
         interfaces: apply exactly these interface forms (by name, where the model has a
@@ -292,17 +413,24 @@ def generate(seed: int, generator: str = "v2",
         raise ValueError(f"opset {pinned} outside {MIN_OPSET}..{MAX_OPSET}")
     pool, hinted = _motif_pool(recipe, hints.passes, pinned)
     opset = pinned if pinned is not None else opset
+    places: list[Place]
     if motifs is not None:
         chosen = [MOTIFS[m] for m in motifs]
+        places = [NAMED] * len(chosen)
     else:
         k = rng.randint(1, 2) if hinted else (rng.random() < recipe.motif_rate * 2) * \
             rng.randint(1, 2)
         chosen = [rng.choice(pool) for _ in range(k)]
-    rows = _plan_rows(recipe, chosen, seed)
+        places = [None] * k
+        if chosen:  # the first draw rotates over the pool by seed (the stream stays as is)
+            first = stratum(seed, len(pool))
+            places[0] = first
+            chosen[0] = pool[first.index]
+    rows = _plan_rows(recipe, chosen, places, seed)
     if opset is None:
         lo = max([recipe.opsets[0], *(m.since for m in chosen)])
         hi = min([recipe.opsets[1], *(m.until for m in chosen)])
-        lo, hi = _row_opsets(chosen, rows, lo, hi)
+        lo, hi = _row_opsets(recipe, chosen, rows, lo, hi)
         opset = rng.randint(lo, hi) if lo <= hi else recipe.opsets[1]
     kept = [(m, r) for m, r in zip(chosen, rows, strict=True) if m.since <= opset <= m.until]
     chosen = [m for m, _ in kept]

@@ -35,8 +35,10 @@ class Recipe:
         motif_rate: probability that a step appends a motif instead of a random op (no hint).
         annotate: probability that a model declares value_info for its intermediate tensors
             (then for all of them, or for a random half).
-        schema_share: share of the draws of motifs with anchor ops that take a row of the
-            motif's pairwise schema plan (:mod:`generators.schema`).
+        schema_share: share of a model's first draws of motifs with anchor ops (and of
+            the draws of motifs given by name) that take a row of the motif's pairwise
+            schema plan (:mod:`generators.schema`; which draws and rows:
+            :func:`generators.generate._row_index`); a model's later draws take none.
         interfaces: factor of the rates of the interface forms (:mod:`generators.interfaces`:
             exporter shapes, sequence and optional inputs and outputs, initializers listed
             as inputs, symbolic and unknown input dims); 0 draws none.

@@ -4,6 +4,20 @@ feature pairs of the motifs' anchor ops that the cases generated for the pass ex
 
 Cases are generated in this process as a campaign generates them for the pass (the
 target's motif hints for a configuration running that pass alone); nothing runs the target.
+
+Two shares are reported per (pass, motif), and they answer different questions:
+
+- **cases**: what the ``--cases`` consecutive seeds from ``--seed`` exercised. A pass's
+  pool of motifs is drawn in rotation and about half of each motif's draws take a plan row
+  (:func:`generators.generate.walk_row`), so a motif whose plan has more rows than the
+  varied draws it gets cannot reach every pair at that number of cases;
+- **walked**: what the draws exercise when each row of the motif's plan is taken once
+  (the seeds of :func:`generators.generate.walk_seeds`, generated with the same hints):
+  whether the generator *can* take each feasible pair. Its uncovered reasons are what
+  the motif's pattern cannot take.
+
+A pass whose hint pins the models' opset (the version converter's ``from`` opset) counts as
+feasible only the pairs a model of that opset can hold.
 """
 
 from __future__ import annotations
@@ -16,14 +30,30 @@ from typing import Any
 PAIR_TARGET = 0.95
 
 
+def walked(motif: str, generator: str, hints: Any) -> dict[str, Any]:
+    """The coverage of ``motif`` when its plan is walked once under ``hints``: the models of
+    :func:`generators.generate.walk_seeds` (one per plan row), measured for that motif
+    alone (``MotifCoverage.as_json()`` plus ``"rows"``: the rows the walk reached)."""
+    from generators.generate import generate, walk_seeds
+    from generators.schema.measure import schema_coverage
+
+    seeds = walk_seeds(motif, generator, hints)
+    cov = schema_coverage((generate(s, generator, hints) for s in seeds.values()), [motif],
+                          hints.opset)
+    return {**cov[motif].as_json(), "rows": len(seeds)}
+
+
 def schema_report(target: Any, passes: list[str], cases: int, *, generator: str = "v2",
-                  seed: int = 0, progress: Any = None) -> dict[str, dict[str, Any]]:
+                  seed: int = 0, progress: Any = None,
+                  walk: bool = True) -> dict[str, dict[str, Any]]:
     """Generate ``cases`` models per pass of ``target`` and measure feature-pair coverage
-    of each motif the pass's hints draw.
+    of each motif the pass's hints draw; with ``walk``, also the coverage when each
+    motif's plan is walked once (:func:`walked`).
 
     Returns:
-        ``{pass: {"hints": [...], "motifs": {motif: MotifCoverage.as_json()},
-        "unanchored": [motif names without anchors]}}``.
+        ``{pass: {"hints": [...], "motifs": {motif: MotifCoverage.as_json(), with
+        "walked": walked(...) when ``walk``}, "unanchored": [motif names without
+        anchors]}}``.
     """
     from generators.generate import generate
     from generators.motifs import motifs_for_pass
@@ -36,9 +66,12 @@ def schema_report(target: Any, passes: list[str], cases: int, *, generator: str 
         anchored = [m for m in motifs if _anchors(m)]
         draws = [generate(seed + i, generator, hints) for i in range(cases)] if anchored \
             else []
-        cov = schema_coverage(draws, anchored)
-        report[name] = {"hints": list(hints.passes),
-                        "motifs": {m: c.as_json() for m, c in cov.items()},
+        cov = schema_coverage(draws, anchored, hints.opset)
+        rows = {m: c.as_json() for m, c in cov.items()}
+        if walk:
+            for m, row in rows.items():
+                row["walked"] = walked(m, generator, hints)
+        report[name] = {"hints": list(hints.passes), "motifs": rows,
                         "unanchored": [m for m in motifs if m not in anchored]}
         if progress is not None:
             progress(name, report[name])
@@ -51,20 +84,31 @@ def _anchors(motif: str) -> tuple[str, ...]:
     return MOTIFS[motif].anchors
 
 
+def _top(reasons: dict[str, int]) -> str:
+    top = next(iter(reasons.items()), None)
+    return f"{top[1]} pairs: {top[0]}" if top else "-"
+
+
 def _status(row: dict[str, Any]) -> str:
+    """Covered at the cases; else, where the walk covers, how many rows the plan has for
+    how many varied draws; else the walk's main uncovered reason."""
     if row["share"] >= PAIR_TARGET:
         return "[green]covered[/]"
-    reasons = row["uncovered_reasons"]
-    top = next(iter(reasons.items()), None)
-    why = f"{top[1]} pairs: {top[0]}" if top else "-"
-    return f"[yellow]{why}[/]"
+    walk = row.get("walked")
+    if walk is None:
+        return f"[yellow]{_top(row['uncovered_reasons'])}[/]"
+    if walk["share"] >= PAIR_TARGET:
+        return (f"[cyan]walk covers: {walk['rows']} plan rows, {row['varied']} varied "
+                "draws at these cases[/]")
+    return f"[yellow]{_top(walk['uncovered_reasons'])}[/]"
 
 
 def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: Path | None,
                         *, generator: str = "v2", seed: int = 0) -> dict[str, Any]:
     """Print the table of :func:`schema_report` for ``passes`` of ``target`` (a rich table:
-    pass, motif, anchor ops, draws, covered / feasible pairs, share, and the main reason
-    for what stays uncovered or infeasible) and write it as JSON to ``json_file``."""
+    pass, motif, anchor ops, draws, covered / feasible pairs, share at the cases, share
+    walked, and the main reason for what stays uncovered or infeasible) and write it as
+    JSON to ``json_file``."""
     from rich.console import Console
     from rich.table import Table
 
@@ -77,28 +121,35 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
     for col, kw in (("pass", {"no_wrap": True}), ("motif", {"no_wrap": True}),
                     ("anchors", {}), ("draws", {"justify": "right"}),
                     ("pairs", {"justify": "right"}), ("share", {"justify": "right"}),
-                    ("infeasible", {"justify": "right"}), ("status", {})):
+                    ("walked", {"justify": "right"}), ("infeasible", {"justify": "right"}),
+                    ("status", {})):
         table.add_column(col, **kw)
-    rows = covered = 0
+    rows = covered = walk_covered = 0
     for name, entry in report.items():
         if not entry["motifs"]:
             why = "no motif declares anchor ops" if entry["unanchored"] else \
                 "no motif targets this pass"
             table.add_row(name, ", ".join(entry["unanchored"]) or "-", "-", "-", "-", "-",
-                          "-", f"[dim]{why}[/]")
+                          "-", "-", f"[dim]{why}[/]")
             continue
         for motif, row in entry["motifs"].items():
             rows += 1
             covered += row["share"] >= PAIR_TARGET
+            walk = row.get("walked")
+            walk_covered += walk is not None and walk["share"] >= PAIR_TARGET
             infeasible = sum(row["infeasible"].values())
             table.add_row(name, motif, ", ".join(row["anchors"]),
                           f"{row['draws']} ({row['varied']})",
                           f"{row['covered']}/{row['pairs']}", f"{row['share']:.0%}",
+                          "-" if walk is None else
+                          f"{walk['covered']}/{walk['pairs']} {walk['share']:.0%}",
                           str(infeasible), _status(row))
     console.print(table)
     console.print(f"{covered}/{rows} (pass, motif) rows at >= {PAIR_TARGET:.0%} of their "
-                  "feasible feature pairs; draws in parentheses took a plan row; "
-                  "infeasible pairs (no valid model holds them) are in the JSON with reasons")
+                  f"feasible feature pairs at {cases} cases per pass; {walk_covered}/{rows} "
+                  "when each plan row is drawn once (walked); draws in parentheses took a "
+                  "plan row; infeasible pairs (no valid model holds them) are in the JSON "
+                  "with reasons")
     doc = {"target": target.name, "generator": generator, "cases": cases, "seed": seed,
            "threshold": PAIR_TARGET, "passes": report}
     if json_file is not None:

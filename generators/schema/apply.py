@@ -29,6 +29,9 @@ or every edit of the draw is undone (noted too).
 from __future__ import annotations
 
 import copy
+import itertools
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,8 +46,10 @@ from generators.schema.levels import (
     ABSENT,
     CONSUMED,
     DEFAULT,
+    EDGE,
     EMPTY,
     FLAG_ATTRS,
+    NONDEFAULT,
     OUTPUT,
     PRESENT,
     UNUSED,
@@ -84,6 +89,12 @@ class Mark:
 
 class Refused(Exception):
     """One level a draw cannot take; its message is the reason."""
+
+
+class ShapeUnknown(Refused):
+    """The node's own inference no longer gives an output's shape (an input it needs is
+    computed, not constant: a Reshape by a Concat of Shape dims); the model-level inference
+    with data propagation may still give it (:func:`model_keeps_outputs`)."""
 
 
 # -- model-level type information ------------------------------------------------------------
@@ -223,6 +234,42 @@ def node_keeps_outputs(b: GraphBuilder, schema: defs.OpSchema, old: NodeProto,
         if _elem(types, name) and _elem(got, name) != _elem(types, name):
             raise Refused("the output's element type changes")
         before, after = _shape(types, name), _shape(got, name)
+        if before is not None and after is None:
+            raise ShapeUnknown(f"the output shape changes from {before} to None")
+        if before is not None and after != before:
+            raise Refused(f"the output shape changes from {before} to {after}")
+    return got
+
+
+def model_keeps_outputs(b: GraphBuilder, old: NodeProto, new: NodeProto,
+                        weights: list[TensorProto],
+                        types: dict[str, TypeProto]) -> dict[str, TypeProto]:
+    """Like :func:`node_keeps_outputs`, but by the whole graph's inference (data propagated
+    through Shape, Concat, Gather, ... as :func:`infer_types` does) with ``new`` in ``old``'s
+    place and ``weights`` added; the builder is left as it was.
+
+    Returns:
+        The graph's inferred types.
+
+    Raises:
+        Refused: inference fails, or an output of ``old`` changes or stays unknown.
+    """
+    i = next(k for k, n in enumerate(b.nodes) if n is old)
+    b.nodes[i] = new
+    b.initializers.extend(weights)
+    try:
+        got = infer_types(b)
+    except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
+        raise Refused(f"inference fails: {str(exc).splitlines()[0][:120]}") from None
+    finally:
+        b.nodes[i] = old
+        del b.initializers[len(b.initializers) - len(weights):]
+    for name in old.output:
+        if not name:
+            continue
+        before, after = _shape(types, name), _shape(got, name)
+        if _elem(types, name) and _elem(got, name) != _elem(types, name):
+            raise Refused("the output's element type changes")
         if before is not None and after != before:
             raise Refused(f"the output shape changes from {before} to {after}")
     return got
@@ -380,6 +427,73 @@ def _generic_input(c: InputContext, index: int) -> list[np.ndarray]:
     return [np.zeros((), dt), np.ones((1,), dt)]
 
 
+# -- the variant a row-taking draw emits -----------------------------------------------------
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Shallow copies of a builder's lists and sets (what an emission appends to), to put
+    the builder back as it was: emissions append new nodes and values and leave the ones
+    before them as they are."""
+
+    state: tuple[Any, ...]
+
+    #: the builder attributes a snapshot keeps.
+    FIELDS = ("nodes", "initializers", "inputs", "input_names", "outputs", "output_names",
+              "value_infos", "pool", "consumed", "functions")
+
+    @classmethod
+    def of(cls, b: GraphBuilder) -> Snapshot:
+        """The snapshot of ``b`` now."""
+        return cls(tuple(copy.copy(getattr(b, f)) for f in cls.FIELDS))
+
+    def restore(self, b: GraphBuilder) -> None:
+        """Put ``b``'s lists and sets back (copies, so the snapshot can be restored again)."""
+        for f, v in zip(self.FIELDS, self.state, strict=True):
+            setattr(b, f, copy.copy(v))
+
+
+#: emissions a row-taking draw tries for one that makes every anchor op its row has
+#: levels for.
+VARIANT_TRIES = 4
+
+
+def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
+    """The anchor ops ``row`` gives levels to (those that exist at the row's opsets)."""
+    return {op for op in plan.spaces if plan.op_row(row, op)}
+
+
+def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | None],
+                 x: Value, need: set[str]) -> Value | None:
+    """Emit a motif (``emit(b, x)``) whose draw takes a plan row that gives levels to the
+    anchor ops ``need``: a motif of variants (one draw makes a Softmax, another a
+    Transpose) is emitted again, up to :data:`VARIANT_TRIES` times, and the emission that
+    makes the most of ``need`` is kept (the first of them on a tie). A draw that takes no
+    row never comes here, so it is the draw it was.
+
+    Returns:
+        ``emit``'s result for the kept emission; None where the first emission failed.
+    """
+    before = Snapshot.of(b)
+
+    def made(mark: int) -> int:
+        return len(need & {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")})
+
+    start = len(b.nodes)
+    result = emit(b, x)
+    if result is None:
+        return None
+    best = (made(start), Snapshot.of(b), result)
+    for _ in range(VARIANT_TRIES - 1):
+        if best[0] == len(need):
+            break
+        before.restore(b)
+        again = emit(b, x)
+        if again is not None and made(start) > best[0]:
+            best = (made(start), Snapshot.of(b), again)
+    best[1].restore(b)
+    return best[2]
+
+
 # -- the variation ---------------------------------------------------------------------------
 
 class _Draw:
@@ -390,6 +504,8 @@ class _Draw:
         self.mark = mark
         self.result = result
         self.notes: list[str] = []
+        #: outputs of the Casts the edits inserted (no anchor nodes of the motif's pattern)
+        self.inserted: set[str] = set()
         self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
                        list(b.initializers), copy.deepcopy(b.inputs), set(b.input_names),
                        copy.deepcopy(b.outputs), set(b.output_names), list(b.pool),
@@ -404,6 +520,12 @@ class _Draw:
     @property
     def window(self) -> list[NodeProto]:
         return self.b.nodes[self.mark.nodes:]
+
+    def anchors(self, op: str) -> list[NodeProto]:
+        """The window's ``op`` nodes of the default domain the motif made (not the Casts
+        an element type edit inserted)."""
+        return [n for n in self.window if n.op_type == op and n.domain in ("", "ai.onnx")
+                and not (n.output and n.output[0] in self.inserted)]
 
 
 def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
@@ -439,7 +561,7 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
 
 
 def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
-    b, mark = draw.b, draw.mark
+    b = draw.b
     try:
         types = infer_types(b)
     except Exception as exc:  # the motif's own graph: leave it as it is
@@ -448,27 +570,13 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
         levels = plan.op_row(row, op)
         if not levels:  # the op does not exist at the row's opsets
             continue
-        anchors = [n for n in draw.window if n.op_type == op and n.domain in ("", "ai.onnx")]
+        anchors = draw.anchors(op)
         if not anchors:
             draw.notes.append(f"{op}|*: the draw made no {op} node")
             continue
-        for factor, level in levels.items():
-            if not factor.startswith("dtype:"):
-                continue
-            try:
-                if _retype(draw, anchors[0], factor[len("dtype:"):], level, types):
-                    types = infer_types(b, strict=True)
-            except Refused as exc:
-                draw.notes.append(f"{op}|{factor}={level}: {exc}")
-            except Exception as exc:
-                notes = draw.notes
-                draw.undo()
-                draw.__init__(b, mark, draw.result)  # type: ignore[misc]
-                draw.notes = [*notes, f"{op}|{factor}={level}: the retyped graph does not "
-                                      f"infer ({str(exc).splitlines()[0][:100]})"]
-                types = infer_types(b)
-            anchors = [n for n in draw.window if n.op_type == op
-                       and n.domain in ("", "ai.onnx")]
+        types, deferred = _retype_levels(draw, op, {f: lv for f, lv in levels.items()
+                                                     if f.startswith("dtype:")}, types, True)
+        anchors = draw.anchors(op)
         consts = _consts(b)
         for node in anchors:
             schema = _schema(node, b.opset)
@@ -477,6 +585,8 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
             _vary_node(draw, node, schema, levels, types, consts)
             types = infer_types(b)
             consts = _consts(b)
+        if deferred:  # bound now that the node has the optional input the row asks for
+            types, _ = _retype_levels(draw, op, deferred, types, False)
     try:
         infer_types(b, strict=True)
     except Exception as exc:
@@ -485,6 +595,48 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
         return [*notes, f"*: the varied graph does not infer, draw undone "
                         f"({str(exc).splitlines()[0][:100]})"]
     return draw.notes
+
+
+class Unbound(Refused):
+    """No tensor of the node is bound to the type parameter (yet: the only ones are
+    optional inputs or outputs the node does not list)."""
+
+
+def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
+                   types: dict[str, TypeProto],
+                   defer: bool) -> tuple[dict[str, TypeProto], dict[str, str]]:
+    """Give the first ``op`` node of the draw's window each ``dtype:T`` level of ``levels``
+    (:func:`_retype`), noting what it cannot take; with ``defer``, a parameter no tensor of
+    the node is bound to yet is not noted but handed back, to be retyped after the node's
+    optional inputs are edited (Pad's ``Tind`` is bound only by its ``axes`` input).
+
+    Returns:
+        The graph's types after the edits, and the deferred ``factor -> level``.
+    """
+    b, deferred = draw.b, {}
+    for factor, level in levels.items():
+        anchors = draw.anchors(op)
+        if not anchors:
+            draw.notes.append(f"{op}|{factor}={level}: the draw has no {op} node left")
+            continue
+        try:
+            if _retype(draw, anchors[0], factor[len("dtype:"):], level, types):
+                types = infer_types(b, strict=True)
+        except Unbound as exc:
+            if defer:
+                deferred[factor] = level
+            else:
+                draw.notes.append(f"{op}|{factor}={level}: {exc}")
+        except Refused as exc:
+            draw.notes.append(f"{op}|{factor}={level}: {exc}")
+        except Exception as exc:
+            notes = draw.notes
+            draw.undo()
+            draw.__init__(b, draw.mark, draw.result)  # type: ignore[misc]
+            draw.notes = [*notes, f"{op}|{factor}={level}: the retyped graph does not "
+                                  f"infer ({str(exc).splitlines()[0][:100]})"]
+            types = infer_types(b)
+    return types, deferred
 
 
 def type_component(window: list[NodeProto], opset: int,
@@ -533,6 +685,25 @@ def type_component(window: list[NodeProto], opset: int,
     return comp, touched, pins
 
 
+#: element types onnxruntime's Python API can hand back as numpy arrays.
+FETCHABLE = frozenset({
+    TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BOOL,
+    TensorProto.STRING, TensorProto.INT8, TensorProto.INT16, TensorProto.INT32,
+    TensorProto.INT64, TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32,
+    TensorProto.UINT64})
+
+
+def _ort_message(text: str) -> str:
+    """onnxruntime's error without its source paths, C++ signatures and node names (the
+    part that says what is wrong), on one line of at most 160 characters."""
+    line = " ".join(text.split())
+    line = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : ", "", line)
+    line = re.sub(r"/onnxruntime_src/\S+:\d+ ", "", line)
+    line = re.sub(r"(onnxruntime|std)::[\w:<>,~ ]*\([^)]*\)( const)? ", "", line)
+    line = re.sub(r"Name:'[^']*' ", "", line)
+    return line[:160]
+
+
 def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
     """Run the nodes appended since ``mark`` alone in onnxruntime (CPU, no graph
     optimization), their outside inputs fed as :mod:`generators.inputs` feeds a model:
@@ -575,8 +746,8 @@ def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
             g.input.append(value_info(x, _elem(types, x), _shape(types, x)))
         else:
             return None  # an input of unknown shape: nothing to feed it
-    for o in sorted(produced):
-        if o in types and _elem(types, o):
+    for o in sorted(produced):  # onnxruntime returns no bfloat16, float 8 or 4-bit tensor
+        if o in types and _elem(types, o) in FETCHABLE:
             g.output.append(onnx.helper.make_value_info(o, types[o]))
     if not g.output:
         return None
@@ -594,7 +765,7 @@ def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
                                     providers=["CPUExecutionProvider"])
         sess.run(None, feeds)
     except Exception as exc:
-        return str(exc).splitlines()[0][:160]
+        return _ort_message(str(exc))
     return None
 
 
@@ -615,7 +786,7 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         raise Refused("no schema")
     seeds = [n for n, _, ts in bindings(schema, anchor) if ts == param]
     if not seeds:
-        raise Refused(f"no tensor of the node is bound to {param}")
+        raise Unbound(f"no tensor of the node is bound to {param}")
     current = _elem(types, seeds[0])
     if not current:
         raise Refused("the tensor's element type is unknown")
@@ -709,6 +880,7 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         inner = b.namer.tensor(anchor.op_type)
         renames[old] = inner
         tail.append(helper.make_node("Cast", [inner], [old], to=current))
+    draw.inserted.update(n.output[0] for n in [*head, *after.values(), *tail])
     for n in window:
         for i, x in enumerate(n.input):
             if x in renames:
@@ -786,7 +958,8 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
     for factor, level in levels.items():
         try:
             if factor.startswith("attr:") and factor[5:] in schema.attributes:
-                trials = _attr_edits(b, node, schema, factor[5:], level, rank)
+                trials = _attr_edits(b, node, schema, factor[5:], level, rank,
+                                     InputContext(node, schema, types, consts, b.rng))
             elif factor.startswith("out:") and factor[4:] in formal_out:
                 trials = _output_edits(b, node, formal_out.index(factor[4:]), level)
             else:
@@ -853,12 +1026,15 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
     if why:
         return why
     try:
-        got = node_keeps_outputs(b, schema, node, new, t_types, t_consts)
+        try:
+            got = node_keeps_outputs(b, schema, node, new, t_types, t_consts)
+        except ShapeUnknown:
+            got = model_keeps_outputs(b, node, new, weights, types)
     except Refused as exc:
         return str(exc)
     for i, name in enumerate(new.output):
         if name and name not in node.output and _shape(got, name) is None:
-            like = _known_output_shape(new, schema, i, t_types) or \
+            like = _known_output_shape(new, schema, i, t_types, got) or \
                 _sibling_shape(schema, new, i, got)
             if like is None:
                 return "the new output's shape is not inferred"
@@ -873,19 +1049,31 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
 
 
 #: ``(op, optional output) -> index of the input whose shape it has``, where shape inference
-#: gives none (BatchNormalization's statistics have the per-channel mean's shape).
+#: gives none (BatchNormalization's statistics have the per-channel mean's shape; Dropout's
+#: mask has its input's shape).
 OUTPUT_LIKE_INPUT: dict[tuple[str, str], int] = {
-    ("BatchNormalization", name): 3 for name in (
-        "mean", "var", "saved_mean", "saved_var", "running_mean", "running_var")}
+    **{("BatchNormalization", name): 3 for name in (
+        "mean", "var", "saved_mean", "saved_var", "running_mean", "running_var")},
+    ("Dropout", "mask"): 0,
+}
+#: ``(op, optional output) -> index of the output whose shape it has`` (MaxPool's Indices:
+#: one index per element of Y).
+OUTPUT_LIKE_OUTPUT: dict[tuple[str, str], int] = {("MaxPool", "Indices"): 0}
 
 
 def _known_output_shape(node: NodeProto, schema: defs.OpSchema, index: int,
-                        types: dict[str, TypeProto]) -> tuple[int, ...] | None:
-    i = OUTPUT_LIKE_INPUT.get((node.op_type, schema.outputs[min(index, len(schema.outputs)
-                                                                    - 1)].name))
-    if i is None or i >= len(node.input) or not node.input[i]:
-        return None
-    return _shape(types, node.input[i])
+                        types: dict[str, TypeProto],
+                        got: dict[str, TypeProto]) -> tuple[int, ...] | None:
+    """The shape of ``node``'s output ``index`` from :data:`OUTPUT_LIKE_INPUT` (``types``:
+    the inputs' types) or :data:`OUTPUT_LIKE_OUTPUT` (``got``: the inferred outputs)."""
+    name = schema.outputs[min(index, len(schema.outputs) - 1)].name
+    i = OUTPUT_LIKE_INPUT.get((node.op_type, name))
+    if i is not None and i < len(node.input) and node.input[i]:
+        return _shape(types, node.input[i])
+    j = OUTPUT_LIKE_OUTPUT.get((node.op_type, name))
+    if j is not None and j < len(node.output) and node.output[j]:
+        return _shape(got, node.output[j])
+    return None
 
 
 def _sibling_shape(schema: defs.OpSchema, node: NodeProto, index: int,
@@ -905,8 +1093,149 @@ def _sibling_shape(schema: defs.OpSchema, node: NodeProto, index: int,
     return None
 
 
+def _group_weight(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """The weight a Conv or ConvTranspose needs for the ``group`` of ``new`` (the edited
+    copy of ``c.node``) with the input and output channels it had: Conv's weight is
+    ``(M, C / group, k...)``, ConvTranspose's ``(C, M / group, k...)`` (ONNX operator
+    docs), so the weight's second dim is cut, or tiled, to the new size.
+
+    Raises:
+        Refused: the weight is no constant, or the group does not divide the channels.
+    """
+    w, x = c.const(1), c.shape(0)
+    if w is None or x is None or w.ndim < 2:
+        raise Refused("the weight is no constant of known shape to re-cut for the group")
+    old = _attr(c.node, "group") or 1
+    group = _attr(new, "group")
+    group = 1 if group is None else group
+    channels_in = x[1]
+    channels_out = w.shape[0] if c.node.op_type == "Conv" else w.shape[1] * old
+    if group <= 0 or channels_in % group or channels_out % group:
+        raise Refused(f"group {group} does not divide the input channels ({channels_in}) "
+                      f"and output channels ({channels_out})")
+    size = (channels_in if c.node.op_type == "Conv" else channels_out) // group
+    reps = [1] * w.ndim
+    reps[1] = -(-size // w.shape[1])
+    return {1: np.tile(w, reps)[:, :size].copy()}
+
+
+#: ``(op, attribute) -> adapter``: inputs an attribute edit must replace to keep the node's
+#: meaning and output shapes (the new value of input ``i`` by index), read from the context
+#: and the edited copy of the node; raises :class:`Refused` where no input fits.
+ATTR_ADAPTERS: dict[tuple[str, str],
+                    Callable[[InputContext, NodeProto], dict[int, np.ndarray]]] = {
+    ("Conv", "group"): _group_weight,
+    ("ConvTranspose", "group"): _group_weight,
+}
+
+
+def _group_divisors(c: InputContext, level: str) -> list[Any]:
+    """Groups above 1 that divide both the input and the output channels of a Conv or
+    ConvTranspose (:func:`_group_weight` re-cuts the weight for them)."""
+    w, x = c.const(1), c.shape(0)
+    if level != NONDEFAULT or w is None or x is None or w.ndim < 2:
+        return []
+    old = _attr(c.node, "group") or 1
+    out = w.shape[0] if c.node.op_type == "Conv" else w.shape[1] * old
+    common = math.gcd(x[1], out)
+    if common == 1:
+        raise Refused(f"the input channels ({x[1]}) and output channels ({out}) have no "
+                      "common divisor above 1")
+    return [g for g in range(2, common + 1) if common % g == 0][:4]
+
+
+def _output_shape(c: InputContext, level: str) -> list[Any]:
+    """ConvTranspose's ``output_shape`` as the spatial dims it has already."""
+    out = c.out_shape()
+    return [list(out[2:])] if level == NONDEFAULT and out is not None and len(out) > 2 \
+        else []
+
+
+def _zero_output_padding(c: InputContext, level: str) -> list[Any]:
+    """ConvTranspose's ``output_padding`` written as zeros (no default in the schema, so
+    ``nondefault``; the output keeps its shape)."""
+    x = c.shape(0)
+    return [[0] * (len(x) - 2)] if level == NONDEFAULT and x is not None and len(x) > 2 \
+        else []
+
+
+def _shifted_pads(c: InputContext, level: str) -> list[Any]:
+    """Pad's ``pads`` (its attribute form, Pad-2) moved by one along an axis of at least two
+    elements: one negative pad (an edge value: the axis is cropped at one end) and one more
+    at the other end, so the output keeps its shape."""
+    x, cur = c.shape(0), _attr(c.node, "pads")
+    if level != EDGE or x is None or cur is None or len(cur) != 2 * len(x):
+        return []
+    out = []
+    for i, d in enumerate(x):
+        if d >= 2 and cur[i] == 0:
+            pads = list(cur)
+            pads[i] -= 1
+            pads[i + len(x)] += 1
+            out.append(pads)
+    return out[:2]
+
+
+def _output_count(c: InputContext, level: str) -> list[Any]:
+    """Split's ``num_outputs`` as the number of outputs the node has."""
+    return [len(c.node.output)] if level == NONDEFAULT else []
+
+
+def _shape_keeping_perms(c: InputContext, level: str) -> list[Any]:
+    """Transpose's ``perm`` values other than its own that give the output shape it has
+    (axes of equal size swapped)."""
+    x, out, cur = c.shape(0), c.out_shape(), _attr(c.node, "perm")
+    if level != NONDEFAULT or x is None or out is None or len(x) > 6:
+        return []
+    return [list(p) for p in itertools.permutations(range(len(x)))
+            if tuple(x[i] for i in p) == tuple(out) and list(p) != list(cur or ())][:6]
+
+
+def _axes_sets(c: InputContext, level: str) -> list[Any]:
+    """``axes`` values of the size the node's has (Unsqueeze: positions of the output,
+    others: axes of the input), other than its own, non-negative for ``nondefault`` and in
+    the negative form for ``edge``; the node check keeps those that leave the output shape
+    as it is (a size-1 axis reduced or squeezed instead of another, a 1 inserted next to
+    another 1)."""
+    cur = _attr(c.node, "axes")
+    ref = c.out_shape() if c.node.op_type == "Unsqueeze" else c.shape(0)
+    if cur is None or ref is None or level not in (NONDEFAULT, EDGE) or not 0 < len(cur) <= 3:
+        return []
+    rank = len(ref)
+    own = sorted(a % rank for a in cur)
+    sets = [list(a) for a in itertools.combinations(range(rank), len(cur)) if list(a) != own]
+    return [[a - rank for a in s] for s in sets] if level == EDGE else sets
+
+
+def _stash_types(c: InputContext, level: str) -> list[Any]:
+    """LayerNormalization's ``stash_type`` (the element type of its Mean and InvStdDev
+    outputs, type constraint U: float, the default, or bfloat16; the flag rule's
+    ``1 - default`` would name no type) as bfloat16."""
+    return [TensorProto.BFLOAT16] if level == NONDEFAULT else []
+
+
+#: ``(op, attribute) -> values`` tried first for a ``nondefault`` or ``edge`` level, read
+#: from the node (where :func:`generators.schema.levels.candidates`, which sees only the
+#: rank, has none that keeps the output shapes); a function raises :class:`Refused` where
+#: no value of the level fits the node.
+NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]] = {
+    ("Conv", "group"): _group_divisors,
+    ("ConvTranspose", "group"): _group_divisors,
+    ("ConvTranspose", "output_shape"): _output_shape,
+    ("ConvTranspose", "output_padding"): _zero_output_padding,
+    ("Pad", "pads"): _shifted_pads,
+    ("Split", "num_outputs"): _output_count,
+    ("Transpose", "perm"): _shape_keeping_perms,
+    ("LayerNormalization", "stash_type"): _stash_types,
+    **{(op, "axes"): _axes_sets for op in (
+        "Unsqueeze", "Squeeze", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum",
+        "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+        "ReduceSumSquare")},
+}
+
+
 def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: str,
-                level: str, rank: int | None) -> list[Edit]:
+                level: str, rank: int | None, ctx: InputContext) -> list[Edit]:
     spec = schema.attributes[name]
     cur = next((a for a in node.attribute if a.name == name), None)
     default = spec.default_value if spec.default_value is not None and \
@@ -924,9 +1253,12 @@ def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: s
         d.name = name
         values = [d]
     else:
-        for v in candidates(node.op_type, name, int(spec.type), level,
-                            attr_value(cur) if cur is not None else None,
-                            attr_value(default) if default is not None else None, rank, b.rng):
+        first = NODE_CANDIDATES.get((node.op_type, name))
+        for v in [*(first(ctx, level) if first else []),
+                  *candidates(node.op_type, name, int(spec.type), level,
+                              attr_value(cur) if cur is not None else None,
+                              attr_value(default) if default is not None else None, rank,
+                              b.rng)]:
             try:
                 a = as_attribute(name, v, int(spec.type))
             except (TypeError, ValueError):
@@ -946,7 +1278,12 @@ def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: s
             n.attribute.extend(kept)
             if a is not None:
                 n.attribute.append(a)
-            return [], _nothing
+            adapt = ATTR_ADAPTERS.get((n.op_type, name))
+            weights = []
+            for i, arr in (adapt(ctx, n) if adapt else {}).items():
+                weights.append(numpy_helper.from_array(arr, b.namer.weight(n.op_type)))
+                n.input[i] = weights[-1].name
+            return weights, _nothing
         return edit
 
     return [edit_for(a) for a in values]
@@ -1009,9 +1346,10 @@ def _output_edits(b: GraphBuilder, node: NodeProto, index: int, level: str) -> l
     if cur == level:
         return []
     if level == ABSENT and (readers or is_out):
-        raise Refused("the output is read")
-    if cur != ABSENT and level != ABSENT and (readers or is_out):
-        raise Refused("the output is read already")
+        raise Refused("the motif's pattern reads the output")
+    also_output = level == OUTPUT and readers and not is_out  # read and a graph output too
+    if cur != ABSENT and level != ABSENT and (readers or is_out) and not also_output:
+        raise Refused("the motif's pattern reads the output")
     fresh = name or b.namer.tensor(node.op_type)
 
     def edit(n: NodeProto) -> tuple[list[TensorProto], Callable[..., None]]:
@@ -1044,11 +1382,16 @@ def _attr(node: NodeProto, name: str) -> Any:
 
 
 def _conv_group_mismatch(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    """Conv: input channels = weight dim 1 x group, output channels (weight dim 0) a
+    multiple of group; ConvTranspose: input channels = weight dim 0, a multiple of group
+    (its weight is ``(C, M / group, k...)``)."""
     group = _attr(node, "group")
     group = 1 if group is None else group
     x, w = _shape(types, node.input[0]), _shape(types, node.input[1])
     if x is None or w is None:
         return False
+    if node.op_type == "ConvTranspose":
+        return group <= 0 or x[1] != w[0] or w[0] % group != 0
     return group <= 0 or x[1] != w[1] * group or w[0] % group != 0
 
 
@@ -1107,6 +1450,17 @@ def _saturate(node: NodeProto, types: dict[str, TypeProto]) -> bool:
         "float8"
 
 
+def _block_size_per_tensor(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    size = _attr(node, "block_size")
+    x = _shape(types, node.input[0])
+    scale = _shape(types, node.input[1]) if len(node.input) > 1 else None
+    return bool(size) and x is not None and scale is not None and len(scale) != len(x)
+
+
+def _no_trip_count(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    return not node.input or not node.input[0]
+
+
 #: ops whose ``axis`` must name an axis of the first input (Flatten: or its end).
 _AXIS_OPS = ("Softmax", "LogSoftmax", "Hardmax", "Concat", "Gather", "Flatten", "Split",
              "ArgMax", "ArgMin", "CumSum", "GatherElements", "ScatterElements", "TopK")
@@ -1131,10 +1485,18 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
     ("Dropout", lambda n, t: (_attr(n, "ratio") is not None
                               and not 0.0 <= float(_attr(n, "ratio")) < 1.0),
      "onnxruntime's Dropout requires ratio in [0, 1)"),
+    *((op, _block_size_per_tensor,
+       f"onnxruntime's {op} takes a non-zero block_size only for blocked quantization (a "
+       "scale of the input's rank); the node's scale is per tensor or per axis")
+      for op in ("QuantizeLinear", "DequantizeLinear")),
+    ("Loop", _no_trip_count,
+     "a Loop without its trip count M runs until its body's condition turns false, which "
+     "no check of the draw can tell will happen (a run of it may never end)"),
     ("Conv", _conv_group_mismatch,
      "onnxruntime's Conv requires input channels = weight channels x group"),
     ("ConvTranspose", _conv_group_mismatch,
-     "onnxruntime's ConvTranspose requires input channels = weight channels x group"),
+     "onnxruntime's ConvTranspose requires input channels = weight dim 0, a multiple of "
+     "group"),
 ]
 
 

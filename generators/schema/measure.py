@@ -149,6 +149,7 @@ class MotifCoverage:
         uncovered: reason -> uncovered feasible pairs it explains (the draws' notes about
             either choice of the pair, else "no draw took this pair").
         missing: anchor ops without an ONNX schema, with the reason.
+        unplanned: anchor op -> {pair: reason} for feasible pairs no plan row holds.
     """
 
     motif: str
@@ -161,6 +162,7 @@ class MotifCoverage:
     notes: Counter[str] = field(default_factory=Counter)
     uncovered: Counter[str] = field(default_factory=Counter)
     missing: dict[str, str] = field(default_factory=dict)
+    unplanned: dict[str, dict[Pair, str]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -191,15 +193,69 @@ class MotifCoverage:
 
 
 _NOTE = re.compile(r"^(?P<op>[^|]+)\|(?P<factor>[^=]+)=(?P<level>[^:]+): (?P<why>.*)$")
+#: a note about a whole anchor op (``"Softmax|*: the draw made no Softmax node"``).
+_OP_NOTE = re.compile(r"^(?P<op>[^|*]+)\|\*: (?P<why>.*)$")
 
 
 def _normalize(why: str) -> str:
     return re.sub(r"\(\d[\d, ]*\)", "(…)", re.sub(r"Node\([^)]*\)", "Node", why))[:140]
 
 
-def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, MotifCoverage]:
+def _note_undone(varied: dict[str, Any], into: dict[tuple[str, Pair], str]) -> None:
+    """Where a varied draw was undone as a whole (a note ``"*: ..."``), its reason for each
+    (anchor op, pair) of the row it was to take (first reason kept)."""
+    from generators.schema.plan import _op_pairs_with_opset, motif_plan
+
+    whole = next((n[3:] for n in varied["notes"] if n.startswith("*: ")), None)
+    plan = motif_plan(varied["motif"]) if whole else None
+    if plan is None or whole is None or not 0 <= varied["row"] < len(plan.rows):
+        return
+    for key in _op_pairs_with_opset(plan.rows[varied["row"]], plan.spaces):
+        into.setdefault(key, _normalize(whole))
+
+
+def _op_reason(op: str, notes: Counter[tuple[str, str]]) -> str:
+    """The reason of the notes about anchor ``op`` as a whole (a motif of variants: some
+    draws that took a row made no ``op`` node), or ""."""
+    top = max(((n, why) for (o, why), n in notes.items() if o == op), default=None)
+    return f"{top[1]} ({top[0]} draws; the motif makes it in some variants)" if top else ""
+
+
+def at_opset(plan: Any, opset: int) -> tuple[dict[str, frozenset[Pair]], Counter[str]]:
+    """``plan``'s feasible pairs that a model of opset ``opset`` can hold: the op's version
+    in force there allows both levels, and the plan's checks (onnxruntime's kernels, the
+    rules, the motif's ties) pass for them at that opset; and, by reason, how many cannot."""
+    from generators.schema.plan import _checker, probe
+    from generators.schema.rows import key
+
+    check = _checker(plan.spaces, probe(plan.motif, *plan.opsets)[0])
+    iv = next((iv for iv in plan.intervals if iv[0] <= opset <= iv[1]), None)
+    kept: dict[str, frozenset[Pair]] = {}
+    left: Counter[str] = Counter()
+    for op, pairs in plan.pairs.items():
+        space = plan.spaces[op]
+        v = space.version_at(opset)
+        ok = set()
+        for p in pairs:
+            why = f"the pass's hint pins opset {opset}: out of reach of {op} there"
+            if v is not None and iv is not None and space.allows(v, dict(p)):
+                why = check({OPSET: str(iv[0]), **{key(op, f): lv for f, lv in p
+                                                   if f != OPSET}})
+            if why is None:
+                ok.add(p)
+            else:
+                left[why if why.startswith("the pass") else
+                     f"the pass's hint pins opset {opset}: {why}"] += 1
+        kept[op] = frozenset(ok)
+    return kept, left
+
+
+def schema_coverage(draws: Iterable[Any], motifs: Iterable[str],
+                    opset: int | None = None) -> dict[str, MotifCoverage]:
     """Pair coverage per motif of generated models ``draws`` (GeneratedModels), for the
-    motifs named in ``motifs`` that declare anchors."""
+    motifs named in ``motifs`` that declare anchors; with ``opset`` (a pass whose hint pins
+    the models' opset), only the pairs a model of that opset can hold count as feasible,
+    the others as infeasible for that reason (:func:`at_opset`)."""
     from generators.motifs import MOTIFS
     from generators.schema.plan import motif_plan
 
@@ -212,11 +268,17 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
         cov = MotifCoverage(name, m.anchors)
         if plan is not None:
             cov.feasible = dict(plan.pairs)
+            if opset is not None:
+                cov.feasible, left = at_opset(plan, opset)
+                cov.infeasible.update(left)
             cov.missing = dict(plan.missing)
+            cov.unplanned = getattr(plan, "unplanned", {})
             for bad in plan.infeasible.values():
                 cov.infeasible.update(bad.values())
         report[name] = cov
     by_choice: dict[str, Counter[tuple[str, str, str]]] = {}
+    by_op: dict[str, Counter[tuple[str, str]]] = {}
+    undone: dict[str, dict[tuple[str, Pair], str]] = {}
     for gm in draws:
         for motif, _, _ in gm.spans:
             if motif in report:
@@ -225,7 +287,12 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
             if v["motif"] not in report:
                 continue
             report[v["motif"]].varied += 1
+            _note_undone(v, undone.setdefault(v["motif"], {}))
             for note in v["notes"]:
+                whole = _OP_NOTE.match(note)
+                if whole:
+                    by_op.setdefault(v["motif"], Counter())[
+                        (whole["op"], _normalize(whole["why"]))] += 1
                 hit = _NOTE.match(note)
                 why = _normalize(hit["why"] if hit else note)
                 report[v["motif"]].notes[why] += 1
@@ -251,5 +318,8 @@ def schema_coverage(draws: Iterable[Any], motifs: Iterable[str]) -> dict[str, Mo
                             break
                     if best:
                         break
+                best = best or _normalize(cov.unplanned.get(op, {}).get(p, "")) or \
+                    _op_reason(op, by_op.get(name, Counter())) or \
+                    undone.get(name, {}).get((op, p))
                 cov.uncovered[best or "no draw took this pair"] += 1
     return report

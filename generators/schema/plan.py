@@ -69,6 +69,15 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
     opsets ``lo`` and ``hi`` into an empty builder, read by the union-find over the window's
     type parameters. (A plan row that gives tied parameters different types, or a type a
     tied node has no kernel for, cannot be drawn.)"""
+    return probe(name, lo, hi)[0]
+
+
+@cache
+def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
+    """:func:`probe_ties`, and whether every probe draw made every anchor op that exists at
+    its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
+    before a MaxPool in another: its ties are a union over draws that no single draw
+    holds)."""
     import random
 
     from onnx import defs
@@ -83,6 +92,7 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
     m = MOTIFS[name]
     anchors = {a.rpartition("::")[2] for a in m.anchors}
     ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    joint = True
     rank = min(max(m.ranks[0], 2), m.ranks[1])
     dtype = FLOAT if FLOAT in m.dtypes else min(m.dtypes)
     for seed in range(4):
@@ -99,6 +109,8 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
             except Exception:  # a probe the motif cannot take: other probes may
                 continue
             window = b.nodes[mark.nodes:]
+            made = {n.op_type for n in window if n.domain in ("", "ai.onnx")}
+            joint = joint and all(a in made for a in anchors if _exists(a, opset))
             seen: set[str] = set()
             for a in window:  # the first node of each anchor op: the one a draw retypes
                 if a.op_type not in anchors or a.op_type in seen or \
@@ -116,7 +128,17 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
                         continue
                     tied = ties.setdefault((a.op_type, tc.type_param_str), set())
                     tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
-    return {k: frozenset(v) for k, v in ties.items()}
+    return {k: frozenset(v) for k, v in ties.items()}, joint
+
+
+def _exists(op: str, opset: int) -> bool:
+    from onnx import defs
+
+    try:
+        defs.get_schema(op, opset, "")
+    except defs.SchemaError:
+        return False
+    return True
 
 
 def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None
@@ -214,9 +236,13 @@ def _op_pairs_with_opset(row: Row, spaces: dict[str, OpSpace]) -> set[tuple[str,
 
 
 def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
-               ties: Ties | None = None) -> MotifPlan:
+               ties: Ties | None = None, joint: bool = True) -> MotifPlan:
     """The plan of ``motif`` whose anchors are ``anchors`` over opsets ``lo..hi``;
-    ``ties`` (:func:`probe_ties`) are the type parameters its pattern ties together.
+    ``ties`` (:func:`probe_ties`) are the type parameters its pattern ties together, and
+    ``joint`` whether every draw makes every anchor (:func:`probe`). A pair no complete row
+    can hold is infeasible where ``joint``; otherwise the verdict may stem from ties of
+    variants no draw holds together, and the pair stays feasible, its reason kept in
+    ``unplanned``.
 
     Raises:
         ValueError: ``lo > hi``.
@@ -281,6 +307,7 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
             rows.append(dict(zip(keys, values, strict=True)))
     elif keys:
         rows = [{OPSET: lv} for lv in levels[0]]
+    unplanned: dict[str, dict[Pair, str]] = {}
     want = {(op, p) for op, ps in pairs.items() for p in ps}
     have: set[tuple[str, Pair]] = set()
     for r in rows:
@@ -289,11 +316,17 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
         if (op, p) in have:
             continue
         row = _complete(op, p, keys, levels, spaces, intervals, check, want - have)
-        if row is not None:
+        if isinstance(row, dict):
             rows.append(row)
             have |= _op_pairs_with_opset(row, spaces)
+        elif row is not None and joint:  # no valid row of the motif's factors holds it
+            pairs[op] = pairs[op] - {p}
+            infeasible[op][p] = row
+        elif row is not None:
+            unplanned.setdefault(op, {})[p] = f"no plan row holds it with the ties of all " \
+                f"the motif's variants at once ({row})"
     return MotifPlan(motif, (lo, hi), spaces, intervals, tuple(rows), pairs, infeasible,
-                     missing)
+                     missing, unplanned)
 
 
 def _with_na(levels: list[str], space: OpSpace,
@@ -306,24 +339,40 @@ def _with_na(levels: list[str], space: OpSpace,
     return [*levels, NA]
 
 
+#: partial rows :func:`_search` checks for one pair before it gives up without a verdict.
+SEARCH_BUDGET = 20_000
+
+
+def _start(op: str, pair: Pair, spaces: dict[str, OpSpace], iv: tuple[int, int]) -> Row | None:
+    """The partial row of interval ``iv`` holding ``pair`` of ``op`` (None: the op's version
+    there is not the pair's)."""
+    v = spaces[op].version_at(iv[0])
+    row: Row = {OPSET: str(iv[0])}
+    for f, lv in pair:
+        if f == OPSET:
+            if v is None or str(v.version) != lv:
+                return None
+        else:
+            row[key(op, f)] = lv
+    return row
+
+
 def _complete(op: str, pair: Pair, keys: list[str], levels: list[list[str]],
               spaces: dict[str, OpSpace], intervals: tuple[tuple[int, int], ...],
               check: Callable[[Row], str | None],
-              uncovered: set[tuple[str, Pair]]) -> Row | None:
-    """A valid row holding ``pair`` of ``op``, its other factors chosen greedily to cover
-    the most ``uncovered`` pairs (None when no interval can hold the pair)."""
-    space = spaces[op]
-    for iv in intervals:
-        v = space.version_at(iv[0])
-        row: Row = {OPSET: str(iv[0])}
-        fits = True
-        for f, lv in pair:
-            if f == OPSET:
-                fits = v is not None and str(v.version) == lv
-            else:
-                row[key(op, f)] = lv
-        if not fits or check(row) is not None:
-            continue
+              uncovered: set[tuple[str, Pair]]) -> Row | str | None:
+    """A valid row holding ``pair`` of ``op``, or why none exists.
+
+    First greedily: the other factors in key order, each at the valid level covering the
+    most ``uncovered`` pairs. Where that dead-ends, :func:`_search` decides.
+
+    Returns:
+        The row; or the reason no row can hold the pair; or None when the search spent
+        :data:`SEARCH_BUDGET` checks without a verdict.
+    """
+    starts = [r for r in (_start(op, pair, spaces, iv) for iv in intervals)
+              if r is not None and check(r) is None]
+    for row in starts:
         for k, options in zip(keys, levels, strict=True):
             if k in row:
                 continue
@@ -336,12 +385,67 @@ def _complete(op: str, pair: Pair, keys: list[str], levels: list[list[str]],
                 if g > gain:
                     best, gain = lv, g
             if best is None:
-                fits = False
                 break
             row[k] = best
-        if fits:
+        else:
             return row
-    return None
+    if not starts:
+        row0 = next((r for r in (_start(op, pair, spaces, iv) for iv in intervals)
+                     if r is not None), None)
+        return check(row0) if row0 is not None else \
+            "no opset of the motif's range has this version"
+    return _search(starts, dict(zip(keys, levels, strict=True)), check)
+
+
+def _search(starts: list[Row], options: dict[str, list[str]],
+            check: Callable[[Row], str | None]) -> Row | str | None:
+    """A complete valid row extending one of ``starts``: depth-first, the factor with the
+    fewest valid levels next (most-constrained first, with forward checking: a partial
+    row some factor has no valid level for is abandoned at once).
+
+    Returns:
+        The row; or, when the search was exhaustive, the reason of the first factor met
+        with no valid level; or None after :data:`SEARCH_BUDGET` checks.
+    """
+    budget = [SEARCH_BUDGET]
+    reason: list[str] = []
+
+    def extend(row: Row) -> Row | None:
+        rest = [k for k in options if k not in row]
+        if not rest:
+            return row
+        valid: dict[str, list[str]] = {}
+        for k in rest:
+            valid[k] = []
+            refused: dict[str, str] = {}
+            for lv in options[k]:
+                budget[0] -= 1
+                why = check(dict(row, **{k: lv}))
+                if why is None:
+                    valid[k].append(lv)
+                else:
+                    refused[lv] = why
+            if not valid[k]:
+                if not reason:
+                    reason.append(f"no level of {k} completes a valid row: " + "; ".join(
+                        f"{lv}: {why}" for lv, why in refused.items()))
+                return None
+        k = min(rest, key=lambda x: len(valid[x]))
+        for lv in valid[k]:
+            if budget[0] < 0:
+                return None
+            found = extend(dict(row, **{k: lv}))
+            if found is not None:
+                return found
+        return None
+
+    for row in starts:
+        found = extend(row)
+        if found is not None:
+            return found
+        if budget[0] < 0:
+            return None
+    return reason[0] if reason else "no valid row holds it"
 
 
 @cache
@@ -358,6 +462,7 @@ def motif_plan(name: str) -> MotifPlan | None:
     if isinstance(stored, MotifPlan):
         return stored
     lo, hi = max(m.since, MIN_OPSET), min(m.until, MAX_OPSET)
-    plan = build_plan(name, m.anchors, lo, hi, probe_ties(name, lo, hi))
+    ties, joint = probe(name, lo, hi)
+    plan = build_plan(name, m.anchors, lo, hi, ties, joint)
     store_plan(name, plan)
     return plan

@@ -5,7 +5,7 @@ makes a motif draw take one of their rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from generators.schema.levels import NA
 from generators.schema.space import OPSET, OpSpace, Pair
@@ -34,6 +34,9 @@ class MotifPlan:
         pairs: anchor op -> its feasible pairs (what ``coverage --schema`` counts).
         infeasible: anchor op -> {pair: reason} for pairs no valid model can hold.
         missing: anchor ops with no ONNX schema (contrib ops), with the reason.
+        unplanned: anchor op -> {pair: reason} for feasible pairs no row holds (a motif of
+            variants whose joint row over-constrains them; see
+            :func:`generators.schema.plan.build_plan`).
     """
 
     motif: str
@@ -44,6 +47,7 @@ class MotifPlan:
     pairs: dict[str, frozenset[Pair]]
     infeasible: dict[str, dict[Pair, str]]
     missing: dict[str, str]
+    unplanned: dict[str, dict[Pair, str]] = field(default_factory=dict)
 
     def interval(self, row: Row) -> tuple[int, int]:
         """The opset interval ``row`` asks for."""

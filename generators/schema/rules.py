@@ -113,6 +113,16 @@ RULES: tuple[Rule, ...] = (
          "pads must hold two non-negative pads per spatial axis"),
     Rule(_CONV_LIKE, _ANY, _level_is("attr:group", EDGE),
          "group must be a positive divisor of the input channels"),
+    Rule(frozenset({"Split"}), (18, 10_000), _level_is("attr:num_outputs", EDGE),
+         "num_outputs must be positive (one output or more)"),
+    Rule(frozenset({"QuantizeLinear", "DequantizeLinear"}), _ANY,
+         _level_is("attr:block_size", EDGE),
+         "block_size must be non-negative (onnxruntime refuses others)"),
+    Rule(frozenset({"ConvTranspose"}), _ANY, _level_is("attr:output_shape", EDGE),
+         "output_shape must hold one positive size per spatial axis"),
+    Rule(frozenset({"ConvTranspose"}), _ANY, _level_is("attr:output_padding", EDGE),
+         "output_padding must hold one non-negative padding (below the stride) per "
+         "spatial axis"),
 )
 
 

@@ -64,7 +64,7 @@ class VersionSpec:
             ``absent`` only if every later one is too; otherwise it is named ``""``).
         only_optional: ``dtype:T`` -> the optional input / output factors that are the only
             tensors bound to ``T``: a node has an element type for ``T`` only where one of
-            them is listed.
+            them is listed, and ``n/a`` (no type) exactly where none is.
     """
 
     version: int
@@ -114,9 +114,13 @@ class OpSpace:
                 return False
         for f, carriers in v.only_optional.items():
             level = assignment.get(f)
-            if level is None or level == NA:
+            if level is None:
                 continue
             known = [assignment.get(c) for c in carriers]
+            if level == NA:  # unbound: no carrier may be given
+                if any(k is not None and k not in (ABSENT, EMPTY) for k in known):
+                    return False
+                continue
             if all(k is not None and k in (ABSENT, EMPTY) for k in known):
                 return False
         seen_listed = False
@@ -194,6 +198,8 @@ def _version_spec(schema: defs.OpSchema, opsets: tuple[int, int]) -> VersionSpec
                 required.add(p.type_str)
     only = {f"dtype:{t}": tuple(c) for t, c in carriers.items()
             if t not in required and f"dtype:{t}" in allowed}
+    for f in only:  # no tensor bound: the parameter has no type (n/a), as a node reads it
+        allowed[f] = allowed[f] | {NA}
     return VersionSpec(schema.since_version, opsets, allowed, tuple(opt_in), only)
 
 

@@ -1,0 +1,138 @@
+"""Walking the schema plans: which motif a seed draws first and which plan row that draw
+takes (:func:`generators.generate.stratum`, :func:`generators.generate.walk_row`), the seeds
+that walk a plan once, the walked share of ``coverage --schema``, and the edits that let a
+draw take a level (weights re-cut for a Conv group) or say why it cannot."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+
+from generators.generate import _motif_pool, generate, stratum, walk_row, walk_seeds
+from generators.hints import GenerationHints
+from generators.recipe import RECIPES
+from generators.schema.apply import InputContext, Refused, _group_weight
+from generators.schema.plan import motif_plan
+
+#: a pass hint whose pool holds a few motifs with anchors (conv-bn and its likes).
+HINT = GenerationHints.of(["fuse_bn_into_conv"])
+
+
+def test_consecutive_seeds_rotate_the_pool_in_both_parities() -> None:
+    for size in (1, 2, 3, 8, 9):
+        for parity in (0, 1):
+            drawn = [stratum(seed, size).index for seed in range(parity, 4 * size, 2)]
+            assert sorted(set(drawn)) == list(range(size)), (size, parity)
+    s = stratum(10**18 + 7, 6)
+    assert 0 <= s.index < 6 and s.parity == 1
+
+
+def test_a_walk_takes_distinct_rows_within_a_lap() -> None:
+    length = 7
+    rows = [walk_row(1.0, stratum(seed, 1), length) for seed in range(length)]
+    assert sorted(rows) == list(range(length))
+    halves = [walk_row(0.5, stratum(seed, 1), length) for seed in range(4 * length)]
+    taken = [r for r in halves if r is not None]
+    assert len(taken) == 2 * length  # half of the draws
+    assert sorted(taken[:length]) == list(range(length))  # the first lap: each row once
+    assert walk_row(0.0, stratum(5, 1), length) is None
+
+
+def test_consecutive_varied_draws_of_a_motif_take_distinct_rows() -> None:
+    rows: dict[str, list[int]] = defaultdict(list)
+    for seed in range(120):
+        gm = generate(seed, "v2", HINT)
+        for v in gm.varied:
+            rows[v["motif"]].append(v["row"])
+    assert rows
+    for name, taken in rows.items():
+        length = len(motif_plan(name).rows)
+        assert len(taken) >= 10, name
+        first_lap = taken[:length]
+        assert len(set(first_lap)) == len(first_lap), (name, first_lap)
+
+
+def test_walk_seeds_draw_the_motif_first_at_each_row() -> None:
+    name = "conv-bn"
+    seeds = walk_seeds(name, "v2", HINT)
+    plan = motif_plan(name)
+    assert sorted(seeds) == list(range(len(plan.rows)))
+    pool, _ = _motif_pool(RECIPES["v2"], HINT.passes, HINT.opset)
+    for row, seed in list(seeds.items())[:12]:
+        assert pool[stratum(seed, len(pool)).index].name == name
+        gm = generate(seed, "v2", HINT)
+        assert gm.varied and gm.varied[0]["motif"] == name and gm.varied[0]["row"] == row
+    assert walk_seeds("no-such-motif-in-this-pool", "v2", HINT) == {}
+
+
+def test_a_walked_plan_covers_its_motifs_pairs() -> None:
+    from fuzzer.commands.coverage_schema import walked
+
+    row = walked("conv-bn", "v2", HINT)
+    assert row["rows"] == len(motif_plan("conv-bn").rows)
+    assert row["share"] >= 0.9, row["uncovered_reasons"]
+
+
+def test_a_pair_no_row_can_hold_is_infeasible_with_its_reason() -> None:
+    # BatchNormalization's scale in double needs its input in double; conv-bn ties that
+    # input to the Conv, which onnxruntime does not run in double
+    plan = motif_plan("conv-bn")
+    bad = plan.infeasible["BatchNormalization"]
+    pair = (("attr:epsilon", "absent"), ("dtype:T1", "double"))
+    assert pair in bad and pair not in plan.pairs["BatchNormalization"]
+    assert "ties BatchNormalization.T to Conv.T" in bad[pair]
+
+
+def _context(op: str, x: tuple[int, ...], w: np.ndarray, group: int | None) -> InputContext:
+    node = helper.make_node(op, ["x", "w"], ["y"], **({"group": group} if group else {}))
+    types = {"x": helper.make_tensor_type_proto(1, list(x)),
+             "w": helper.make_tensor_type_proto(1, list(w.shape))}
+    return InputContext(node, None, types, {"w": numpy_helper.from_array(w, "w")}, None)
+
+
+@pytest.mark.parametrize(("op", "x", "w", "group", "want"), [
+    ("Conv", (1, 4, 5, 5), (6, 4, 3, 3), 2, (6, 2, 3, 3)),
+    ("Conv", (1, 4, 5, 5), (6, 2, 3, 3), 1, (6, 4, 3, 3)),  # group 2 -> 1: tiled
+    ("ConvTranspose", (1, 4, 5, 5), (4, 6, 3, 3), 2, (4, 3, 3, 3)),
+])
+def test_a_group_edit_recuts_the_weight(op: str, x: tuple[int, ...], w: tuple[int, ...],
+                                        group: int, want: tuple[int, ...]) -> None:
+    weight = np.arange(np.prod(w), dtype=np.float32).reshape(w)
+    old = 2 if w[1] * 2 == x[1] and op == "Conv" else None
+    c = _context(op, x, weight, old)
+    new = helper.make_node(op, ["x", "w"], ["y"], group=group)
+    assert _group_weight(c, new)[1].shape == want
+
+
+def test_a_group_that_divides_no_channel_count_is_refused_with_the_reason() -> None:
+    c = _context("Conv", (1, 3, 5, 5), np.ones((4, 3, 3, 3), np.float32), None)
+    with pytest.raises(Refused, match="does not divide the input channels"):
+        _group_weight(c, helper.make_node("Conv", ["x", "w"], ["y"], group=2))
+
+
+def test_a_motif_of_variants_reports_the_anchor_its_draws_did_not_make() -> None:
+    from fuzzer.commands.coverage_schema import walked
+
+    hint = GenerationHints.of(["eliminate_common_subexpression"])
+    row = walked("common-subexpression", "v2", hint)
+    assert row["rows"] == len(motif_plan("common-subexpression").rows)
+    reasons = row["uncovered_reasons"]
+    assert any("the draw made no" in why and "some variants" in why for why in reasons), \
+        reasons
+    assert "no draw took this pair" not in next(iter(reasons))
+
+
+def test_a_pinned_opset_counts_only_the_pairs_a_model_of_it_can_hold() -> None:
+    from generators.schema.measure import at_opset
+
+    plan = motif_plan("conv-bn")
+    kept, left = at_opset(plan, 9)
+    assert sum(len(p) for p in kept.values()) + sum(left.values()) == \
+        sum(len(p) for p in plan.pairs.values())
+    # BatchNormalization-9 is in force at opset 9: no pair of version 15, none of training
+    assert all(("opset", "15") not in p for p in kept["BatchNormalization"])
+    assert not any(f == "attr:training_mode" for p in kept["BatchNormalization"] for f, _ in p)
+    assert left and all(why.startswith("the pass's hint pins opset 9") for why in left)

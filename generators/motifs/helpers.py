@@ -11,6 +11,7 @@ Not a motif family: it exports no ``MOTIFS``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -188,3 +189,29 @@ def slice_op(b: GraphBuilder, x: Value, starts: list[int], ends: list[int], axes
     if steps is not None:
         inputs.append(ints(b, steps, "Slice"))
     return b.op("Slice", inputs, x.dtype, tuple(out), x.props)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One form of a motif that chains several (:func:`chain_forms`): the first opset it
+    exists at and what it appends to a value (its result, or None where it does not fit
+    the value, which then stays as it was)."""
+
+    since: int
+    emit: Callable[[GraphBuilder, Value], Value | None]
+
+
+def chain_forms(b: GraphBuilder, x: Value, forms: dict[str, Form], least: int,
+                each: Callable[[GraphBuilder, Value], Value] | None = None) -> Value:
+    """``least`` to all of ``forms`` (a random sample, in random order, drawn over every
+    name whatever the opset) appended one after the other on ``x``, each form that exists
+    at the builder's opset and fits the value at hand; ``each`` is applied to the value
+    before every form drawn. Returns the last value."""
+    y = x
+    for name in b.rng.sample(list(forms), b.rng.randint(least, len(forms))):
+        if each is not None:
+            y = each(b, y)
+        form = forms[name]
+        if b.opset >= form.since and (out := form.emit(b, y)) is not None:
+            y = out
+    return y

@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from generators.builder import GraphBuilder, value_info
-from generators.motifs.helpers import ints
+from generators.motifs.helpers import Form, chain_forms, ints
 from generators.motifs.onnxslim.symbolic import repeated, symbolic_input
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
@@ -150,29 +150,17 @@ def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
     """Five or more of the forms dead_node_elimination tells apart (module docstring), one
     after the other on ``x``, each input's shape declared most of the time
     (:func:`declared`)."""
-    forms = ["pad", "mul", "sub", "add", "div", "expand", "concat", "slice", "partial-slice"]
+    forms = {"pad": Form(0, _zero_pad),
+             "mul": Form(0, lambda b, y: _neutral(b, y, "Mul", 1.0)),
+             "sub": Form(0, lambda b, y: _neutral(b, y, "Sub", 0.0)),
+             "add": Form(0, lambda b, y: _neutral(b, y, "Add", 0.0)),
+             "div": Form(0, lambda b, y: _neutral(b, y, "Div", 1.0)),
+             "expand": Form(8, _computed_expand), "concat": Form(0, _empty_concat),
+             "slice": Form(10, _whole_slice), "partial-slice": Form(10, _partial_slice)}
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
-        forms.append("resize")
-    y = x
-    for form in b.rng.sample(forms, b.rng.randint(5, len(forms))):
-        y = declared(b, y)
-        if form == "pad":
-            y = _zero_pad(b, y)
-        elif form in ("mul", "div"):
-            y = _neutral(b, y, form.capitalize(), 1.0)
-        elif form in ("sub", "add"):
-            y = _neutral(b, y, form.capitalize(), 0.0)
-        elif form == "expand" and b.opset >= 8:
-            y = _computed_expand(b, y)
-        elif form == "concat":
-            y = _empty_concat(b, y)
-        elif form == "slice" and b.opset >= 10:
-            y = _whole_slice(b, y)
-        elif form == "partial-slice" and b.opset >= 10:
-            y = _partial_slice(b, y)
-        elif form == "resize" and y.rank >= 2 and y.size * 4 <= 4096:
-            y = _plain_resize(b, y)
-    return y
+        forms["resize"] = Form(10, lambda b, y: _plain_resize(b, y)
+                               if y.rank >= 2 and y.size * 4 <= 4096 else None)
+    return chain_forms(b, x, forms, 5, declared)
 
 
 # -- EliminationTransposeViewTranspose -------------------------------------------------------

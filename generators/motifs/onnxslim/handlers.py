@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.helpers import ints
+from generators.motifs.helpers import Form, chain_forms, ints
 from generators.motifs.onnxslim.symbolic import (
     INT_MAX,
     repeated,
@@ -199,32 +199,14 @@ def _shape_values(b: GraphBuilder, x: Value) -> Value:
     """Five to all of the value forms (module docstring) on one tiled symbolic input of rank
     2 or 3."""
     v, y = _tiled(b, b.rng.randint(2, 3))
-    forms = ["split-shape", "split-constant", "shape-end", "gather", "far-start", "start",
-             "constant-slice", "expand", "matmul", "merge-computed", "merge-unknown"]
-    for form in b.rng.sample(forms, b.rng.randint(5, len(forms))):
-        if form == "split-shape":
-            y = _split_shape(b, y)
-        elif form == "split-constant":
-            y = _split_constant(b, y)
-        elif form == "shape-end":
-            y = _shape_end(b, y)
-        elif form == "gather" and b.opset >= 10:
-            y = _gather_computed(b, y)
-        elif form == "far-start" and b.opset >= 10:
-            y = _slice_far_start(b, y)
-        elif form == "start" and b.opset >= 10:
-            y = _symbolic_start(b, y, v)
-        elif form == "constant-slice" and b.opset >= 10:
-            y = _slice_constant(b, y)
-        elif form == "expand" and b.opset >= 8:
-            y = _expand_rank(b, y)
-        elif form == "matmul":
-            y = _vector_matmul(b, y)
-        elif form == "merge-computed":
-            y = _merge_computed(b, y)
-        elif form == "merge-unknown" and b.opset >= 9:
-            y = _merge_unknown(b, y)
-    return y
+    forms = {"split-shape": Form(0, _split_shape), "split-constant": Form(0, _split_constant),
+             "shape-end": Form(0, _shape_end), "gather": Form(10, _gather_computed),
+             "far-start": Form(10, _slice_far_start),
+             "start": Form(10, lambda b, y: _symbolic_start(b, y, v)),
+             "constant-slice": Form(10, _slice_constant), "expand": Form(8, _expand_rank),
+             "matmul": Form(0, _vector_matmul), "merge-computed": Form(0, _merge_computed),
+             "merge-unknown": Form(9, _merge_unknown)}
+    return chain_forms(b, y, forms, 5)
 
 
 # -- extents only the run knows -------------------------------------------------------------

@@ -53,6 +53,22 @@ def feeds_fit(model: ModelProto, feeds: Mapping[str, np.ndarray]) -> bool:
     return True
 
 
+def _sizes(model: ModelProto, feeds: Mapping[str, Any]) -> dict[str, list[int]]:
+    """``{input name: shape}`` for ``model``'s tensor inputs that ``feeds`` holds an array of
+    the same rank for: the declared static dims, the array's sizes for the dynamic ones."""
+    out: dict[str, list[int]] = {}
+    for i in graph_feed_inputs(model):
+        value = feeds.get(i.name)
+        if not (i.type.HasField("tensor_type") and i.type.tensor_type.HasField("shape")
+                and isinstance(value, np.ndarray)):
+            continue
+        dims = i.type.tensor_type.shape.dim
+        if len(dims) == value.ndim:
+            out[i.name] = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else n
+                           for d, n in zip(dims, value.shape, strict=True)]
+    return out
+
+
 def _elements(feeds: Mapping[str, Any]) -> int:
     """Elements of ``feeds``: arrays, lists of arrays (a sequence input) and None (an empty
     optional input)."""
@@ -62,14 +78,17 @@ def _elements(feeds: Mapping[str, Any]) -> int:
 
 def run_problem(model: ModelProto, feeds: Mapping[str, np.ndarray] | None = None) -> str | None:
     """None when onnxruntime loads ``model`` and runs it on ``feeds`` where they fit it
-    (:func:`feeds_fit`), else on synthesized feeds (seed 0, dynamic dims 1); else the error."""
+    (:func:`feeds_fit`), else on synthesized feeds (seed 0) whose dynamic dims take the
+    sizes of ``feeds``' arrays of the same name and rank (the sizes the campaign feeds a
+    mutant with: a Loop or a broadcast that fails only at those sizes must fail here too),
+    1 elsewhere; else the error."""
     import onnxruntime as ort
 
     try:
         session = ort.InferenceSession(model.SerializeToString(), _options(),
                                        providers=["CPUExecutionProvider"])
         if feeds is None or not feeds_fit(model, feeds):
-            feeds = synthesize_inputs(model, 0)
+            feeds = synthesize_inputs(model, 0, _sizes(model, feeds or {}))
         if _elements(feeds) <= MAX_RUN_ELEMENTS:
             session.run(None, feeds)
     except Exception as exc:

@@ -30,15 +30,32 @@ from typing import Any
 PAIR_TARGET = 0.95
 
 
-def walked(motif: str, generator: str, hints: Any) -> dict[str, Any]:
+def draws(seeds: Any, generator: str, hints: Any, failed: list[str]) -> list[Any]:
+    """The models of ``seeds`` under ``hints``; a seed the generator raises on (a bug of the
+    generator) is left out and named in ``failed`` (``"seed N: Type: message"``)."""
+    from generators.generate import generate
+
+    out = []
+    for seed in seeds:
+        try:
+            out.append(generate(seed, generator, hints))
+        except Exception as exc:  # counted and named: the rest is measured
+            failed.append(f"seed {seed}: {type(exc).__name__}: {exc}"[:300])
+    return out
+
+
+def walked(motif: str, generator: str, hints: Any,
+           failed: list[str] | None = None) -> dict[str, Any]:
     """The coverage of ``motif`` when its plan is walked once under ``hints``: the models of
     :func:`generators.generate.walk_seeds` (one per plan row), measured for that motif
-    alone (``MotifCoverage.as_json()`` plus ``"rows"``: the rows the walk reached)."""
-    from generators.generate import generate, walk_seeds
+    alone (``MotifCoverage.as_json()`` plus ``"rows"``: the rows the walk reached); seeds
+    the generator raises on go to ``failed`` (:func:`draws`)."""
+    from generators.generate import walk_seeds
     from generators.schema.measure import schema_coverage
 
     seeds = walk_seeds(motif, generator, hints)
-    cov = schema_coverage((generate(s, generator, hints) for s in seeds.values()), [motif],
+    cov = schema_coverage(draws(seeds.values(), generator, hints,
+                                failed if failed is not None else []), [motif],
                           hints.opset)
     return {**cov[motif].as_json(), "rows": len(seeds)}
 
@@ -53,9 +70,9 @@ def schema_report(target: Any, passes: list[str], cases: int, *, generator: str 
     Returns:
         ``{pass: {"hints": [...], "motifs": {motif: MotifCoverage.as_json(), with
         "walked": walked(...) when ``walk``}, "unanchored": [motif names without
-        anchors]}}``.
+        anchors], "failed": {"count": draws the generator raised on, "first": up to 3 of
+        them, by seed}}}`` (a draw that raises is a generator bug: it is counted, not fatal).
     """
-    from generators.generate import generate
     from generators.motifs import motifs_for_pass
     from generators.schema.measure import schema_coverage
 
@@ -64,15 +81,16 @@ def schema_report(target: Any, passes: list[str], cases: int, *, generator: str 
         hints = target.generation_hints(target.with_passes(target.default_config(), [name]))
         motifs = list(dict.fromkeys(m.name for h in hints.passes for m in motifs_for_pass(h)))
         anchored = [m for m in motifs if _anchors(m)]
-        draws = [generate(seed + i, generator, hints) for i in range(cases)] if anchored \
-            else []
-        cov = schema_coverage(draws, anchored, hints.opset)
+        failed: list[str] = []
+        made = draws(range(seed, seed + cases), generator, hints, failed) if anchored else []
+        cov = schema_coverage(made, anchored, hints.opset)
         rows = {m: c.as_json() for m, c in cov.items()}
         if walk:
             for m, row in rows.items():
-                row["walked"] = walked(m, generator, hints)
+                row["walked"] = walked(m, generator, hints, failed)
         report[name] = {"hints": list(hints.passes), "motifs": rows,
-                        "unanchored": [m for m in motifs if m not in anchored]}
+                        "unanchored": [m for m in motifs if m not in anchored],
+                        "failed": {"count": len(failed), "first": failed[:3]}}
         if progress is not None:
             progress(name, report[name])
     return report
@@ -150,6 +168,10 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
                   "when each plan row is drawn once (walked); draws in parentheses took a "
                   "plan row; infeasible pairs (no valid model holds them) are in the JSON "
                   "with reasons")
+    failed = [(n, e["failed"]) for n, e in report.items() if e["failed"]["count"]]
+    for name, entry in failed:
+        console.print(f"[red]{entry['count']} draw(s) of pass {name} failed to generate[/] "
+                      f"(a generator bug), first: {entry['first'][0]}", highlight=False)
     doc = {"target": target.name, "generator": generator, "cases": cases, "seed": seed,
            "threshold": PAIR_TARGET, "passes": report}
     if json_file is not None:

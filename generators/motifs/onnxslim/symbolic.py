@@ -374,8 +374,15 @@ def _symbolic_merge(b: GraphBuilder, x: Value) -> Value:
         y = b.op(op, parts, dtype, first.shape)
     elif op == "MatMul":
         if rank == 1 and b.rng.random() < 0.6:  # a vector against a matrix, either side
-            matrix = symbolic_input(b, dtype, (1, 1), _names(b, [0, 1]))
-            first, second = (first, matrix) if b.rng.random() < 0.5 else (matrix, first)
+            names = _names(b, [0, 1])
+            n = first.shape[0]
+            if n == 1:
+                matrix = symbolic_input(b, dtype, (1, 1), names)
+                first, second = (first, matrix) if b.rng.random() < 0.5 else (matrix, first)
+            elif b.rng.random() < 0.5:  # a tiled vector (n,) @ (n, 1): its length is fixed
+                first, second = first, symbolic_input(b, dtype, (n, 1), {1: names[1]})
+            else:  # (1, n) @ (n,)
+                first, second = symbolic_input(b, dtype, (1, n), {0: names[0]}), first
         out = np.matmul(np.zeros(first.shape), np.zeros(second.shape)).shape
         y = b.op(op, [first, second], dtype, tuple(out))
         if not y.shape:  # a vector product is a scalar: go on with one element

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from fuzzer.execution.case import TestCase
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.modelio.repeat import MIN_BLOCKS, find_run, rescale
-from oracles.base import Finding
+from oracles.base import Finding, by_majority
 from oracles.slow import EXPONENT, MIN_TIMED, judge_growth
 from tests.test_cli_check import optfuzz
 
@@ -275,9 +275,18 @@ def test_check_localizes_scales_down_and_bundles_the_quadratic_pass(tmp_path):
     assert meta["timing"]["growth"] == "passes" and meta["timing"]["added_exponent"] >= EXPONENT
     report = (bundle / "report.md").read_text()
     assert "## Timing" in report and "passes add (s)" in report
-    repro = subprocess.run([sys.executable, "repro.py"], cwd=bundle, capture_output=True,
-                           text=True, timeout=300)
-    assert repro.returncode == 1, repro.stdout + repro.stderr
+    # repro.py judges one timed series; whether a timing symptom reproduces is the majority
+    # of VOTES of them, as the bundle's verification took it (a series timed beside a CPU
+    # hog and another test worker once came out flat)
+    runs: list[subprocess.CompletedProcess] = []
+
+    def reproduces() -> bool:
+        runs.append(subprocess.run([sys.executable, "repro.py"], cwd=bundle,
+                                   capture_output=True, text=True, timeout=300))
+        return runs[-1].returncode == 1
+
+    assert by_majority(reproduces(), reproduces), [r.stdout + r.stderr for r in runs]
+    assert all(r.returncode in (0, 1) for r in runs), [r.stdout + r.stderr for r in runs]
     linear = optfuzz("check", str(model), "--target", "fake", "--passes", "slow-linear")
     assert linear.returncode == 0, linear.stdout + linear.stderr
 

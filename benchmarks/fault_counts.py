@@ -11,11 +11,13 @@ reader's verdict (``fault``, ``same as <id>``, ``not a bug``), and, per target, 
 causes only the after run has (the new ones to read first).
 
     python benchmarks/fault_counts.py --before ../optfuzz-before --after . \\
-        [--targets LIST] [--minutes 10] [--jobs 2] [--seed 0] [--out DIR]
+        [--targets LIST] [--minutes 10] [--jobs 2] [--seed 0] [--out DIR] [--side-by-side]
 
 Both checkouts run with the packages installed here (onnx, onnxruntime, the targets): only
-optfuzz's own code differs. Run it on a quiet machine: the two runs of a target follow each
-other, so a load that comes and goes favours one of them.
+optfuzz's own code differs. By default the two runs of a target follow each other, so a
+load that comes and goes favours one of them: run it on a quiet machine. With
+``--side-by-side`` the two runs of a target run at the same time (give each ``--jobs 1`` on
+two cores), so whatever load there is falls on both alike, in half the wall time.
 """
 
 from __future__ import annotations
@@ -33,17 +35,23 @@ TARGETS = ("onnxoptimizer", "onnxruntime", "onnxruntime-transformers", "onnxsim"
 SIDES = ("before", "after")
 
 
-def campaign(checkout: Path, target: str, folder: Path, args: argparse.Namespace) -> str:
-    """Run one campaign of ``target`` from ``checkout`` into ``folder``; the error line
-    where it failed, else ``""``."""
+def campaign(checkout: Path, target: str, folder: Path,
+             args: argparse.Namespace) -> subprocess.Popen:
+    """Start one campaign of ``target`` from ``checkout`` into ``folder`` (a child process;
+    its stderr is piped)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(checkout.resolve()), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    proc = subprocess.run([sys.executable, "-m", "fuzzer", "fuzz", "--target", target,
-                           "--minutes", str(args.minutes), "--jobs", str(args.jobs),
-                           "--seed", str(args.seed), "--out", str(folder), "--quiet"],
-                          capture_output=True, text=True, env=env, cwd=checkout)
-    return "" if proc.returncode == 0 else \
-        f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
+    return subprocess.Popen([sys.executable, "-m", "fuzzer", "fuzz", "--target", target,
+                             "--minutes", str(args.minutes), "--jobs", str(args.jobs),
+                             "--seed", str(args.seed), "--out", str(folder), "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=checkout)
+
+
+def finish(proc: subprocess.Popen) -> str:
+    """Wait for a campaign; the error line where it failed, else ``""``."""
+    _, err = proc.communicate()
+    return "" if proc.returncode == 0 else f"exit {proc.returncode}: {err.strip()[-300:]}"
 
 
 def bundles(folder: Path) -> list[dict]:
@@ -100,20 +108,29 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="run a target's two campaigns at the same time")
     args = parser.parse_args()
     for side in SIDES:
         if not (getattr(args, side) / "fuzzer" / "__main__.py").is_file():
             parser.error(f"--{side} {getattr(args, side)} is not a checkout of optfuzz")
     base = args.out or Path(tempfile.mkdtemp(prefix="optfuzz-faults-"))
     base.mkdir(parents=True, exist_ok=True)
-    print(f"{args.minutes:g}-minute campaigns, {args.jobs} jobs, seed {args.seed}; folders "
-          f"under {base}", flush=True)
+    print(f"{args.minutes:g}-minute campaigns, {args.jobs} jobs, seed {args.seed}, "
+          f"{'side by side' if args.side_by_side else 'in turn'}; folders under {base}",
+          flush=True)
     sheet = [f"# Hand count: {args.minutes:g}-minute campaigns, seed {args.seed}", ""]
     for target in args.targets.split(","):
         metas: dict[str, list[dict]] = {}
+        errors: dict[str, str] = {}
+        running: dict[str, subprocess.Popen] = {}
+        for side in SIDES:
+            running[side] = campaign(getattr(args, side), target, base / side / target, args)
+            if not args.side_by_side:
+                errors[side] = finish(running[side])
         for side in SIDES:
             folder = base / side / target
-            error = campaign(getattr(args, side), target, folder, args)
+            error = errors[side] if side in errors else finish(running[side])
             metas[side] = bundles(folder)
             keys = {root_cause(m) for m in metas[side]}
             print(f"{target:26} {side:6} {len(metas[side]):4} bundles {len(keys):4} root "

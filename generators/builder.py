@@ -140,6 +140,16 @@ def value_info(name: str, dtype: int, shape: Sequence[int | str] | None) -> Valu
     return vi
 
 
+def static_dims(vi: ValueInfoProto) -> list[int] | None:
+    """``vi``'s dims when it is a tensor of known rank whose every dim is a fixed positive
+    size, else None (no shape, a symbolic or unknown dim, or a dim of 0)."""
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        return None
+    dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tt.shape.dim]
+    return dims if all(d > 0 for d in dims) else None
+
+
 class GraphBuilder:
     """Builds one graph (the main graph or a subgraph body).
 

@@ -10,6 +10,7 @@ import random
 
 from onnx import ModelProto, TensorShapeProto, ValueInfoProto
 
+from generators.builder import static_dims
 from generators.mutate.graft import builder_for, merge
 from generators.mutate.graph import all_names, consumers, fresh, redirect, rename
 from generators.mutate.spec import Mutator
@@ -17,14 +18,6 @@ from generators.ops.shape_ops import axes_operand
 
 #: Opset of the form of Squeeze and Unsqueeze whose axes are an input.
 AXES_INPUT_SINCE = 13
-
-
-def _static(vi: ValueInfoProto) -> list[int] | None:
-    tt = vi.type.tensor_type
-    if not tt.HasField("shape"):
-        return None
-    dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tt.shape.dim]
-    return dims if all(d > 0 for d in dims) else None
 
 
 def _declare(vi: ValueInfoProto, dims: list) -> None:
@@ -55,7 +48,7 @@ def input_rank(model: ModelProto, rng: random.Random) -> ModelProto | None:
         return None
     vi = rng.choice(inputs)
     b = builder_for(model, rng, pool=False)
-    static = _static(vi)
+    static = static_dims(vi)
     nodes = [g.node[k] for k in users[vi.name]]
     if static is not None and len(static) != 1 and rng.random() < 0.5:
         target = b.ints(static, "Reshape")
@@ -90,7 +83,7 @@ def output_rank(model: ModelProto, rng: random.Random) -> ModelProto | None:
     if rank != 1 and rng.random() < 0.5:
         flat = b.ints([-1], "Reshape")
         b.node("Reshape", [inner, flat.name], outputs=[out.name])
-        static = _static(out)
+        static = static_dims(out)
         _declare(out, [math.prod(static)] if static is not None else [])
         if static is None:
             out.type.tensor_type.shape.dim.add()

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from generators.builder import static_dims
+
 #: configuration key: the restated interface options, a sublist of :data:`OPTIONS`.
 INTERFACE = "interface"
 #: ``slim`` options a configuration may restate, in the order ``slim`` applies them.
@@ -87,15 +89,6 @@ def _specs(values: list[Any]) -> list[str]:
     return [] if None in specs else specs
 
 
-def _static(value: Any) -> list[int] | None:
-    """``value``'s dims when every one is a fixed positive size, else None."""
-    tensor = value.type.tensor_type
-    if not tensor.HasField("shape"):
-        return None
-    dims = [d.dim_value if d.HasField("dim_value") else 0 for d in tensor.shape.dim]
-    return dims if all(d > 0 for d in dims) else None
-
-
 def restated(model: Any, parts: list[str]) -> dict[str, list[str]]:
     """``slim`` keyword arguments that restate ``parts`` (names from :data:`OPTIONS`) of
     ``model``'s own interface; an option with nothing to restate (no input of fixed shape)
@@ -106,7 +99,7 @@ def restated(model: Any, parts: list[str]) -> dict[str, list[str]]:
         options["inputs"] = _specs(fed)
     if "input_shapes" in parts:
         shapes = [f"{v.name}:{','.join(map(str, dims))}" for v in fed or []
-                  if (dims := _static(v)) is not None]
+                  if (dims := static_dims(v)) is not None]
         if shapes:
             options["input_shapes"] = shapes
     if "outputs" in parts:

@@ -7,6 +7,8 @@ worker runs a case with ``TestCase.reference_first``) in a child process of itse
 with its address space limited like a campaign worker's (RLIMIT_AS), so a signal or a hang is
 observed rather than suffered. It exits 1 while the bundle's symptom shows, 0 once it is gone,
 2 when the test cannot run here (a missing package or file, an original that does not run).
+A symptom that depends on timing or load (``Symptom.confirm``: ``slow``, ``hang``) is judged
+by the majority of three runs (:func:`oracles.base.by_majority`), as the campaign judged it.
 
 Its verdict is the campaign's by construction: the script carries verbatim the source of the
 oracle modules that detect the bundle's symptom (and of the oracle modules they import) and
@@ -113,6 +115,20 @@ def sanitizer_report(folder):
 
 
 def parent():
+    """Run the test in a child and exit with its verdict; for a symptom that depends on
+    timing or load (``confirm``) the verdict is the majority of VOTES runs, as the
+    campaign's own checks decide it."""
+    shows = trial()
+    if REGISTRY[SYMPTOM].confirm:
+        shows = by_majority(shows, trial)
+        print(f"verdict, majority of up to {VOTES} runs: "
+              + ("reproduced" if shows else "not reproduced"))
+    sys.exit(REPRODUCES if shows else FIXED)
+
+
+def trial():
+    """One run of the test in a child process: whether the bundle's symptom shows (exits
+    with CANNOT_RUN where the test cannot run here)."""
     import tempfile
 
     here = os.path.dirname(os.path.abspath(__file__))
@@ -151,7 +167,7 @@ def parent():
     print(f"expected symptom: {SYMPTOM}; observed: {seen}")
     shows = any(f.symptom == SYMPTOM for f in findings)
     print("reproduced" if shows else "not reproduced")
-    sys.exit(REPRODUCES if shows else FIXED)
+    return shows
 
 '''
 
@@ -165,6 +181,7 @@ _HEAD = '''#!/usr/bin/env python3
 
 Run in this folder: python repro.py
 Exit status 1 while the bug reproduces, 0 once it is fixed, 2 if the test cannot run here.
+A symptom that depends on timing is judged by the majority of up to 3 runs.
 The test runs in a child process (address space limited to MEMORY_LIMIT bytes), so a crash or
 a hang is observed, not suffered. The oracle code and the stage driver below `optimize` are
 optfuzz's own, copied verbatim, so this script tests and judges as the campaign does.

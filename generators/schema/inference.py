@@ -1,7 +1,9 @@
 """What ONNX shape inference says about a builder's graph under construction.
 
 :func:`partial_model` makes the builder's graph so far a model; :func:`infer_types` gives
-every tensor its type, symbolic dims at the sizes the generator knows.
+every tensor its type, symbolic dims at the sizes the generator knows; :func:`static_types`
+infers the graph from its inputs at those sizes, so that a changed static shape shows
+wherever it flows (``infer_types`` would put back the recorded shape of a pooled value).
 """
 
 from __future__ import annotations
@@ -77,3 +79,29 @@ def shape_of(types: dict[str, TypeProto], name: str) -> tuple[int, ...] | None:
         return None
     return tuple(d.dim_value for d in dims)
 
+
+def static_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
+    """Every tensor of the builder's graph -> its TypeProto as inference gives it (data
+    propagated; ``strict``: raising on any inference error) with each graph input the
+    pool holds declared at its static shape (a symbolic dim at its size, 1) and each graph
+    output without the shape it declares: shapes come out static where inference can tell
+    them, and none is taken from the builder's records. Initializers have their own types.
+
+    Raises:
+        onnx.shape_inference.InferenceError: ``strict`` and the graph is not well typed.
+    """
+    m = partial_model(b)
+    pooled = {v.name: v for v in b.pool}
+    for vi in m.graph.input:
+        v = pooled.get(vi.name)
+        if v is not None:
+            vi.CopyFrom(value_info(v.name, v.dtype, v.shape))
+    for vi in m.graph.output:
+        if vi.type.HasField("tensor_type"):
+            vi.type.tensor_type.ClearField("shape")
+    m = onnx.shape_inference.infer_shapes(m, check_type=strict, strict_mode=strict,
+                                          data_prop=True)
+    out = {vi.name: vi.type for vi in [*m.graph.input, *m.graph.value_info, *m.graph.output]}
+    for t in m.graph.initializer:
+        out.setdefault(t.name, helper.make_tensor_type_proto(t.data_type, list(t.dims)))
+    return out

@@ -13,17 +13,21 @@ The motif emits its pattern as usual; :func:`vary` then edits the nodes it appen
 2. **attributes** (``attr:a``): removed, set to the schema's default, or set to the first
    candidate of :func:`generators.schema.levels.candidates` with which the node keeps the
    output types and shapes it had (``onnx.shape_inference.infer_node_outputs``), so that
-   nothing downstream changes shape;
+   nothing downstream changes shape; where no candidate keeps them, the first with which
+   the rest of the window takes the new shapes (:mod:`generators.schema.reshape`: the
+   builder's records of the changed tensors follow, strict inference and onnxruntime
+   check the draw);
 3. **optional inputs** (``in:x``): dropped, named ``""``, or given a weight from
    :data:`PROVIDERS` (or a scalar / one-element weight of the tied type), under the same
-   check;
+   checks;
 4. **optional outputs** (``out:y``): named and left unused, read by an Identity whose result
    joins the pool, or made a graph output.
 
 A level the draw cannot take is left as the motif made it and noted (``"Conv|attr:group=edge:
-no candidate keeps the output shape"``); the notes are how ``coverage --schema`` explains a
-pair no case exercised. After the edits the partial model must pass strict shape inference,
-or every edit of the draw is undone (noted too).
+no candidate keeps the output shape"``; ``"ReduceSum|in:axes=absent: the output shape
+changes from (2,) to (), and a Reshape's target (1, 2) cannot take ()"``); the notes are how
+``coverage --schema`` explains a pair no case exercised. After the edits the partial model
+must pass strict shape inference, or every edit of the draw is undone (noted too).
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ import onnx
 from onnx import AttributeProto, NodeProto, TensorProto, TypeProto, defs, helper, numpy_helper
 
 from generators.builder import GraphBuilder, value_info
+from generators.schema.inference import elem_of as _elem
+from generators.schema.inference import infer_types
+from generators.schema.inference import shape_of as _shape
 from generators.schema.kernels import cast_reason, kernel_reason
 from generators.schema.levels import (
     ABSENT,
@@ -58,6 +65,7 @@ from generators.schema.levels import (
     candidates,
     classify,
 )
+from generators.schema.reshape import NoFit, Reshaping, follow, record
 from generators.schema.rows import MotifPlan, Row
 from generators.schema.space import type_reason
 from generators.values import NP_DTYPE, Value
@@ -91,77 +99,20 @@ class Refused(Exception):
     """One level a draw cannot take; its message is the reason."""
 
 
+#: how the reason of a :class:`ShapeChanged` begins.
+SHAPE_CHANGES = "the output shape changes"
+
+
+class ShapeChanged(Refused):
+    """An output of the edited node changes its static shape (the message begins with
+    :data:`SHAPE_CHANGES`); the draw may still take the edit where the rest of its window
+    takes the new shape (:mod:`generators.schema.reshape`)."""
+
+
 class ShapeUnknown(Refused):
     """The node's own inference no longer gives an output's shape (an input it needs is
     computed, not constant: a Reshape by a Concat of Shape dims); the model-level inference
     with data propagation may still give it (:func:`model_keeps_outputs`)."""
-
-
-# -- model-level type information ------------------------------------------------------------
-
-def partial_model(b: GraphBuilder, annotate: bool = False) -> onnx.ModelProto:
-    """The builder's graph so far as a model (the builder is left as it is); ``annotate``:
-    with value_info of every pooled value's static type, as the finished model may
-    declare it (:meth:`generators.builder.GraphBuilder.annotate`). Its IR version is at
-    least 4, so that shape inference reads initializers as constants (an IR 3 model lists
-    them as overridable inputs: a Reshape by an initializer would have no inferred shape,
-    and an edit that changes the shapes after it would pass unseen)."""
-    g = onnx.GraphProto()
-    g.name = "partial"
-    g.node.extend(b.nodes)
-    g.initializer.extend(b.initializers)
-    g.input.extend(b.inputs)
-    g.output.extend(b.outputs)
-    if annotate:
-        skip = b.input_names | b.output_names
-        g.value_info.extend(value_info(v.name, v.dtype, v.shape) for v in b.pool
-                            if v.name not in skip)
-    imports = [helper.make_opsetid("", b.opset)] + [
-        helper.make_opsetid(d, 1) for d in sorted({n.domain for n in b.nodes} - {"", "ai.onnx"})]
-    m = helper.make_model(g, opset_imports=imports, ir_version=max(ir_version_for(b.opset), 4))
-    m.functions.extend(b.functions)
-    return m
-
-
-def infer_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
-    """Every tensor of the builder's graph -> its inferred TypeProto (strict: raise on any
-    inference error).
-
-    Raises:
-        onnx.shape_inference.InferenceError: ``strict`` and the graph is not well typed.
-    """
-    m = onnx.shape_inference.infer_shapes(partial_model(b, annotate=strict),
-                                          check_type=True, strict_mode=strict,
-                                          data_prop=True)
-    out: dict[str, TypeProto] = {}
-    for vi in [*m.graph.input, *m.graph.value_info, *m.graph.output]:
-        out[vi.name] = vi.type
-    for t in m.graph.initializer:
-        out.setdefault(t.name, helper.make_tensor_type_proto(t.data_type, list(t.dims)))
-    for v in b.pool:  # symbolic dims at the sizes the generator knows (its static shapes)
-        t = out.get(v.name)
-        if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
-            out[v.name] = helper.make_tensor_type_proto(v.dtype, list(v.shape))
-            continue
-        dims = t.tensor_type.shape.dim
-        if len(dims) == len(v.shape) and any(not d.HasField("dim_value") for d in dims):
-            out[v.name] = helper.make_tensor_type_proto(t.tensor_type.elem_type, list(v.shape))
-    return out
-
-
-def _elem(types: dict[str, TypeProto], name: str) -> int:
-    t = types.get(name)
-    return t.tensor_type.elem_type if t is not None and t.HasField("tensor_type") else 0
-
-
-def _shape(types: dict[str, TypeProto], name: str) -> tuple[int, ...] | None:
-    t = types.get(name)
-    if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
-        return None
-    dims = t.tensor_type.shape.dim
-    if not all(d.HasField("dim_value") for d in dims):
-        return None
-    return tuple(d.dim_value for d in dims)
 
 
 def _consts(b: GraphBuilder) -> dict[str, TensorProto]:
@@ -214,7 +165,8 @@ def node_keeps_outputs(b: GraphBuilder, schema: defs.OpSchema, old: NodeProto,
         ``new``'s inferred output types by name.
 
     Raises:
-        Refused: inference fails or an output changes.
+        ShapeChanged: an output's shape changes.
+        Refused: inference fails or an output changes otherwise.
     """
     in_types = {n: types[n] for n in new.input if n and n in types}
     if any(n and n not in in_types for n in new.input):
@@ -237,7 +189,7 @@ def node_keeps_outputs(b: GraphBuilder, schema: defs.OpSchema, old: NodeProto,
         if before is not None and after is None:
             raise ShapeUnknown(f"the output shape changes from {before} to None")
         if before is not None and after != before:
-            raise Refused(f"the output shape changes from {before} to {after}")
+            raise ShapeChanged(f"{SHAPE_CHANGES} from {before} to {after}")
     return got
 
 
@@ -252,7 +204,8 @@ def model_keeps_outputs(b: GraphBuilder, old: NodeProto, new: NodeProto,
         The graph's inferred types.
 
     Raises:
-        Refused: inference fails, or an output of ``old`` changes or stays unknown.
+        ShapeChanged: an output's shape changes or is no longer inferred.
+        Refused: inference fails, or an output's element type changes.
     """
     i = next(k for k, n in enumerate(b.nodes) if n is old)
     b.nodes[i] = new
@@ -271,7 +224,7 @@ def model_keeps_outputs(b: GraphBuilder, old: NodeProto, new: NodeProto,
         if _elem(types, name) and _elem(got, name) != _elem(types, name):
             raise Refused("the output's element type changes")
         if before is not None and after != before:
-            raise Refused(f"the output shape changes from {before} to {after}")
+            raise ShapeChanged(f"{SHAPE_CHANGES} from {before} to {after}")
     return got
 
 
@@ -704,12 +657,14 @@ def _ort_message(text: str) -> str:
     return line[:160]
 
 
-def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
+def ort_refusal(b: GraphBuilder, mark: Mark, shapes: bool = False) -> str | None:
     """Run the nodes appended since ``mark`` alone in onnxruntime (CPU, no graph
     optimization), their outside inputs fed as :mod:`generators.inputs` feeds a model:
     None when it runs, else onnxruntime's first line. (What the schema, the rules and the
     kernel registry let through but a kernel still refuses: an axis out of range, a Pad
-    mode a short axis cannot take, an empty-named input a kernel reads.)"""
+    mode a short axis cannot take, an empty-named input a kernel reads.) With ``shapes``,
+    also the first output whose shape differs from the one inference gives (an op version
+    whose inference onnxruntime does not follow: Unsqueeze-1 with negative axes)."""
     import onnxruntime as ort
 
     from generators.inputs import synthesize_inputs
@@ -763,9 +718,13 @@ def ort_refusal(b: GraphBuilder, mark: Mark) -> str | None:
         feeds = synthesize_inputs(m, 0)
         sess = ort.InferenceSession(m.SerializeToString(), so,
                                     providers=["CPUExecutionProvider"])
-        sess.run(None, feeds)
+        got = sess.run(None, feeds)
     except Exception as exc:
         return _ort_message(str(exc))
+    for vi, arr in zip(g.output, got, strict=True) if shapes else ():
+        want = _shape(types, vi.name)
+        if want is not None and tuple(np.shape(arr)) != want:
+            return f"it gives {vi.name} the shape {tuple(np.shape(arr))}, inference {want}"
     return None
 
 
@@ -981,32 +940,57 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
             steps.append((factor, level, trials))
     if not steps:
         return
-    if _commit(b, node, schema, [t[2][0] for t in steps], types, consts) is None:
+    if _commit_first(draw, node, schema, [[t[2][0] for t in steps]], types, consts) is None:
         return
     coupled = [t for t in steps if not t[0].startswith("attr:") or t[0][5:] in FLAG_ATTRS]
-    if len(coupled) > 1 and _commit(b, node, schema, [t[2][0] for t in coupled], types,
-                                    consts) is None:
+    if len(coupled) > 1 and _commit_first(draw, node, schema, [[t[2][0] for t in coupled]],
+                                          types, consts) is None:
         steps = [t for t in steps if t not in coupled]
         types = infer_types(b)
         consts = _consts(b)
     for factor, level, trials in steps:
-        last = "no candidate keeps the node valid"
-        for edit in trials:
-            why = _commit(b, node, schema, [edit], types, consts)
-            if why is None:
-                types = infer_types(b)
-                consts = _consts(b)
-                break
-            last = why
+        why = _commit_first(draw, node, schema, [[edit] for edit in trials], types, consts)
+        if why is None:
+            types = infer_types(b)
+            consts = _consts(b)
         else:
-            draw.notes.append(f"{op}|{factor}={level}: {last}")
+            draw.notes.append(f"{op}|{factor}={level}: {why}")
+
+
+def _commit_first(draw: _Draw, node: NodeProto, schema: defs.OpSchema,
+                  trials: list[list[Edit]], types: dict[str, TypeProto],
+                  consts: dict[str, TensorProto]) -> str | None:
+    """Commit the first of ``trials`` (each a list of edits made at once) with which the
+    node keeps its output shapes; where none does, the first of those that change them
+    that the draw's window takes with the new shapes (:func:`_commit` with the draw's
+    window). Returns None on success, else the last trial's reason (nothing changed)."""
+    last = "no candidate keeps the node valid"
+    reshaping = []
+    for edits in trials:
+        why = _commit(draw.b, node, schema, edits, types, consts)
+        if why is None:
+            return None
+        if why.startswith(SHAPE_CHANGES):
+            reshaping.append(edits)
+        last = why
+    for edits in reshaping:
+        why = _commit(draw.b, node, schema, edits, types, consts, draw.mark)
+        if why is None:
+            return None
+        last = why
+    return last
 
 
 def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list[Edit],
-            types: dict[str, TypeProto], consts: dict[str, TensorProto]) -> str | None:
+            types: dict[str, TypeProto], consts: dict[str, TensorProto],
+            window: Mark | None = None) -> str | None:
     """Apply ``edits`` to a copy of ``node``; if the copy keeps the node's output types and
     shapes and onnxruntime takes it, replace the node, add the weights and run the
-    follow-ups. Returns None on success, else the reason (nothing changed)."""
+    follow-ups. With ``window`` (the draw's :class:`Mark`), output shapes may change where
+    the window takes them (:func:`generators.schema.reshape.follow`): the builder's records
+    get the new shapes (:func:`generators.schema.reshape.record`), and the edit stands if
+    the graph then passes strict inference and onnxruntime runs the window
+    (:func:`ort_refusal`). Returns None on success, else the reason (nothing changed)."""
     new = NodeProto()
     new.CopyFrom(node)
     weights: list[TensorProto] = []
@@ -1025,11 +1009,20 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
     why = runtime_reason(new, t_types)
     if why:
         return why
+    reshaped: tuple[Mark, Reshaping, str] | None = None
     try:
         try:
             got = node_keeps_outputs(b, schema, node, new, t_types, t_consts)
         except ShapeUnknown:
             got = model_keeps_outputs(b, node, new, weights, types)
+    except ShapeChanged as exc:
+        if window is None:
+            return str(exc)
+        try:
+            reshaping = follow(b, window.nodes, window.pool, node, new, weights)
+        except NoFit as fit:
+            return f"{exc}, and {fit}"
+        reshaped, got = (window, reshaping, str(exc)), dict(reshaping.types)
     except Refused as exc:
         return str(exc)
     for i, name in enumerate(new.output):
@@ -1039,12 +1032,57 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
             if like is None:
                 return "the new output's shape is not inferred"
             got[name] = helper.make_tensor_type_proto(_elem(got, name), list(like))
+    if reshaped is None:
+        _place(b, node, new, weights)
+    else:
+        window, reshaping, changed = reshaped
+        why = _place_reshaped(b, node, new, weights, window, reshaping)
+        if why:
+            return f"{changed}, and {why}"
+    for post in posts:
+        post(got)
+    return None
+
+
+def _place(b: GraphBuilder, node: NodeProto, new: NodeProto,
+           weights: list[TensorProto]) -> None:
+    """Make ``node`` the edited copy ``new`` and add the ``weights`` it reads."""
     node.CopyFrom(new)
     for t in weights:
         b.initializers.append(t)
         b.consumed.add(t.name)
-    for post in posts:
-        post(got)
+
+
+def _place_reshaped(b: GraphBuilder, node: NodeProto, new: NodeProto,
+                    weights: list[TensorProto], window: Mark,
+                    reshaping: Reshaping) -> str | None:
+    """:func:`_place` an edit that changes shapes and record them
+    (:func:`generators.schema.reshape.record`); where the graph then fails strict
+    inference or onnxruntime refuses the window, undo it all and return the reason."""
+    before, old = Snapshot.of(b), copy.deepcopy(node)
+    _place(b, node, new, weights)
+    record(b, window.pool, reshaping)
+    why = _strict_refusal(b) or _ort_refusal(b, window)
+    if why:
+        before.restore(b)
+        node.CopyFrom(old)
+    return why
+
+
+def _ort_refusal(b: GraphBuilder, window: Mark) -> str | None:
+    """None when onnxruntime runs the window (:func:`ort_refusal`) and gives its outputs
+    the shapes inference does, else the reason."""
+    why = ort_refusal(b, window, shapes=True)
+    return f"onnxruntime refuses it ({why})" if why else None
+
+
+def _strict_refusal(b: GraphBuilder) -> str | None:
+    """None when the builder's graph passes strict inference with its recorded shapes
+    declared, else the reason."""
+    try:
+        infer_types(b, strict=True)
+    except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
+        return f"the graph does not infer with it ({str(exc).splitlines()[0][:100]})"
     return None
 
 

@@ -8,8 +8,10 @@ The motif emits its pattern as usual; :func:`vary` then edits the nodes it appen
    schemas' type parameters) take type ``D``: the window's own weights are converted, values
    from outside come in through a Cast, the motif's result goes out through a Cast back to
    its type, graph outputs the window declared are declared in ``D``. Refused, with the
-   reason, where a tied tensor is pinned to one type by some schema, or onnxruntime has no
-   kernel of some tied node for ``D`` (:mod:`generators.schema.kernels`);
+   reason, where a tied tensor is pinned to one type by some schema, onnxruntime has no
+   kernel of some tied node for ``D`` (:mod:`generators.schema.kernels`), or a tied graph
+   output the window declared would be of a type onnxruntime returns no tensor of
+   (bfloat16);
 2. **attributes** (``attr:a``): removed, set to the schema's default, or set to the first
    candidate of :func:`generators.schema.levels.candidates` with which the node keeps the
    output types and shapes it had (``onnx.shape_inference.infer_node_outputs``), so that
@@ -798,6 +800,9 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         if DTYPES.get(pin.split("tensor(")[-1].rstrip(")")) != target:
             raise Refused(f"{pin.split(':')[0]} pins a tied tensor to "
                           f"{pin.split(': ')[-1]}")
+    if target not in FETCHABLE and comp & {vi.name for vi in b.outputs[draw.mark.outputs:]}:
+        raise Refused(f"a tied tensor is a graph output the motif declares, and onnxruntime "
+                      f"returns no {level} tensor")
     for n in window:
         params = touched.get(id(n))
         if not params:

@@ -457,6 +457,9 @@ class Snapshot:
 #: emissions a row-taking draw tries for one that makes every anchor op its row has
 #: levels for.
 VARIANT_TRIES = 4
+#: emissions a draw aimed at one anchor op tries for one that makes it (a motif of many
+#: variants that does not read the aim makes each of them now and then).
+AIMED_TRIES = 16
 
 
 def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
@@ -465,33 +468,42 @@ def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
 
 
 def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | None],
-                 x: Value, need: set[str]) -> Value | None:
+                 x: Value, need: set[str], aim: str | None = None) -> Value | None:
     """Emit a motif (``emit(b, x)``) whose draw takes a plan row that gives levels to the
     anchor ops ``need``: a motif of variants (one draw makes a Softmax, another a
     Transpose) is emitted again, up to :data:`VARIANT_TRIES` times, and the emission that
-    makes the most of ``need`` is kept (the first of them on a tie). A draw that takes no
-    row never comes here, so it is the draw it was.
+    makes the most of ``need`` is kept (the first of them on a tie). With ``aim`` (the
+    anchor op of a walk step: :mod:`generators.schema.walk`) the builder's
+    :attr:`~generators.builder.GraphBuilder.aim` is ``aim`` while the motif emits (a motif
+    that reads it makes that op), and up to :data:`AIMED_TRIES` emissions are tried for
+    one that makes ``aim``. A draw that takes no row never comes here, so it is the draw
+    it was.
 
     Returns:
         ``emit``'s result for the kept emission; None where the first emission failed.
     """
     before = Snapshot.of(b)
+    want, tries = (need, VARIANT_TRIES) if aim is None else ({aim}, AIMED_TRIES)
 
     def made(mark: int) -> int:
-        return len(need & {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")})
+        return len(want & {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")})
 
     start = len(b.nodes)
-    result = emit(b, x)
-    if result is None:
-        return None
-    best = (made(start), Snapshot.of(b), result)
-    for _ in range(VARIANT_TRIES - 1):
-        if best[0] == len(need):
-            break
-        before.restore(b)
-        again = emit(b, x)
-        if again is not None and made(start) > best[0]:
-            best = (made(start), Snapshot.of(b), again)
+    b.aim = aim
+    try:
+        result = emit(b, x)
+        if result is None:
+            return None
+        best = (made(start), Snapshot.of(b), result)
+        for _ in range(tries - 1):
+            if best[0] == len(want):
+                break
+            before.restore(b)
+            again = emit(b, x)
+            if again is not None and made(start) > best[0]:
+                best = (made(start), Snapshot.of(b), again)
+    finally:
+        b.aim = None
     best[1].restore(b)
     return best[2]
 

@@ -21,6 +21,8 @@ import itertools
 from collections.abc import Callable
 from functools import cache
 
+from onnx import NodeProto
+
 from generators.schema.kernels import cast_reason, kernel_reason
 from generators.schema.levels import NA
 from generators.schema.rows import SEP, MotifPlan, Row, key
@@ -73,61 +75,91 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
 
 
 @cache
-def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
-    """:func:`probe_ties`, and whether every probe draw made every anchor op that exists at
-    its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
-    before a MaxPool in another: its ties are a union over draws that no single draw
-    holds)."""
+def probe_windows(name: str, lo: int, hi: int, unit: bool = False
+                  ) -> tuple[tuple[int, tuple[NodeProto, ...]], ...]:
+    """``(opset, nodes)`` of a few plain draws of motif ``name`` at opsets ``lo`` and ``hi``
+    into an empty builder: the nodes each draw appended (draws the motif cannot take are
+    left out); ``unit``: the input's first dim is 1 (a motif that broadcasts a unit dim
+    takes no other)."""
     import random
-
-    from onnx import defs
 
     from generators.builder import GraphBuilder
     from generators.motifs import MOTIFS
     from generators.names import Namer
     from generators.pooled_random import PooledRandom
-    from generators.schema.apply import Mark, Refused, bindings, type_component
+    from generators.schema.apply import Mark
     from generators.values import FLOAT
 
     m = MOTIFS[name]
-    anchors = {a.rpartition("::")[2] for a in m.anchors}
-    ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    joint = True
     rank = min(max(m.ranks[0], 2), m.ranks[1])
     dtype = FLOAT if FLOAT in m.dtypes else min(m.dtypes)
+    out: list[tuple[int, tuple[NodeProto, ...]]] = []
     for seed in range(4):
         for opset in sorted({lo, hi}):
             rng = random.Random(seed)
             b = GraphBuilder(rng, PooledRandom(rng), opset, Namer("plain", rng))
             if m.setup is not None:
                 m.setup(b)
-            x = b.graph_input(dtype, _PROBE_SHAPES[rank])
+            shape = _PROBE_SHAPES[rank]
+            x = b.graph_input(dtype, (1, *shape[1:]) if unit and shape else shape)
             mark = Mark.of(b)
             try:
                 if m.emit is None or m.emit(b, x) is None:
                     continue
             except Exception:  # a probe the motif cannot take: other probes may
                 continue
-            window = b.nodes[mark.nodes:]
-            made = {n.op_type for n in window if n.domain in ("", "ai.onnx")}
-            joint = joint and all(a in made for a in anchors if _exists(a, opset))
-            seen: set[str] = set()
-            for a in window:  # the first node of each anchor op: the one a draw retypes
-                if a.op_type not in anchors or a.op_type in seen or \
-                        a.domain not in ("", "ai.onnx"):
+            out.append((opset, tuple(b.nodes[mark.nodes:])))
+    return tuple(out)
+
+
+def always_made(name: str, lo: int, hi: int) -> frozenset[str]:
+    """The anchor ops (default domain) of motif ``name`` that every probe draw
+    (:func:`probe_windows`, of either first dim) made where the op exists at the draw's
+    opset; all of them unless the motif is one of variants."""
+    from generators.motifs import MOTIFS
+
+    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors if "::" not in a}
+    for opset, window in probe_windows(name, lo, hi) + probe_windows(name, lo, hi, True):
+        made = {n.op_type for n in window if n.domain in ("", "ai.onnx")}
+        anchors = {a for a in anchors if a in made or not _exists(a, opset)}
+    return frozenset(anchors)
+
+
+@cache
+def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
+    """:func:`probe_ties`, and whether every probe draw made every anchor op that exists at
+    its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
+    before a MaxPool in another: its ties are a union over draws that no single draw
+    holds)."""
+    from onnx import defs
+
+    from generators.motifs import MOTIFS
+    from generators.schema.apply import Refused, bindings, type_component
+
+    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
+    ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    joint = True
+    for opset, nodes in probe_windows(name, lo, hi):
+        window = list(nodes)
+        made = {n.op_type for n in window if n.domain in ("", "ai.onnx")}
+        joint = joint and all(a in made for a in anchors if _exists(a, opset))
+        seen: set[str] = set()
+        for a in window:  # the first node of each anchor op: the one a draw retypes
+            if a.op_type not in anchors or a.op_type in seen or \
+                    a.domain not in ("", "ai.onnx"):
+                continue
+            seen.add(a.op_type)
+            schema = defs.get_schema(a.op_type, opset, a.domain)
+            for tc in schema.type_constraints:
+                seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
+                if not seeds:
                     continue
-                seen.add(a.op_type)
-                schema = defs.get_schema(a.op_type, opset, a.domain)
-                for tc in schema.type_constraints:
-                    seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
-                    if not seeds:
-                        continue
-                    try:
-                        _, touched, _ = type_component(window, opset, seeds)
-                    except Refused:
-                        continue
-                    tied = ties.setdefault((a.op_type, tc.type_param_str), set())
-                    tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
+                try:
+                    _, touched, _ = type_component(window, opset, seeds)
+                except Refused:
+                    continue
+                tied = ties.setdefault((a.op_type, tc.type_param_str), set())
+                tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
     return {k: frozenset(v) for k, v in ties.items()}, joint
 
 

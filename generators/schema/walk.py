@@ -66,9 +66,8 @@ def _cover(plan: MotifPlan, apart: list[str]) -> tuple[Step, ...]:
     for i, row in enumerate(plan.rows):
         pairs = _op_pairs_with_opset(row, plan.spaces) & feasible
         shared = {(op, p) for op, p in pairs if op not in apart}
-        aims = [op for op in apart if plan.op_row(row, op)]
         candidates += [(Step(i, op), frozenset(shared | {(o, p) for o, p in pairs if o == op}))
-                       for op in aims] or [(Step(i), frozenset(shared))]
+                       for op in _aims(plan, i, apart)] or [(Step(i), frozenset(shared))]
     left = set().union(*(s for _, s in candidates))
     heap = [(-len(s), k) for k, (_, s) in enumerate(candidates)]
     heapq.heapify(heap)
@@ -84,13 +83,15 @@ def _cover(plan: MotifPlan, apart: list[str]) -> tuple[Step, ...]:
         steps.append(candidates[k][0])
         left -= candidates[k][1]
     visited = {s.row for s in steps}
-    turn = 0
-    for i, row in enumerate(plan.rows):
-        aims = [op for op in apart if plan.op_row(row, op)]
-        if i not in visited:
-            steps.append(Step(i, aims[turn % len(aims)] if aims else None))
-            turn += 1
+    for turn, i in enumerate(i for i in range(len(plan.rows)) if i not in visited):
+        aims = _aims(plan, i, apart)
+        steps.append(Step(i, aims[turn % len(aims)] if aims else None))
     return tuple(steps)
+
+
+def _aims(plan: MotifPlan, row: int, apart: list[str]) -> list[str]:
+    """The ops of ``apart`` that row ``row`` of ``plan`` gives levels to."""
+    return [op for op in apart if plan.op_row(plan.rows[row], op)]
 
 
 #: a note of :func:`generators.schema.apply.vary` that a draw made no node of an anchor op.

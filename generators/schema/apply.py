@@ -475,18 +475,18 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
     makes the most of ``need`` is kept (the first of them on a tie). With ``aim`` (the
     anchor op of a walk step: :mod:`generators.schema.walk`) the builder's
     :attr:`~generators.builder.GraphBuilder.aim` is ``aim`` while the motif emits (a motif
-    that reads it makes that op), and up to :data:`AIMED_TRIES` emissions are tried for
-    one that makes ``aim``. A draw that takes no row never comes here, so it is the draw
-    it was.
+    that reads it makes that op), an emission that makes ``aim`` comes before one that
+    does not, and up to :data:`AIMED_TRIES` emissions are tried until one makes it. A draw
+    that takes no row never comes here, so it is the draw it was.
 
     Returns:
         ``emit``'s result for the kept emission; None where the first emission failed.
     """
     before = Snapshot.of(b)
-    want, tries = (need, VARIANT_TRIES) if aim is None else ({aim}, AIMED_TRIES)
 
-    def made(mark: int) -> int:
-        return len(want & {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")})
+    def made(mark: int) -> tuple[bool, int]:
+        ops = {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")}
+        return aim is None or aim in ops, len(need & ops)
 
     start = len(b.nodes)
     b.aim = aim
@@ -495,8 +495,8 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
         if result is None:
             return None
         best = (made(start), Snapshot.of(b), result)
-        for _ in range(tries - 1):
-            if best[0] == len(want):
+        for k in range(1, AIMED_TRIES if aim is not None else VARIANT_TRIES):
+            if best[0] == (True, len(need)) or (best[0][0] and k >= VARIANT_TRIES):
                 break
             before.restore(b)
             again = emit(b, x)

@@ -7,11 +7,11 @@ The motif emits its pattern as usual; :func:`vary` then edits the nodes it appen
    the window's nodes tie to them through their own type constraints (a union-find over the
    schemas' type parameters) take type ``D``: the window's own weights are converted, values
    from outside come in through a Cast, the motif's result goes out through a Cast back to
-   its type, graph outputs the window declared are declared in ``D``. Refused, with the
-   reason, where a tied tensor is pinned to one type by some schema, onnxruntime has no
-   kernel of some tied node for ``D`` (:mod:`generators.schema.kernels`), or a tied graph
-   output the window declared would be of a type onnxruntime returns no tensor of
-   (bfloat16);
+   its type, graph outputs the window declared are declared in ``D`` (or, where
+   onnxruntime returns no tensor of ``D``, such as bfloat16, go out through a Cast back
+   too). Refused, with the reason, where a tied tensor is pinned to one type by some
+   schema, or onnxruntime has no kernel of some tied node for ``D``
+   (:mod:`generators.schema.kernels`);
 2. **attributes** (``attr:a``): removed, set to the schema's default, or set to the first
    candidate of :func:`generators.schema.levels.candidates` with which the node keeps the
    output types and shapes it had (``onnx.shape_inference.infer_node_outputs``), so that
@@ -812,9 +812,6 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         if DTYPES.get(pin.split("tensor(")[-1].rstrip(")")) != target:
             raise Refused(f"{pin.split(':')[0]} pins a tied tensor to "
                           f"{pin.split(': ')[-1]}")
-    if target not in FETCHABLE and comp & {vi.name for vi in b.outputs[draw.mark.outputs:]}:
-        raise Refused(f"a tied tensor is a graph output the motif declares, and onnxruntime "
-                      f"returns no {level} tensor")
     for n in window:
         params = touched.get(id(n))
         if not params:
@@ -852,7 +849,13 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         if why:
             raise Refused(why)
     escaping = draw.result is not None and draw.result.name in comp
-    if escaping:
+    # tensors that go out through a Cast back: the result, and the graph outputs the window
+    # declared where onnxruntime returns no tensor of the new type
+    back = [draw.result.name] if escaping else []  # type: ignore[union-attr]
+    if target not in FETCHABLE:
+        declared = {vi.name for vi in b.outputs[draw.mark.outputs:]}
+        back += sorted((comp & produced & declared) - set(external) - set(back))
+    if back:
         why = cast_reason(level, cur_name, b.opset)
         if why:
             raise Refused(why)
@@ -889,11 +892,9 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
             after[name] = cast
         else:
             head.append(cast)
-    # the result goes out through a Cast back
+    # the result (and unfetchable graph outputs) go out through a Cast back
     tail: list[NodeProto] = []
-    if escaping:
-        assert draw.result is not None
-        old = draw.result.name
+    for old in back:
         inner = b.namer.tensor(anchor.op_type)
         renames[old] = inner
         tail.append(helper.make_node("Cast", [inner], [old], to=current))

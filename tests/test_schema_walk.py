@@ -219,3 +219,20 @@ def test_a_pinned_opset_counts_only_the_pairs_a_model_of_it_can_hold() -> None:
     assert all(("opset", "15") not in p for p in kept["BatchNormalization"])
     assert not any(f == "attr:training_mode" for p in kept["BatchNormalization"] for f, _ in p)
     assert left and all(why.startswith("the pass's hint pins opset 9") for why in left)
+
+
+def test_a_pair_the_ties_of_all_variants_refuse_gets_a_row_under_its_own_variants_ties() -> None:
+    # ort-cse ties Transpose's type to an Add in one variant and not in another: under the
+    # union of the variants' ties no row held 28 of its pairs; rows checked under the ties
+    # of the draws that make the pair's op hold them, and a walk aimed at the op takes them
+    from generators.motifs import MOTIFS
+    from generators.schema.plan import _op_pairs_with_opset, build_plan, probe
+
+    plan = motif_plan("ort-cse")
+    ties, joint = probe("ort-cse", *plan.opsets)
+    assert not joint
+    union = build_plan("ort-cse", MOTIFS["ort-cse"].anchors, *plan.opsets, ties, joint)
+    left = {(op, p) for op, ps in union.unplanned.items() for p in ps}
+    assert len(left) >= 10 and not plan.unplanned
+    held = set().union(*(_op_pairs_with_opset(r, plan.spaces) for r in plan.rows))
+    assert left <= held

@@ -120,8 +120,7 @@ def always_made(name: str, lo: int, hi: int) -> frozenset[str]:
 
     anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors if "::" not in a}
     for opset, window in probe_windows(name, lo, hi) + probe_windows(name, lo, hi, True):
-        made = {n.op_type for n in window if n.domain in ("", "ai.onnx")}
-        anchors = {a for a in anchors if a in made or not _exists(a, opset)}
+        anchors = {a for a in anchors if a in _made(window) or not _exists(a, opset)}
     return frozenset(anchors)
 
 
@@ -131,20 +130,43 @@ def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
     its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
     before a MaxPool in another: its ties are a union over draws that no single draw
     holds)."""
-    from onnx import defs
-
     from generators.motifs import MOTIFS
-    from generators.schema.apply import Refused, bindings, type_component
 
     anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
+    windows = probe_windows(name, lo, hi)
+    joint = all(a in _made(window) for opset, window in windows
+                for a in anchors if _exists(a, opset))
+    return _ties(windows, anchors), joint
+
+
+@cache
+def variant_ties(name: str, lo: int, hi: int, op: str) -> Ties:
+    """The ties of the probe draws of motif ``name`` that made anchor ``op``: what a draw
+    aimed at ``op`` ties (:mod:`generators.schema.walk`), without the ties of variants
+    that make no ``op``."""
+    from generators.motifs import MOTIFS
+
+    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
+    return _ties(tuple(w for w in probe_windows(name, lo, hi) if op in _made(w[1])), anchors)
+
+
+def _made(window: tuple[NodeProto, ...]) -> set[str]:
+    """The default-domain op types of ``window``."""
+    return {n.op_type for n in window if n.domain in ("", "ai.onnx")}
+
+
+def _ties(windows: tuple[tuple[int, tuple[NodeProto, ...]], ...], anchors: set[str]) -> Ties:
+    """The union over ``windows`` of the type parameters each ties to those of the first
+    node of each anchor op in ``anchors`` (the node a draw retypes)."""
+    from onnx import defs
+
+    from generators.schema.apply import Refused, bindings, type_component
+
     ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    joint = True
-    for opset, nodes in probe_windows(name, lo, hi):
+    for opset, nodes in windows:
         window = list(nodes)
-        made = {n.op_type for n in window if n.domain in ("", "ai.onnx")}
-        joint = joint and all(a in made for a in anchors if _exists(a, opset))
         seen: set[str] = set()
-        for a in window:  # the first node of each anchor op: the one a draw retypes
+        for a in window:
             if a.op_type not in anchors or a.op_type in seen or \
                     a.domain not in ("", "ai.onnx"):
                 continue
@@ -160,7 +182,7 @@ def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
                     continue
                 tied = ties.setdefault((a.op_type, tc.type_param_str), set())
                 tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
-    return {k: frozenset(v) for k, v in ties.items()}, joint
+    return {k: frozenset(v) for k, v in ties.items()}
 
 
 def _exists(op: str, opset: int) -> bool:
@@ -268,13 +290,16 @@ def _op_pairs_with_opset(row: Row, spaces: dict[str, OpSpace]) -> set[tuple[str,
 
 
 def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
-               ties: Ties | None = None, joint: bool = True) -> MotifPlan:
+               ties: Ties | None = None, joint: bool = True,
+               ties_of: Callable[[str], Ties] | None = None) -> MotifPlan:
     """The plan of ``motif`` whose anchors are ``anchors`` over opsets ``lo..hi``;
     ``ties`` (:func:`probe_ties`) are the type parameters its pattern ties together, and
     ``joint`` whether every draw makes every anchor (:func:`probe`). A pair no complete row
     can hold is infeasible where ``joint``; otherwise the verdict may stem from ties of
-    variants no draw holds together, and the pair stays feasible, its reason kept in
-    ``unplanned``.
+    variants no draw holds together: with ``ties_of`` (anchor op -> the ties of the draws
+    that make it, :func:`variant_ties`) the pair gets a row checked under its op's own ties
+    (a row for a draw aimed at that op: :mod:`generators.schema.walk`), and where none
+    holds it either, the pair stays feasible, its reason kept in ``unplanned``.
 
     Raises:
         ValueError: ``lo > hi``.
@@ -354,6 +379,11 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
         elif row is not None and joint:  # no valid row of the motif's factors holds it
             pairs[op] = pairs[op] - {p}
             infeasible[op][p] = row
+        elif row is not None and ties_of is not None and isinstance(own := _complete(
+                op, p, keys, levels, spaces, intervals, _checker(spaces, ties_of(op)),
+                want - have), dict):
+            rows.append(own)
+            have |= _op_pairs_with_opset(own, spaces)
         elif row is not None:
             unplanned.setdefault(op, {})[p] = f"no plan row holds it with the ties of all " \
                 f"the motif's variants at once ({row})"
@@ -495,6 +525,7 @@ def motif_plan(name: str) -> MotifPlan | None:
         return stored
     lo, hi = max(m.since, MIN_OPSET), min(m.until, MAX_OPSET)
     ties, joint = probe(name, lo, hi)
-    plan = build_plan(name, m.anchors, lo, hi, ties, joint)
+    plan = build_plan(name, m.anchors, lo, hi, ties, joint,
+                      None if joint else lambda op: variant_ties(name, lo, hi, op))
     store_plan(name, plan)
     return plan

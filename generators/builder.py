@@ -184,6 +184,21 @@ class GraphBuilder:
         self.motifs: list[str] = []
         #: model-local functions (FunctionProto) that nodes of the model call.
         self.functions: list[FunctionProto] = []
+        #: the anchor op the motif draw being emitted is to make (set while a draw that
+        #: takes a schema plan row is emitted: :func:`generators.schema.apply.emit_for_row`);
+        #: a motif of variants reads it through :meth:`variant`. None: no aim.
+        self.aim: str | None = None
+
+    def variant(self, drawn: str, options: Iterable[str]) -> str:
+        """The variant a motif emits: ``drawn`` (its choice among ``options``, anchor op
+        names, made from :attr:`rng` as ever), unless :attr:`aim` is another of
+        ``options``, then the aim. Draws nothing from :attr:`rng`, so a draw without an
+        aim is the draw it was.
+
+        Returns:
+            ``aim`` where it is one of ``options``, else ``drawn``.
+        """
+        return self.aim if self.aim is not None and self.aim in set(options) else drawn
 
     # -- nodes -------------------------------------------------------------------------------
     def node(self, op: str, inputs: Sequence[str], n_out: int = 1, domain: str = "",

@@ -8,10 +8,11 @@ of ``"<generator>:<pass hint>"``, so a model is a pure function of those three.
 
 Two choices are read from the seed alone rather than from that stream (:func:`stratum`):
 which motif of the pool a model draws first (the pool's motifs in rotation over consecutive
-seeds, so that every motif is drawn equally often), and which row of its schema plan that
-draw takes (:func:`walk_row`: consecutive draws of a motif walk its plan, so that ``n``
-varied draws take ``n`` distinct rows). The stream is consumed as before, so the rest of a
-model is drawn as it was.
+seeds, so that every motif is drawn equally often), and which step of the walk of its
+schema plan that draw takes (:func:`walk_row`: consecutive draws of a motif walk its plan,
+so that ``n`` varied draws take ``n`` distinct steps, each a plan row, aimed at one anchor
+op for a motif of variants: :mod:`generators.schema.walk`). The stream is consumed as
+before, so the rest of a model is drawn as it was.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
 from generators.schema.apply import Mark, emit_for_row, row_anchors, vary
 from generators.schema.plan import motif_plan
+from generators.schema.rows import Row
+from generators.schema.walk import Step, aimed_notes, walk_steps
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
 from generators.versions import (
     MAX_OPSET,
@@ -174,12 +177,14 @@ def _step_op(b: GraphBuilder, v1: bool) -> None:
             return
 
 
-def _step_motif(b: GraphBuilder, motif: Motif, row: tuple[int, dict[str, str]] | None = None,
+def _step_motif(b: GraphBuilder, motif: Motif, row: Taken | None = None,
                 spans: list[tuple[str, int, int]] | None = None,
                 varied: list[dict[str, Any]] | None = None) -> bool:
-    """Append one draw of ``motif``; with ``row`` (index, plan row) the draw takes that row
-    of the motif's schema plan (:func:`generators.schema.apply.vary`), and what it could
-    not take is recorded in ``varied``; ``spans`` gets ``(motif, first node, end)``."""
+    """Append one draw of ``motif``; with ``row`` (walk step, plan row) the draw takes that
+    row of the motif's schema plan, aimed at the step's anchor op
+    (:func:`generators.schema.apply.emit_for_row`, :func:`generators.schema.apply.vary`),
+    and what it could not take is recorded in ``varied`` (``{"motif", "row": the row's
+    index, "aim", "notes"}``); ``spans`` gets ``(motif, first node, end)``."""
     if motif.emit is None:
         return False
     for _ in range(ATTEMPTS):
@@ -190,13 +195,15 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: tuple[int, dict[str, str]] |
                 continue
         mark = Mark.of(b)
         plan = motif_plan(motif.name) if row is not None else None
-        result = emit_for_row(b, motif.emit, x, row_anchors(plan, row[1])) \
+        result = emit_for_row(b, motif.emit, x, row_anchors(plan, row[1]), row[0].aim) \
             if plan is not None and row is not None else motif.emit(b, x)
         if result is not None:
             if row is not None:
-                notes = vary(b, mark, plan, row[1], result) if plan is not None else []
+                notes = aimed_notes(vary(b, mark, plan, row[1], result), row[0].aim) \
+                    if plan is not None else []
                 if varied is not None:
-                    varied.append({"motif": motif.name, "row": row[0], "notes": notes})
+                    varied.append({"motif": motif.name, "row": row[0].row,
+                                   "aim": row[0].aim, "notes": notes})
             if spans is not None:
                 spans.append((motif.name, mark.nodes, len(b.nodes)))
             b.motifs.append(motif.name)
@@ -241,16 +248,18 @@ def stratum(seed: int, size: int) -> Stratum:
 
 
 def walk_row(share: float, s: Stratum, length: int) -> int | None:
-    """The plan row (an index below ``length``) the draw at stratum ``s`` takes, or None.
+    """The step of its plan's walk (an index below ``length``, the walk's steps:
+    :func:`generators.schema.walk.walk_steps`; a plan row each for a motif that makes all
+    its anchors in every draw) the draw at stratum ``s`` takes, or None.
 
     Of the draws of one motif in one series, those whose count ``k`` moves
-    ``floor(k * share)`` up take a row (a share ``share`` of them, evenly spread: every
-    second one at 0.5); the ``j``-th of them in series ``p`` is walk step ``g = 2j + p``
-    (the two series interleave), and step ``g`` takes row ``(g + g // length) % length``:
-    each lap of the plan is its rows in order, shifted by the lap's number, so that over
-    laps each row falls to even and odd seeds in turn. Within a lap the steps take distinct
-    rows, so ``n <= length`` consecutive varied draws of a motif (consecutive seeds) take
-    ``n`` distinct rows, the plan's first rows (which cover the most pairs) first.
+    ``floor(k * share)`` up take a step (a share ``share`` of them, evenly spread: every
+    second one at 0.5); the ``j``-th of them in series ``p`` is draw ``g = 2j + p`` (the
+    two series interleave), and draw ``g`` takes step ``(g + g // length) % length``: each
+    lap of the walk is its steps in order, shifted by the lap's number, so that over laps
+    each step falls to even and odd seeds in turn. Within a lap the draws take distinct
+    steps, so ``n <= length`` consecutive varied draws of a motif (consecutive seeds) take
+    ``n`` distinct steps, the walk's first steps (which cover the most pairs) first.
     """
     if length <= 0 or share <= 0:
         return None
@@ -272,11 +281,11 @@ NAMED = "named"
 
 def _row_index(recipe: Recipe, place: Place, length: int, named: random.Random,
                seed: int) -> int | None:
-    """The row of a plan of ``length`` rows the draw at ``place`` takes (None: none).
+    """The step of a walk of ``length`` steps the draw at ``place`` takes (None: none).
 
     A rotated draw takes :func:`walk_row`. A draw of a motif given by name (tests and
     strategies pin those seeds) keeps the rule it had: a share ``schema_share`` of them,
-    drawn from ``named`` (a random source of the salted seed), take row ``seed % length``,
+    drawn from ``named`` (a random source of the salted seed), take step ``seed % length``,
     so that consecutive seeds walk the plan too."""
     if isinstance(place, Stratum):
         return walk_row(recipe.schema_share, place, length)
@@ -285,38 +294,44 @@ def _row_index(recipe: Recipe, place: Place, length: int, named: random.Random,
     return None
 
 
+#: what a row-taking draw takes: its walk step and the step's plan row.
+Taken = tuple[Step, Row]
+
+
 def _plan_rows(recipe: Recipe, chosen: list[Motif], places: list[Place],
-               seed: int) -> list[tuple[int, dict[str, str]] | None]:
-    """For each chosen motif, the (index, row) of its schema plan its draw takes, or None
-    (:func:`_row_index`; a motif without anchors takes none). Rows are read from the seed
-    alone, not from the model's random stream, so a draw that takes no row is the draw it
-    was."""
+               seed: int) -> list[Taken | None]:
+    """For each chosen motif, the walk step of its schema plan its draw takes, with the
+    step's row, or None (:func:`_row_index`; a motif without anchors takes none). Steps
+    are read from the seed alone, not from the model's random stream, so a draw that
+    takes no row is the draw it was."""
     named = random.Random(seed ^ SCHEMA_SALT)
-    out: list[tuple[int, dict[str, str]] | None] = []
+    out: list[Taken | None] = []
     for m, place in zip(chosen, places, strict=True):
         plan = motif_plan(m.name) if m.anchors and m.emit is not None else None
-        i = _row_index(recipe, place, len(plan.rows), named, seed) \
-            if plan is not None and plan.rows and recipe.schema_share else None
-        out.append(None if i is None or plan is None else (i, plan.rows[i]))
+        steps = walk_steps(m.name) if plan is not None else ()
+        i = _row_index(recipe, place, len(steps), named, seed) \
+            if plan is not None and steps and recipe.schema_share else None
+        out.append(None if i is None or plan is None else (steps[i], plan.rows[steps[i].row]))
     return out
 
 
 def walk_seeds(motif: str, generator: str = "v2",
                passes: Sequence[str] | GenerationHints | None = None) -> dict[int, int]:
-    """Row index -> the smallest seed at which :func:`generate` with ``generator`` and
-    ``passes`` draws ``motif`` first and that draw takes the row (:func:`walk_row`): the
-    seeds that walk the motif's plan once. Empty where the motif is not in the hint's
-    pool or has no plan; generating the seeds is what ``coverage --schema`` reports as the
-    walked share."""
+    """Walk step index -> the smallest seed at which :func:`generate` with ``generator``
+    and ``passes`` draws ``motif`` first and that draw takes the step (:func:`walk_row`,
+    :func:`generators.schema.walk.walk_steps`): the seeds that walk the motif's plan
+    once. Empty where the motif is not in the hint's pool or has no plan; generating the
+    seeds is what ``coverage --schema`` reports as the walked share."""
     recipe = RECIPES[generator]
     hints = GenerationHints.of(passes)
     pool, _ = _motif_pool(recipe, hints.passes, hints.opset)
     names = [m.name for m in pool]
     plan = motif_plan(motif) if motif in names else None
-    if plan is None or not plan.rows or recipe.schema_share <= 0:
+    steps = walk_steps(motif) if plan is not None else ()
+    if not steps or recipe.schema_share <= 0:
         return {}
-    a, size, length = names.index(motif), len(names), len(plan.rows)
-    # a row is reached in the first two laps: 2 * length steps of each series, each step
+    a, size, length = names.index(motif), len(names), len(steps)
+    # a step is reached in the first two laps: 2 * length steps of each series, each step
     # at most ceil(1 / share) counts, each count ``size`` seeds of its series apart
     bound = 2 * size * (math.ceil(2 * (length + 1) / recipe.schema_share) + 2)
     out: dict[int, int] = {}
@@ -333,7 +348,7 @@ def walk_seeds(motif: str, generator: str = "v2",
 
 
 def _row_opsets(recipe: Recipe, chosen: list[Motif],
-                rows: list[tuple[int, dict[str, str]] | None], lo: int,
+                rows: list[Taken | None], lo: int,
                 hi: int) -> tuple[int, int]:
     """``lo..hi`` (the opsets every chosen motif exists at) narrowed to the opset interval
     the first plan row asks for. Where they do not meet, the row's interval within the

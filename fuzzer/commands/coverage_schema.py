@@ -8,13 +8,14 @@ target's motif hints for a configuration running that pass alone); nothing runs 
 Two shares are reported per (pass, motif), and they answer different questions:
 
 - **cases**: what the ``--cases`` consecutive seeds from ``--seed`` exercised. A pass's
-  pool of motifs is drawn in rotation and about half of each motif's draws take a plan row
-  (:func:`generators.generate.walk_row`), so a motif whose plan has more rows than the
-  varied draws it gets cannot reach every pair at that number of cases;
-- **walked**: what the draws exercise when each row of the motif's plan is taken once
-  (the seeds of :func:`generators.generate.walk_seeds`, generated with the same hints):
-  whether the generator *can* take each feasible pair. Its uncovered reasons are what
-  the motif's pattern cannot take.
+  pool of motifs is drawn in rotation and about half of each motif's draws take a step of
+  the walk of its plan (:func:`generators.generate.walk_row`), so a motif whose walk has
+  more steps than the varied draws it gets cannot reach every pair at that number of cases;
+- **walked**: what the draws exercise when each step of the walk of the motif's plan is
+  taken once (the seeds of :func:`generators.generate.walk_seeds`, generated with the same
+  hints; a step is a plan row, aimed at one anchor op for a motif of variants:
+  :mod:`generators.schema.walk`): whether the generator *can* take each feasible pair.
+  Its uncovered reasons are what the motif's pattern cannot take.
 
 A pass whose hint pins the models' opset (the version converter's ``from`` opset) counts as
 feasible only the pairs a model of that opset can hold.
@@ -47,8 +48,8 @@ def draws(seeds: Any, generator: str, hints: Any, failed: list[str]) -> list[Any
 def walked(motif: str, generator: str, hints: Any,
            failed: list[str] | None = None) -> dict[str, Any]:
     """The coverage of ``motif`` when its plan is walked once under ``hints``: the models of
-    :func:`generators.generate.walk_seeds` (one per plan row), measured for that motif
-    alone (``MotifCoverage.as_json()`` plus ``"rows"``: the rows the walk reached); seeds
+    :func:`generators.generate.walk_seeds` (one per walk step), measured for that motif
+    alone (``MotifCoverage.as_json()`` plus ``"rows"``: the steps the walk reached); seeds
     the generator raises on go to ``failed`` (:func:`draws`)."""
     from generators.generate import walk_seeds
     from generators.schema.measure import schema_coverage
@@ -108,7 +109,7 @@ def _top(reasons: dict[str, int]) -> str:
 
 
 def _status(row: dict[str, Any]) -> str:
-    """Covered at the cases; else, where the walk covers, how many rows the plan has for
+    """Covered at the cases; else, where the walk covers, how many steps the walk has for
     how many varied draws; else the walk's main uncovered reason."""
     if row["share"] >= PAIR_TARGET:
         return "[green]covered[/]"
@@ -116,7 +117,7 @@ def _status(row: dict[str, Any]) -> str:
     if walk is None:
         return f"[yellow]{_top(row['uncovered_reasons'])}[/]"
     if walk["share"] >= PAIR_TARGET:
-        return (f"[cyan]walk covers: {walk['rows']} plan rows, {row['varied']} varied "
+        return (f"[cyan]walk covers: {walk['rows']} walk steps, {row['varied']} varied "
                 "draws at these cases[/]")
     return f"[yellow]{_top(walk['uncovered_reasons'])}[/]"
 
@@ -165,7 +166,7 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
     console.print(table)
     console.print(f"{covered}/{rows} (pass, motif) rows at >= {PAIR_TARGET:.0%} of their "
                   f"feasible feature pairs at {cases} cases per pass; {walk_covered}/{rows} "
-                  "when each plan row is drawn once (walked); draws in parentheses took a "
+                  "when each walk step is drawn once (walked); draws in parentheses took a "
                   "plan row; infeasible pairs (no valid model holds them) are in the JSON "
                   "with reasons")
     failed = [(n, e["failed"]) for n, e in report.items() if e["failed"]["count"]]

@@ -41,13 +41,14 @@ _IDEMPOTENT = {"Relu": 6, "Floor": 6, "Ceil": 6, "Round": 11, "Sign": 9}
 
 
 def _idempotent(b: GraphBuilder, x: Value) -> Value:
-    if b.rng.random() < 0.25:
+    ops = [o for o, since in _IDEMPOTENT.items() if since <= b.opset]
+    if b.variant("Reshape" if b.rng.random() < 0.25 else "", ["Reshape", *ops]) == "Reshape":
         spec1, mid = shape_ops.reshape_target(b, x.shape)
         y = b.op("Reshape", [x, b.ints(spec1, "Reshape")], x.dtype, mid, x.props)
         _maybe_output(b, y)
         spec2, out = shape_ops.reshape_target(b, mid)
         return b.op("Reshape", [y, b.ints(spec2, "Reshape")], x.dtype, out, x.props)
-    op = b.rng.choice([o for o, since in _IDEMPOTENT.items() if since <= b.opset])
+    op = b.variant(b.rng.choice(ops), ops)
     y = _maybe_output(b, b.op(op, [x], x.dtype, x.shape))
     return b.op(op, [y], x.dtype, x.shape)
 
@@ -116,11 +117,11 @@ _UNITS = {"Add": (0, None), "Mul": (1, None), "Sub": (0, 1), "Div": (1, 1), "Pow
 
 def _nop_with_unit(b: GraphBuilder, x: Value) -> Value:
     if x.dtype == BOOL:
-        op = b.rng.choice(["And", "Or"])
+        op = b.variant(b.rng.choice(["And", "Or"]), ["And", "Or"])
         c = b.const(np.full(x.shape[x.rank - 1:], op == "And"), op)
         return b.op(op, [x, c] if b.rng.random() < 0.5 else [c, x], BOOL, x.shape)
     ops = [o for o in _UNITS if x.dtype == FLOAT or o != "Pow"]
-    op = b.rng.choice(ops)
+    op = b.variant(b.rng.choice(ops), ops)
     unit, index = _UNITS[op]
     r = b.rng.random()
     shape = x.shape[x.rank - 1:] if r < 0.5 else (() if r < 0.8 else (2, *x.shape))
@@ -157,8 +158,11 @@ def _deadend(b: GraphBuilder, x: Value) -> Value:
     return b.op("Identity", [x], x.dtype, x.shape, x.props)
 
 
+_CSE_OPS = ("Relu", "Sigmoid", "Add", "Transpose", "Softmax")
+
+
 def _cse(b: GraphBuilder, x: Value) -> Value:
-    op = b.rng.choice(["Relu", "Sigmoid", "Add", "Transpose", "Softmax"])
+    op = b.variant(b.rng.choice(_CSE_OPS), _CSE_OPS)
     if op == "Add":
         w = b.random_weight(x.shape[-1:], FLOAT, "Add")
         u, v = (b.op("Add", [x, w], FLOAT, x.shape) for _ in range(2))

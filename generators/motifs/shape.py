@@ -54,7 +54,7 @@ def _unsqueezes(b: GraphBuilder, x: Value) -> Value:
 
 
 def _reduce_unsqueeze(b: GraphBuilder, x: Value) -> Value:
-    op = b.rng.choice(list(REDUCE_AXES_INPUT))
+    op = b.variant(b.rng.choice(list(REDUCE_AXES_INPUT)), REDUCE_AXES_INPUT)
     axes = sorted(b.rng.sample(range(x.rank), b.rng.randint(1, x.rank)))
     y = reduce(b, op, x, axes=axes, keepdims=0)
     u_axes = axes if b.rng.random() < 0.8 else [0]  # a different axis must not fuse

@@ -7,9 +7,11 @@ The motif emits its pattern as usual; :func:`vary` then edits the nodes it appen
    the window's nodes tie to them through their own type constraints (a union-find over the
    schemas' type parameters) take type ``D``: the window's own weights are converted, values
    from outside come in through a Cast, the motif's result goes out through a Cast back to
-   its type, graph outputs the window declared are declared in ``D``. Refused, with the
-   reason, where a tied tensor is pinned to one type by some schema, or onnxruntime has no
-   kernel of some tied node for ``D`` (:mod:`generators.schema.kernels`);
+   its type, graph outputs the window declared are declared in ``D`` (or, where
+   onnxruntime returns no tensor of ``D``, such as bfloat16, go out through a Cast back
+   too). Refused, with the reason, where a tied tensor is pinned to one type by some
+   schema, or onnxruntime has no kernel of some tied node for ``D``
+   (:mod:`generators.schema.kernels`);
 2. **attributes** (``attr:a``): removed, set to the schema's default, or set to the first
    candidate of :func:`generators.schema.levels.candidates` with which the node keeps the
    output types and shapes it had (``onnx.shape_inference.infer_node_outputs``), so that
@@ -408,6 +410,9 @@ class Snapshot:
 #: emissions a row-taking draw tries for one that makes every anchor op its row has
 #: levels for.
 VARIANT_TRIES = 4
+#: emissions a draw aimed at one anchor op tries for one that makes it (a motif of many
+#: variants that does not read the aim makes each of them now and then).
+AIMED_TRIES = 16
 
 
 def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
@@ -416,33 +421,42 @@ def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
 
 
 def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | None],
-                 x: Value, need: set[str]) -> Value | None:
+                 x: Value, need: set[str], aim: str | None = None) -> Value | None:
     """Emit a motif (``emit(b, x)``) whose draw takes a plan row that gives levels to the
     anchor ops ``need``: a motif of variants (one draw makes a Softmax, another a
     Transpose) is emitted again, up to :data:`VARIANT_TRIES` times, and the emission that
-    makes the most of ``need`` is kept (the first of them on a tie). A draw that takes no
-    row never comes here, so it is the draw it was.
+    makes the most of ``need`` is kept (the first of them on a tie). With ``aim`` (the
+    anchor op of a walk step: :mod:`generators.schema.walk`) the builder's
+    :attr:`~generators.builder.GraphBuilder.aim` is ``aim`` while the motif emits (a motif
+    that reads it makes that op), an emission that makes ``aim`` comes before one that
+    does not, and up to :data:`AIMED_TRIES` emissions are tried until one makes it. A draw
+    that takes no row never comes here, so it is the draw it was.
 
     Returns:
         ``emit``'s result for the kept emission; None where the first emission failed.
     """
     before = Snapshot.of(b)
 
-    def made(mark: int) -> int:
-        return len(need & {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")})
+    def made(mark: int) -> tuple[bool, int]:
+        ops = {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")}
+        return aim is None or aim in ops, len(need & ops)
 
     start = len(b.nodes)
-    result = emit(b, x)
-    if result is None:
-        return None
-    best = (made(start), Snapshot.of(b), result)
-    for _ in range(VARIANT_TRIES - 1):
-        if best[0] == len(need):
-            break
-        before.restore(b)
-        again = emit(b, x)
-        if again is not None and made(start) > best[0]:
-            best = (made(start), Snapshot.of(b), again)
+    b.aim = aim
+    try:
+        result = emit(b, x)
+        if result is None:
+            return None
+        best = (made(start), Snapshot.of(b), result)
+        for k in range(1, AIMED_TRIES if aim is not None else VARIANT_TRIES):
+            if best[0] == (True, len(need)) or (best[0][0] and k >= VARIANT_TRIES):
+                break
+            before.restore(b)
+            again = emit(b, x)
+            if again is not None and made(start) > best[0]:
+                best = (made(start), Snapshot.of(b), again)
+    finally:
+        b.aim = None
     best[1].restore(b)
     return best[2]
 
@@ -794,7 +808,13 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         if why:
             raise Refused(why)
     escaping = draw.result is not None and draw.result.name in comp
-    if escaping:
+    # tensors that go out through a Cast back: the result, and the graph outputs the window
+    # declared where onnxruntime returns no tensor of the new type
+    back = [draw.result.name] if escaping else []  # type: ignore[union-attr]
+    if target not in FETCHABLE:
+        declared = {vi.name for vi in b.outputs[draw.mark.outputs:]}
+        back += sorted((comp & produced & declared) - set(external) - set(back))
+    if back:
         why = cast_reason(level, cur_name, b.opset)
         if why:
             raise Refused(why)
@@ -831,11 +851,9 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
             after[name] = cast
         else:
             head.append(cast)
-    # the result goes out through a Cast back
+    # the result (and unfetchable graph outputs) go out through a Cast back
     tail: list[NodeProto] = []
-    if escaping:
-        assert draw.result is not None
-        old = draw.result.name
+    for old in back:
         inner = b.namer.tensor(anchor.op_type)
         renames[old] = inner
         tail.append(helper.make_node("Cast", [inner], [old], to=current))

@@ -21,6 +21,8 @@ import itertools
 from collections.abc import Callable
 from functools import cache
 
+from onnx import NodeProto
+
 from generators.schema.kernels import cast_reason, kernel_reason
 from generators.schema.levels import NA
 from generators.schema.rows import SEP, MotifPlan, Row, key
@@ -73,62 +75,114 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
 
 
 @cache
-def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
-    """:func:`probe_ties`, and whether every probe draw made every anchor op that exists at
-    its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
-    before a MaxPool in another: its ties are a union over draws that no single draw
-    holds)."""
+def probe_windows(name: str, lo: int, hi: int, unit: bool = False
+                  ) -> tuple[tuple[int, tuple[NodeProto, ...]], ...]:
+    """``(opset, nodes)`` of a few plain draws of motif ``name`` at opsets ``lo`` and ``hi``
+    into an empty builder: the nodes each draw appended (draws the motif cannot take are
+    left out); ``unit``: the input's first dim is 1 (a motif that broadcasts a unit dim
+    takes no other)."""
     import random
-
-    from onnx import defs
 
     from generators.builder import GraphBuilder
     from generators.motifs import MOTIFS
     from generators.names import Namer
     from generators.pooled_random import PooledRandom
-    from generators.schema.apply import Mark, Refused, bindings, type_component
+    from generators.schema.apply import Mark
     from generators.values import FLOAT
 
     m = MOTIFS[name]
-    anchors = {a.rpartition("::")[2] for a in m.anchors}
-    ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
-    joint = True
     rank = min(max(m.ranks[0], 2), m.ranks[1])
     dtype = FLOAT if FLOAT in m.dtypes else min(m.dtypes)
+    out: list[tuple[int, tuple[NodeProto, ...]]] = []
     for seed in range(4):
         for opset in sorted({lo, hi}):
             rng = random.Random(seed)
             b = GraphBuilder(rng, PooledRandom(rng), opset, Namer("plain", rng))
             if m.setup is not None:
                 m.setup(b)
-            x = b.graph_input(dtype, _PROBE_SHAPES[rank])
+            shape = _PROBE_SHAPES[rank]
+            x = b.graph_input(dtype, (1, *shape[1:]) if unit and shape else shape)
             mark = Mark.of(b)
             try:
                 if m.emit is None or m.emit(b, x) is None:
                     continue
             except Exception:  # a probe the motif cannot take: other probes may
                 continue
-            window = b.nodes[mark.nodes:]
-            made = {n.op_type for n in window if n.domain in ("", "ai.onnx")}
-            joint = joint and all(a in made for a in anchors if _exists(a, opset))
-            seen: set[str] = set()
-            for a in window:  # the first node of each anchor op: the one a draw retypes
-                if a.op_type not in anchors or a.op_type in seen or \
-                        a.domain not in ("", "ai.onnx"):
+            out.append((opset, tuple(b.nodes[mark.nodes:])))
+    return tuple(out)
+
+
+def always_made(name: str, lo: int, hi: int) -> frozenset[str]:
+    """The anchor ops (default domain) of motif ``name`` that every probe draw
+    (:func:`probe_windows`, of either first dim) made where the op exists at the draw's
+    opset; all of them unless the motif is one of variants."""
+    from generators.motifs import MOTIFS
+
+    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors if "::" not in a}
+    for opset, window in probe_windows(name, lo, hi) + probe_windows(name, lo, hi, True):
+        anchors = {a for a in anchors if a in _made(window) or not _exists(a, opset)}
+    return frozenset(anchors)
+
+
+@cache
+def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
+    """:func:`probe_ties`, and whether every probe draw made every anchor op that exists at
+    its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
+    before a MaxPool in another: its ties are a union over draws that no single draw
+    holds)."""
+    from generators.motifs import MOTIFS
+
+    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
+    windows = probe_windows(name, lo, hi)
+    joint = all(a in _made(window) for opset, window in windows
+                for a in anchors if _exists(a, opset))
+    return _ties(windows, anchors), joint
+
+
+@cache
+def variant_ties(name: str, lo: int, hi: int, op: str) -> Ties:
+    """The ties of the probe draws of motif ``name`` that made anchor ``op``: what a draw
+    aimed at ``op`` ties (:mod:`generators.schema.walk`), without the ties of variants
+    that make no ``op``."""
+    from generators.motifs import MOTIFS
+
+    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
+    return _ties(tuple(w for w in probe_windows(name, lo, hi) if op in _made(w[1])), anchors)
+
+
+def _made(window: tuple[NodeProto, ...]) -> set[str]:
+    """The default-domain op types of ``window``."""
+    return {n.op_type for n in window if n.domain in ("", "ai.onnx")}
+
+
+def _ties(windows: tuple[tuple[int, tuple[NodeProto, ...]], ...], anchors: set[str]) -> Ties:
+    """The union over ``windows`` of the type parameters each ties to those of the first
+    node of each anchor op in ``anchors`` (the node a draw retypes)."""
+    from onnx import defs
+
+    from generators.schema.apply import Refused, bindings, type_component
+
+    ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for opset, nodes in windows:
+        window = list(nodes)
+        seen: set[str] = set()
+        for a in window:
+            if a.op_type not in anchors or a.op_type in seen or \
+                    a.domain not in ("", "ai.onnx"):
+                continue
+            seen.add(a.op_type)
+            schema = defs.get_schema(a.op_type, opset, a.domain)
+            for tc in schema.type_constraints:
+                seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
+                if not seeds:
                     continue
-                seen.add(a.op_type)
-                schema = defs.get_schema(a.op_type, opset, a.domain)
-                for tc in schema.type_constraints:
-                    seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
-                    if not seeds:
-                        continue
-                    try:
-                        _, touched, _ = type_component(window, opset, seeds)
-                    except Refused:
-                        continue
-                    tied = ties.setdefault((a.op_type, tc.type_param_str), set())
-                    tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
-    return {k: frozenset(v) for k, v in ties.items()}, joint
+                try:
+                    _, touched, _ = type_component(window, opset, seeds)
+                except Refused:
+                    continue
+                tied = ties.setdefault((a.op_type, tc.type_param_str), set())
+                tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
+    return {k: frozenset(v) for k, v in ties.items()}
 
 
 def _exists(op: str, opset: int) -> bool:
@@ -236,13 +290,16 @@ def _op_pairs_with_opset(row: Row, spaces: dict[str, OpSpace]) -> set[tuple[str,
 
 
 def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
-               ties: Ties | None = None, joint: bool = True) -> MotifPlan:
+               ties: Ties | None = None, joint: bool = True,
+               ties_of: Callable[[str], Ties] | None = None) -> MotifPlan:
     """The plan of ``motif`` whose anchors are ``anchors`` over opsets ``lo..hi``;
     ``ties`` (:func:`probe_ties`) are the type parameters its pattern ties together, and
     ``joint`` whether every draw makes every anchor (:func:`probe`). A pair no complete row
     can hold is infeasible where ``joint``; otherwise the verdict may stem from ties of
-    variants no draw holds together, and the pair stays feasible, its reason kept in
-    ``unplanned``.
+    variants no draw holds together: with ``ties_of`` (anchor op -> the ties of the draws
+    that make it, :func:`variant_ties`) the pair gets a row checked under its op's own ties
+    (a row for a draw aimed at that op: :mod:`generators.schema.walk`), and where none
+    holds it either, the pair stays feasible, its reason kept in ``unplanned``.
 
     Raises:
         ValueError: ``lo > hi``.
@@ -322,6 +379,11 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
         elif row is not None and joint:  # no valid row of the motif's factors holds it
             pairs[op] = pairs[op] - {p}
             infeasible[op][p] = row
+        elif row is not None and ties_of is not None and isinstance(own := _complete(
+                op, p, keys, levels, spaces, intervals, _checker(spaces, ties_of(op)),
+                want - have), dict):
+            rows.append(own)
+            have |= _op_pairs_with_opset(own, spaces)
         elif row is not None:
             unplanned.setdefault(op, {})[p] = f"no plan row holds it with the ties of all " \
                 f"the motif's variants at once ({row})"
@@ -463,6 +525,7 @@ def motif_plan(name: str) -> MotifPlan | None:
         return stored
     lo, hi = max(m.since, MIN_OPSET), min(m.until, MAX_OPSET)
     ties, joint = probe(name, lo, hi)
-    plan = build_plan(name, m.anchors, lo, hi, ties, joint)
+    plan = build_plan(name, m.anchors, lo, hi, ties, joint,
+                      None if joint else lambda op: variant_ties(name, lo, hi, op))
     store_plan(name, plan)
     return plan

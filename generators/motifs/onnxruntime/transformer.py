@@ -247,7 +247,8 @@ def _pad_into(b: GraphBuilder, x: Value) -> Value:
             inputs.append(const(b, value, x.dtype, ()).name)
         p = b.op("Pad", inputs, x.dtype, out, mode=mode)
     p = tap(b, p, 0.05)
-    op = b.rng.choice(["Conv", "MaxPool", "AveragePool"])
+    op = b.variant(b.rng.choice(["Conv", "MaxPool", "AveragePool"]),
+                   ["Conv", "MaxPool", "AveragePool"])
     if op == "Conv":
         from generators.motifs.fusion import conv
 
@@ -311,8 +312,8 @@ def _cse(b: GraphBuilder, x: Value) -> Value:
     """Two nodes of the same op, attributes and inputs (common_subexpression_elimination.cc);
     sometimes the attributes or a constant input differ only in name, or a duplicate is a
     graph output, or the duplicates have several outputs."""
-    op = b.rng.choice(["Relu", "Sigmoid", "Add", "Transpose", "Softmax", "Split", "Cast",
-                       "ReduceMax"])
+    ops = ("Relu", "Sigmoid", "Add", "Transpose", "Softmax", "Split", "Cast", "ReduceMax")
+    op = b.variant(b.rng.choice(ops), ops)
     twins: list[Value]
     if op == "Add":
         w = weight(b, x.shape[-1:], x.dtype, "Add")

@@ -76,7 +76,7 @@ def _reduce_reduce(b: GraphBuilder, x: Value) -> Value:
     """Two reductions over disjoint axes, the same op mostly, with keepdims on either side and
     at times a Reshape or Unsqueeze between them that restores the reduced dims."""
     ops = list(AXES_INPUT)
-    op1 = b.rng.choice(ops)
+    op1 = b.variant(b.rng.choice(ops), ops)
     op2 = op1 if b.rng.random() < 0.75 else b.rng.choice(ops)
     if {op1, op2} & _POSITIVE:
         x = _positive(b, x)

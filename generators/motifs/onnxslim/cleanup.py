@@ -91,7 +91,9 @@ def _split_counts(b: GraphBuilder, x: Value) -> Value:
 def _neutral_broadcast(b: GraphBuilder, x: Value) -> Value:
     """``x * 1``, ``x + 0``, ``x - 0`` or ``x / 1`` with a constant that has a dim more or a
     larger dim than ``x`` (the result is larger than ``x``), or a plain one."""
-    op, value = b.rng.choice([("Mul", 1), ("Add", 0), ("Sub", 0), ("Div", 1)])
+    units = {"Mul": 1, "Add": 0, "Sub": 0, "Div": 1}
+    op = b.variant(b.rng.choice(list(units.items()))[0], units)
+    value = units[op]
     r = b.rng.random()
     if r < 0.4:
         shape = (b.rng.randint(2, 3), *x.shape)
@@ -113,9 +115,10 @@ def _symbolic_broadcast(b: GraphBuilder, x: Value) -> Value:
     if not x.shape or x.shape[0] != 1:
         return None
     big = (b.rng.randint(2, 3), *x.shape[1:])
-    if b.opset >= 8 and b.rng.random() < 0.3:
+    expand = "Expand" if b.opset >= 8 and b.rng.random() < 0.3 else ""
+    if b.variant(expand, ["Add", "Mul", "Expand"] if b.opset >= 8 else []) == "Expand":
         return b.op("Expand", [x, ints(b, list(big), "Expand")], x.dtype, big, x.props)
-    op = b.rng.choice(["Add", "Mul"])
+    op = b.variant(b.rng.choice(["Add", "Mul"]), ["Add", "Mul"])
     c = weight(b, big, x.dtype, op)
     return tap(b, b.op(op, [x, c] if b.rng.random() < 0.7 else [c, x], x.dtype, big), 0.1)
 

@@ -125,7 +125,8 @@ def _transpose_transpose(b: GraphBuilder, x: Value) -> Value:
 def _view(b: GraphBuilder, t: Value) -> Value:
     """A view op on ``t``: Unsqueeze, Squeeze of size-1 dims, or a Reshape that splits a
     dim into two factors or moves a size-1 dim."""
-    kind = b.rng.choice(["Unsqueeze", "Squeeze", "Reshape", "Reshape"])
+    kind = b.variant(b.rng.choice(["Unsqueeze", "Squeeze", "Reshape", "Reshape"]),
+                     ["Unsqueeze", "Squeeze", "Reshape"])
     ones = [i for i, d in enumerate(t.shape) if d == 1]
     if kind == "Squeeze" and ones:
         chosen = sorted(b.rng.sample(ones, b.rng.randint(1, len(ones))))

@@ -195,6 +195,30 @@ def test_shape_values_are_split_and_merged(target, monkeypatch) -> None:
     assert any(any("*" in str(s) for s in m) for m in merged), merged  # 2*p with 2*q
 
 
+def test_shape_values_reach_the_handlers_other_forms(target, monkeypatch) -> None:
+    """The forms the handlers tell apart that no other draw made: a Squeeze without axes, a
+    Slice whose bounds are both computed from the data (no ``axes``), one whose end is a
+    symbol on a fixed dim, SoftmaxCrossEntropyLoss, a SequenceInsert of another shape and a
+    batched MatMul between two differently named batch dims."""
+    from onnxslim.core.shape_inference.context import InferenceContext
+    from onnxslim.core.shape_inference.registry import SHAPE_HANDLERS
+
+    seen: list[tuple[str, int]] = []
+    for cls in {type(SHAPE_HANDLERS[op]) for op in ("Squeeze", "Slice", "SequenceInsert",
+                                                    "SoftmaxCrossEntropyLoss")}:
+        _recording(monkeypatch, cls, "infer_shape",
+                   lambda _, self, node, ctx: seen.append((node.op_type, len(node.input))))
+    merged: list[set[Any]] = []
+    _recording(monkeypatch, InferenceContext, "add_suggested_merge",
+               lambda _, ctx, symbols, *rest: merged.append(set(symbols)))
+    for gm in _draws("slim-shape-values", opset=15):
+        _slim(target, gm, ["shape_infer"])
+    assert ("Squeeze", 1) in seen
+    assert ("Slice", 3) in seen
+    assert {"SoftmaxCrossEntropyLoss", "SequenceInsert"} <= {op for op, _ in seen}
+    assert {"bp", "bq"} in merged, merged
+
+
 def test_unknown_extents_get_new_dims(target) -> None:
     ops = {"Tile", "Expand", "Pad", "ReduceSum", "ConstantOfShape", "Resize", "Slice",
            "Compress"}

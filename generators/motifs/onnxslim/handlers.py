@@ -4,17 +4,19 @@ the other symbolic motifs leave out: where a handler carries *values* (the shape
 keeps in ``sympy_data_``) and where an input it needs is known only at run time.
 
 - ``slim-shape-values``: the values of ``Shape`` of a tiled symbolic input split by ``Split``
-  (a list the handler splits), a constant split along another axis (an array), ``Shape`` with
-  ``end`` (positive or negative), ``Gather`` of the shape by a computed index, ``Slice``
-  bounds past ``-int_max``, a symbolic start on a fixed dim (with an end before the start
-  too), a symbolic end on a fixed dim, both bounds computed from the data (no ``axes``), a
-  Slice of a constant's values, ``Expand`` to a higher rank, ``MatMul`` with a vector on
-  either side or both, a batched ``MatMul`` whose batch dims have different names, broadcasts
-  that merge two computed dims (``2*p`` and ``2*q``) or two dims only the run knows,
-  ``Squeeze`` without axes, a sequence of tensors of two shapes (``SequenceInsert``, read by
-  ``SequenceAt`` and ``SequenceLength``) and ``ConcatFromSequence`` without ``new_axis``,
-  ``SoftmaxCrossEntropyLoss`` (with ``log_prob`` or not), ``Transpose`` of a shape value and
-  ``Range`` to a dim picked by a 1-D index;
+  (a list the handler splits), a constant split along another axis (an array), ``Shape``
+  with ``end`` (positive or negative) and ``start`` (0, negative or left out), ``Gather`` of
+  the shape by a computed index, ``Slice`` bounds past ``-int_max``, a symbolic start on a
+  fixed dim (with an end before the start too), a symbolic end on a fixed dim, both bounds
+  computed from the data (no ``axes``), a Slice of a constant's values, ``Expand`` to a
+  higher rank, ``MatMul`` with a vector on either side or both, a batched ``MatMul`` whose
+  batch dims have different names, broadcasts that merge two computed dims (``2*p`` and
+  ``2*q``) or two dims only the run knows, ``Squeeze`` without axes, a sequence of tensors
+  of two shapes (``SequenceInsert``, read by ``SequenceAt`` and ``SequenceLength``) and
+  ``ConcatFromSequence`` without ``new_axis``, ``SoftmaxCrossEntropyLoss`` (with
+  ``log_prob`` or not), ``Transpose`` of a shape value, ``Range`` to a dim picked by a 1-D
+  index, ``Split`` into equal parts without ``split``, ``ReduceProd`` of a shape (the
+  element count), a ``Reshape`` to a shape computed from the data;
 - ``slim-unknown-extents``: ``Tile``, ``Expand``, ``Pad``, ``ReduceSum`` (axes input),
   ``ConstantOfShape``, ``Resize`` (scales) and ``Slice`` (start, no ``axes``) whose shape input
   is computed from the data (``ArgMax``), where the handler makes new dims; ``Compress``
@@ -103,13 +105,14 @@ def _split_constant(b: GraphBuilder, y: Value) -> Value:
 
 def _shape_end(b: GraphBuilder, y: Value) -> Value:
     """Reshape ``y`` to its own shape by ``Concat(Shape(y, end=e), [-1])`` with ``e`` the last
-    axis spelled positive or negative (opset 15, else a plain Shape)."""
+    axis spelled positive or negative and the start (0) left out, given or negative (opset
+    15, else a plain Shape)."""
     if b.opset < 15:
         target = b.op("Shape", [y], INT64, (y.rank,))
     else:
         end = b.rng.choice([-1, y.rank - 1])
         lead = b.op("Shape", [y], INT64, (y.rank - 1,),
-                    start=b.rng.choice([None, 0]), end=end)
+                    start=b.rng.choice([None, 0, -y.rank]), end=end)
         target = b.op("Concat", [lead, ints(b, [-1], "Concat")], INT64, (y.rank,), axis=0)
     return b.op("Reshape", [y, target], y.dtype, y.shape)
 
@@ -239,6 +242,40 @@ def _batch_matmul(b: GraphBuilder, y: Value) -> Value:
     return absorb(b, y, b.op("MatMul", [p, q], FLOAT, (1, m, n)).name, FLOAT)
 
 
+def _equal_halves(b: GraphBuilder, y: Value) -> Value | None:
+    """``y`` with its halves along an even axis swapped: ``Concat`` of the two parts of a
+    ``Split`` without ``split`` (``num_outputs`` from opset 18); None where no dim is even."""
+    even = [i for i, d in enumerate(y.shape) if d % 2 == 0]
+    if not even:
+        return None
+    k = b.rng.choice(even)
+    first, second = b.node("Split", [y.name], n_out=2, axis=k,
+                           num_outputs=2 if b.opset >= 18 else None)
+    half = tuple(d // 2 if i == k else d for i, d in enumerate(y.shape))
+    return b.op("Concat", [Value(second, y.dtype, half), Value(first, y.dtype, half)], y.dtype,
+                y.shape, axis=k)
+
+
+def _element_count(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus its element count, ``ReduceProd(Shape(y))`` with ``keepdims`` 0 over axis 0
+    (``axes`` an attribute before opset 18; from 18 left out: all axes. onnxslim's inference
+    of a ReduceProd whose ``axes`` is an input loses its output shape and stops)."""
+    shape = b.op("Shape", [y], INT64, (y.rank,))
+    if b.opset >= 18:
+        count = b.op("ReduceProd", [shape], INT64, (), keepdims=0)
+    else:
+        count = b.op("ReduceProd", [shape], INT64, (), axes=[0], keepdims=0)
+    return b.op("Add", [y, b.op("Cast", [count], y.dtype, (), to=y.dtype)], y.dtype, y.shape)
+
+
+def _unknown_target(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of ``Reshape(y, Shape(y) + 0 * i)`` with ``i`` computed from the
+    data: a target shape the inference cannot read."""
+    zero = b.op("Mul", [small_index(b, y), ints(b, [0], "Mul")], INT64, (1,))
+    target = b.op("Add", [b.op("Shape", [y], INT64, (y.rank,)), zero], INT64, (y.rank,))
+    return absorb(b, y, b.op("Reshape", [y, target], y.dtype, y.shape).name, y.dtype)
+
+
 def _slice_constant(b: GraphBuilder, y: Value) -> Value:
     """A graph output: the first two values of a 1-D int64 Constant node, by a Slice with all
     of axes and steps given."""
@@ -311,7 +348,9 @@ def _shape_values(b: GraphBuilder, x: Value) -> Value:
              "bounds": Form(10, _computed_bounds), "squeeze": Form(0, _squeeze_all),
              "sequence": Form(11, _sequence_insert), "batch-matmul": Form(0, _batch_matmul),
              "cross-entropy": Form(13, _cross_entropy),
-             "transposed-shape": Form(0, _transposed_shape), "range": Form(11, _range_of_dim)}
+             "transposed-shape": Form(0, _transposed_shape), "range": Form(11, _range_of_dim),
+             "halves": Form(0, _equal_halves), "count": Form(1, _element_count),
+             "unknown-target": Form(10, _unknown_target)}
     return chain_forms(b, y, forms, 5)
 
 

@@ -261,6 +261,21 @@ def test_dead_node_forms_are_removed(target) -> None:
     assert shrunk >= len(SEEDS) * 2 // 3
 
 
+def test_dead_node_forms_slice_empty_tensors(target, monkeypatch) -> None:
+    """A Slice of an empty tensor from 1 or to -1 keeps its input's shape, and is turned down
+    as a no-op by its bounds."""
+    import importlib
+
+    module = importlib.import_module("onnxslim.core.optimization.dead_node_elimination")
+    verdicts: list[bool] = []
+    _recording(monkeypatch, module, "is_noop_slice",
+               lambda result, node: verdicts.append(result)
+               if 0 in (node.inputs[0].shape or ()) else None)
+    for gm in _draws("slim-dead-node-forms"):
+        _slim(target, gm, ["dead_node_elimination", "shape_infer"])
+    assert False in verdicts, verdicts
+
+
 def _views_after_transpose(model: onnx.ModelProto) -> int:
     transposed = {n.output[0] for n in model.graph.node if n.op_type == "Transpose"}
     return sum(n.op_type in ("Reshape", "Squeeze", "Unsqueeze") and n.input[0] in transposed

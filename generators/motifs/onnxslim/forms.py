@@ -6,7 +6,8 @@ per draw where they chain):
   a broadcasting one, Expand to a shape computed at run time, Concat with an empty piece that
   is a computed tensor (its axis given negative) or next to a graph output, Resize without
   ``mode``, a Slice that keeps everything through a negative axis and start and Slices that
-  keep not quite everything (from 1, to -1, a computed start);
+  keep not quite everything (from 1, to -1, a computed start), and a Slice of an empty
+  tensor from 1 or to -1 (its shape kept, its bounds no whole slice's);
 - ``EliminationTransposeViewTranspose`` (``core/pattern/elimination/
   transpose_view_transpose.py``): Transpose, view op, Transpose where the view is a Reshape
   that only moves size-1 axes, one that also moves real dims, one that merges axes, one that
@@ -128,6 +129,19 @@ def _plain_resize(b: GraphBuilder, x: Value) -> Value:
     return b.op("Resize", [x.name, roi.name if roi else "", scale.name], x.dtype, out)
 
 
+def _empty_slice(b: GraphBuilder, x: Value) -> Value:
+    """x concatenated with a Slice of ``x[0:0]`` (empty along an axis) along that axis from 1
+    or to -1: a Slice whose output shape is its input's, yet not one that keeps everything by
+    its bounds; the empty piece then leaves the Concat."""
+    k = b.rng.randrange(x.rank)
+    empty = declared(b, shape_ops_slice(b, x, k))
+    start, end = b.rng.choice([(1, 2**62), (0, -1)])
+    again = declared(b, b.op("Slice", [empty, ints(b, [start], "Slice"),
+                                       ints(b, [end], "Slice"), ints(b, [k], "Slice")],
+                             x.dtype, empty.shape))
+    return b.op("Concat", [x, again], x.dtype, x.shape, x.props, axis=k)
+
+
 def _partial_slice(b: GraphBuilder, x: Value) -> Value:
     """A Slice that keeps *not* all of x along one axis (a near miss of the no-op Slice):
     from 1, to -1, to the dim minus one, or from a start computed at run time (0)."""
@@ -156,7 +170,8 @@ def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
              "add": Form(0, lambda b, y: _neutral(b, y, "Add", 0.0)),
              "div": Form(0, lambda b, y: _neutral(b, y, "Div", 1.0)),
              "expand": Form(8, _computed_expand), "concat": Form(0, _empty_concat),
-             "slice": Form(10, _whole_slice), "partial-slice": Form(10, _partial_slice)}
+             "slice": Form(10, _whole_slice), "partial-slice": Form(10, _partial_slice),
+             "empty-slice": Form(10, _empty_slice)}
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
         forms["resize"] = Form(10, lambda b, y: _plain_resize(b, y)
                                if y.rank >= 2 and y.size * 4 <= 4096 else None)

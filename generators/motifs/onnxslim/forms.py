@@ -336,10 +336,11 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
     """The Shape -> Gather per dim -> Unsqueeze -> Concat -> Reshape chain that
     EliminationReshapeAs replaces by the Shape, with one of the deviations its check tells
     apart (or none): an extra consumer of the Shape (a Gather or another op), a Gather index
-    given 1-D, Gathers in another order, a computed index, an extra Concat piece, a Reshape
-    in place of an Unsqueeze, Concat pieces in another order. Half of the chains start from a
-    new input whose first dim is symbolic (or unknown): constant folding cannot fold their
-    Shape away before the pattern sees it."""
+    given 1-D (the last dim's), Gathers in another order, a computed index, an extra Concat
+    piece, a Reshape in place of an Unsqueeze, Concat pieces in another order, a constant
+    piece in place of the last dim's (whose Gather is a graph output). Half of the chains
+    start from a new input whose first dim is symbolic (or unknown): constant folding cannot
+    fold their Shape away before the pattern sees it."""
     if b.rng.random() < 0.5:
         x = symbolic_input(b, x.dtype, (1, *x.shape[1:]),
                            {0: b.rng.choice(["n", "batch", None])})
@@ -349,13 +350,13 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
     if b.rng.random() < 0.85:
         b.value_infos.append(value_info(shape.name, INT64, shape.shape))
     twist = b.rng.choice([None, "user", "other-user", "vector", "order", "computed", "extra",
-                          "reshape", "pieces"])
+                          "reshape", "pieces", "constant"])
     order = list(range(x.rank))
     if twist == "order":
         order = order[1:] + order[:1]
     picked: dict[int, Value] = {}
     for i in order:
-        if twist == "vector" and i == 0:
+        if twist == "vector" and i == x.rank - 1:  # not the first: the pattern starts there
             picked[i] = b.op("Gather", [shape, ints(b, [i], "Gather")], INT64, (1,))
             continue
         index = b.const(np.asarray(i, np.int64), "Gather")
@@ -372,6 +373,9 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
         g = picked[i]
         if g.rank == 1:
             parts.append(g)
+        elif twist == "constant" and i == x.rank - 1:  # the dim's Gather read elsewhere
+            b.graph_output(g)
+            parts.append(ints(b, [x.shape[i]], "Concat"))
         elif twist == "reshape" and i == x.rank - 1:
             parts.append(b.op("Reshape", [g, ints(b, [1], "Reshape")], INT64, (1,)))
         else:

@@ -7,7 +7,8 @@ keeps in ``sympy_data_``) and where an input it needs is known only at run time.
   (a list the handler splits), a constant split along another axis (an array), ``Shape``
   with ``end`` (positive or negative) and ``start`` (0, negative or left out), ``Gather`` of
   the shape by a computed index, ``Slice`` bounds past ``-int_max``, a symbolic start on a
-  fixed dim (with an end before the start too), a symbolic end on a fixed dim, both bounds
+  fixed dim (with an end before the start too), a symbolic end on a fixed dim and one on a
+  symbolic dim of another name, both bounds
   computed from the data (no ``axes``), a Slice of a constant's values, ``Expand`` to a
   higher rank, ``MatMul`` with a vector on either side or both, a batched ``MatMul`` whose
   batch dims have different names, broadcasts that merge two computed dims (``2*p`` and
@@ -276,6 +277,27 @@ def _unknown_target(b: GraphBuilder, y: Value) -> Value:
     return absorb(b, y, b.op("Reshape", [y, target], y.dtype, y.shape).name, y.dtype)
 
 
+def _other_symbol_end(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of a Slice of ``y`` along a dim (``a*h``) from 0 to the dim of a new
+    1-D input named otherwise (``L``, 1 at run time) or to ``L + M - 1`` of two such: an
+    end the inference can compare with the dim only by solving for its symbol, or not at
+    all."""
+    k = b.rng.randrange(y.rank)
+    if b.rng.random() < 0.5:
+        end = b.op("Shape", [symbolic_input(b, FLOAT, (1,), {0: "L"})], INT64, (1,))
+    else:  # L + M - 1: an end of two symbols
+        dims = [b.op("Shape", [symbolic_input(b, FLOAT, (1,), {0: n})], INT64, (1,))
+                for n in ("L", "M")]
+        total = b.op("Add", dims, INT64, (1,))
+        end = b.op("Sub", [total, ints(b, [1], "Sub")], INT64, (1,))
+    inputs = [y, ints(b, [0], "Slice"), end]
+    if k or b.rng.random() < 0.5:
+        inputs.append(ints(b, [k], "Slice"))
+    part = b.op("Slice", inputs, y.dtype,
+                tuple(1 if i == k else d for i, d in enumerate(y.shape)))
+    return absorb(b, y, part.name, y.dtype)
+
+
 def _slice_constant(b: GraphBuilder, y: Value) -> Value:
     """A graph output: the first two values of a 1-D int64 Constant node, by a Slice with all
     of axes and steps given."""
@@ -350,7 +372,8 @@ def _shape_values(b: GraphBuilder, x: Value) -> Value:
              "cross-entropy": Form(13, _cross_entropy),
              "transposed-shape": Form(0, _transposed_shape), "range": Form(11, _range_of_dim),
              "halves": Form(0, _equal_halves), "count": Form(1, _element_count),
-             "unknown-target": Form(10, _unknown_target)}
+             "unknown-target": Form(10, _unknown_target),
+             "other-end": Form(10, _other_symbol_end)}
     return chain_forms(b, y, forms, 5)
 
 

@@ -14,7 +14,7 @@ keeps in ``sympy_data_``) and where an input it needs is known only at run time.
   batch dims have different names, broadcasts that merge two computed dims (``2*p`` and
   ``2*q``) or two dims only the run knows, ``Squeeze`` without axes, a sequence of tensors
   of two shapes (``SequenceInsert``, read by ``SequenceAt`` and ``SequenceLength``) and
-  ``ConcatFromSequence`` without ``new_axis``, ``SoftmaxCrossEntropyLoss`` (with
+  ``ConcatFromSequence`` (``new_axis`` or not), ``SoftmaxCrossEntropyLoss`` (with
   ``log_prob`` or not), ``Transpose`` of a shape value, ``Range`` to a dim picked by a 1-D
   index, ``Split`` into equal parts without ``split``, ``ReduceProd`` of a shape (the
   element count), a ``Reshape`` to a shape computed from the data;
@@ -184,14 +184,15 @@ def _sequence_insert(b: GraphBuilder, y: Value) -> Value:
     """``y`` plus what a sequence of ``y`` and a weight ``w`` of another shape (3 on every
     axis, by ``SequenceInsert``) gives back: its length, the sum of its first element
     (``SequenceAt``, whose element shape the inference no longer knows) and the sum of
-    ``ConcatFromSequence`` (no ``new_axis``) of the sequence of ``y`` alone."""
+    ``ConcatFromSequence`` (``new_axis`` 1 or left out) of the sequence of ``y`` alone."""
     seq = b.node("SequenceConstruct", [y.name])[0]
     other = b.random_weight((3,) * y.rank, y.dtype, "SequenceInsert")
     both = b.node("SequenceInsert", [seq, other.name])[0]
     length = b.node("SequenceLength", [both])[0]
     count = b.op("Cast", [Value(length, INT64, ())], y.dtype, (), to=y.dtype)
     first = b.node("SequenceAt", [both, b.const(np.asarray(0, np.int64), "SequenceAt").name])[0]
-    joined = b.node("ConcatFromSequence", [seq], axis=0)[0]
+    joined = b.node("ConcatFromSequence", [seq], axis=0,
+                    new_axis=1 if b.rng.random() < 0.5 else None)[0]
     y = absorb(b, b.op("Add", [y, count], y.dtype, y.shape), joined, y.dtype)
     return absorb(b, y, first, y.dtype)  # summed: its dims are new symbols to the inference
 
@@ -279,11 +280,18 @@ def _unknown_target(b: GraphBuilder, y: Value) -> Value:
 
 def _other_symbol_end(b: GraphBuilder, y: Value) -> Value:
     """``y`` plus the sum of a Slice of ``y`` along a dim (``a*h``) from 0 to the dim of a new
-    1-D input named otherwise (``L``, 1 at run time) or to ``L + M - 1`` of two such: an
+    1-D input named otherwise (``L``, 1 at run time) or to ``L + M - 1`` of two such (an
     end the inference can compare with the dim only by solving for its symbol, or not at
-    all."""
+    all), or to the dim + 1 (past it)."""
     k = b.rng.randrange(y.rank)
-    if b.rng.random() < 0.5:
+    roll = b.rng.random()
+    length = 1
+    if roll < 0.2:  # y's own dim + 1: an end past the dim, which the inference proves
+        picked = b.op("Gather", [b.op("Shape", [y], INT64, (y.rank,)), ints(b, [k], "Gather")],
+                      INT64, (1,), axis=0)
+        end = b.op("Add", [picked, ints(b, [1], "Add")], INT64, (1,))
+        length = y.shape[k]
+    elif roll < 0.6:
         end = b.op("Shape", [symbolic_input(b, FLOAT, (1,), {0: "L"})], INT64, (1,))
     else:  # L + M - 1: an end of two symbols
         dims = [b.op("Shape", [symbolic_input(b, FLOAT, (1,), {0: n})], INT64, (1,))
@@ -294,7 +302,7 @@ def _other_symbol_end(b: GraphBuilder, y: Value) -> Value:
     if k or b.rng.random() < 0.5:
         inputs.append(ints(b, [k], "Slice"))
     part = b.op("Slice", inputs, y.dtype,
-                tuple(1 if i == k else d for i, d in enumerate(y.shape)))
+                tuple(length if i == k else d for i, d in enumerate(y.shape)))
     return absorb(b, y, part.name, y.dtype)
 
 

@@ -195,6 +195,30 @@ def test_shape_values_are_split_and_merged(target, monkeypatch) -> None:
     assert any(any("*" in str(s) for s in m) for m in merged), merged  # 2*p with 2*q
 
 
+def test_shape_values_reach_the_handlers_other_forms(target, monkeypatch) -> None:
+    """The forms the handlers tell apart that no other draw made: a Squeeze without axes, a
+    Slice whose bounds are both computed from the data (no ``axes``), one whose end is a
+    symbol on a fixed dim, SoftmaxCrossEntropyLoss, a SequenceInsert of another shape and a
+    batched MatMul between two differently named batch dims."""
+    from onnxslim.core.shape_inference.context import InferenceContext
+    from onnxslim.core.shape_inference.registry import SHAPE_HANDLERS
+
+    seen: list[tuple[str, int]] = []
+    for cls in {type(SHAPE_HANDLERS[op]) for op in ("Squeeze", "Slice", "SequenceInsert",
+                                                    "SoftmaxCrossEntropyLoss")}:
+        _recording(monkeypatch, cls, "infer_shape",
+                   lambda _, self, node, ctx: seen.append((node.op_type, len(node.input))))
+    merged: list[set[Any]] = []
+    _recording(monkeypatch, InferenceContext, "add_suggested_merge",
+               lambda _, ctx, symbols, *rest: merged.append(set(symbols)))
+    for gm in _draws("slim-shape-values", opset=15):
+        _slim(target, gm, ["shape_infer"])
+    assert ("Squeeze", 1) in seen
+    assert ("Slice", 3) in seen
+    assert {"SoftmaxCrossEntropyLoss", "SequenceInsert"} <= {op for op, _ in seen}
+    assert {"bp", "bq"} in merged, merged
+
+
 def test_unknown_extents_get_new_dims(target) -> None:
     ops = {"Tile", "Expand", "Pad", "ReduceSum", "ConstantOfShape", "Resize", "Slice",
            "Compress"}
@@ -235,6 +259,21 @@ def test_dead_node_forms_are_removed(target) -> None:
         slimmed = _slim(target, gm, ["dead_node_elimination", "shape_infer"])
         shrunk += len(slimmed.graph.node) < len(gm.model.graph.node)
     assert shrunk >= len(SEEDS) * 2 // 3
+
+
+def test_dead_node_forms_slice_empty_tensors(target, monkeypatch) -> None:
+    """A Slice of an empty tensor from 1 or to -1 keeps its input's shape, and is turned down
+    as a no-op by its bounds."""
+    import importlib
+
+    module = importlib.import_module("onnxslim.core.optimization.dead_node_elimination")
+    verdicts: list[bool] = []
+    _recording(monkeypatch, module, "is_noop_slice",
+               lambda result, node: verdicts.append(result)
+               if 0 in (node.inputs[0].shape or ()) else None)
+    for gm in _draws("slim-dead-node-forms"):
+        _slim(target, gm, ["dead_node_elimination", "shape_infer"])
+    assert False in verdicts, verdicts
 
 
 def _views_after_transpose(model: onnx.ModelProto) -> int:

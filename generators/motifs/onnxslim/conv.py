@@ -13,13 +13,15 @@ as a scalar, as a rank-expanding ``[1, 1, C, 1, 1]`` or ``[1, 1, 1, 1, 1]`` (the
 gains a dim), or along the last axis (``[W]`` where W equals C: no channel scale at all);
 constants first or second; Pad in the attribute form (opset < 11), the input form with
 ``constant_value`` and the ``axes`` input (opset 18), modes, negative pads; a second
-consumer of the intermediate the fusion removes.
+consumer of the intermediate the fusion removes. A Pad-Conv draw chains one to three of
+them (the fusion's checks tell apart more than one pair shows).
 """
 
 from __future__ import annotations
 
 from generators.builder import GraphBuilder
 from generators.motifs.helpers import Emit, ints, swap, tap
+from generators.motifs.onnxslim.symbolic import repeated
 from generators.motifs.shaped import shaped_motif
 from generators.ops import nn
 from generators.values import FLOAT, FLOAT16, Value, broadcast
@@ -208,7 +210,7 @@ def _pads(b: GraphBuilder, x: Value) -> tuple[list[int], list[int] | None]:
     roll = b.rng.random()
     if roll < 0.1:
         begin[1] = 1
-    elif roll < 0.2 and x.shape[-1] > 1:
+    elif roll < 0.3 and x.shape[-1] > 1:
         end[-1] = -1
     if b.opset >= 18 and b.rng.random() < 0.5:
         axes = list(range(2, r))
@@ -241,7 +243,7 @@ def _pad_conv(b: GraphBuilder, x: Value) -> Value:
             inputs.append(ints(b, axes, "Pad").name)
         padded = b.op("Pad", inputs, x.dtype, out, mode=mode if mode != "constant" or
                       b.rng.random() < 0.3 else None)
-    return conv(b, tap(b, padded, 0.1))
+    return conv(b, tap(b, padded, 0.2))
 
 
 _IN = {"dtypes": _CONV_INPUT, "ranks": (3, 4)}
@@ -273,7 +275,7 @@ MOTIFS = (
                  anchors=("Mul", "Conv")),
     shaped_motif("slim-pad-conv", ("FusionPadConv", "fuse_pad_into_conv",
                                    "dead_node_elimination"),
-                 placed(_pad_conv), **_IN,
+                 repeated(placed(_pad_conv), 1, 3), **_IN,
                  anchors=("Pad", "Conv")),
 )
 

@@ -6,7 +6,8 @@ per draw where they chain):
   a broadcasting one, Expand to a shape computed at run time, Concat with an empty piece that
   is a computed tensor (its axis given negative) or next to a graph output, Resize without
   ``mode``, a Slice that keeps everything through a negative axis and start and Slices that
-  keep not quite everything (from 1, to -1, a computed start);
+  keep not quite everything (from 1, to -1, a computed start), and a Slice of an empty
+  tensor from 1 or to -1 (its shape kept, its bounds no whole slice's);
 - ``EliminationTransposeViewTranspose`` (``core/pattern/elimination/
   transpose_view_transpose.py``): Transpose, view op, Transpose where the view is a Reshape
   that only moves size-1 axes, one that also moves real dims, one that merges axes, one that
@@ -128,6 +129,19 @@ def _plain_resize(b: GraphBuilder, x: Value) -> Value:
     return b.op("Resize", [x.name, roi.name if roi else "", scale.name], x.dtype, out)
 
 
+def _empty_slice(b: GraphBuilder, x: Value) -> Value:
+    """x concatenated with a Slice of ``x[0:0]`` (empty along an axis) along that axis from 1
+    or to -1: a Slice whose output shape is its input's, yet not one that keeps everything by
+    its bounds; the empty piece then leaves the Concat."""
+    k = b.rng.randrange(x.rank)
+    empty = declared(b, shape_ops_slice(b, x, k))
+    start, end = b.rng.choice([(1, 2**62), (0, -1)])
+    again = declared(b, b.op("Slice", [empty, ints(b, [start], "Slice"),
+                                       ints(b, [end], "Slice"), ints(b, [k], "Slice")],
+                             x.dtype, empty.shape))
+    return b.op("Concat", [x, again], x.dtype, x.shape, x.props, axis=k)
+
+
 def _partial_slice(b: GraphBuilder, x: Value) -> Value:
     """A Slice that keeps *not* all of x along one axis (a near miss of the no-op Slice):
     from 1, to -1, to the dim minus one, or from a start computed at run time (0)."""
@@ -156,7 +170,8 @@ def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
              "add": Form(0, lambda b, y: _neutral(b, y, "Add", 0.0)),
              "div": Form(0, lambda b, y: _neutral(b, y, "Div", 1.0)),
              "expand": Form(8, _computed_expand), "concat": Form(0, _empty_concat),
-             "slice": Form(10, _whole_slice), "partial-slice": Form(10, _partial_slice)}
+             "slice": Form(10, _whole_slice), "partial-slice": Form(10, _partial_slice),
+             "empty-slice": Form(10, _empty_slice)}
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
         forms["resize"] = Form(10, lambda b, y: _plain_resize(b, y)
                                if y.rank >= 2 and y.size * 4 <= 4096 else None)
@@ -321,10 +336,11 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
     """The Shape -> Gather per dim -> Unsqueeze -> Concat -> Reshape chain that
     EliminationReshapeAs replaces by the Shape, with one of the deviations its check tells
     apart (or none): an extra consumer of the Shape (a Gather or another op), a Gather index
-    given 1-D, Gathers in another order, a computed index, an extra Concat piece, a Reshape
-    in place of an Unsqueeze, Concat pieces in another order. Half of the chains start from a
-    new input whose first dim is symbolic (or unknown): constant folding cannot fold their
-    Shape away before the pattern sees it."""
+    given 1-D (the last dim's), Gathers in another order, a computed index, an extra Concat
+    piece, a Reshape in place of an Unsqueeze, Concat pieces in another order, a constant
+    piece in place of the last dim's (whose Gather is a graph output). Half of the chains
+    start from a new input whose first dim is symbolic (or unknown): constant folding cannot
+    fold their Shape away before the pattern sees it."""
     if b.rng.random() < 0.5:
         x = symbolic_input(b, x.dtype, (1, *x.shape[1:]),
                            {0: b.rng.choice(["n", "batch", None])})
@@ -334,13 +350,13 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
     if b.rng.random() < 0.85:
         b.value_infos.append(value_info(shape.name, INT64, shape.shape))
     twist = b.rng.choice([None, "user", "other-user", "vector", "order", "computed", "extra",
-                          "reshape", "pieces"])
+                          "reshape", "pieces", "constant"])
     order = list(range(x.rank))
     if twist == "order":
         order = order[1:] + order[:1]
     picked: dict[int, Value] = {}
     for i in order:
-        if twist == "vector" and i == 0:
+        if twist == "vector" and i == x.rank - 1:  # not the first: the pattern starts there
             picked[i] = b.op("Gather", [shape, ints(b, [i], "Gather")], INT64, (1,))
             continue
         index = b.const(np.asarray(i, np.int64), "Gather")
@@ -357,6 +373,9 @@ def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:
         g = picked[i]
         if g.rank == 1:
             parts.append(g)
+        elif twist == "constant" and i == x.rank - 1:  # the dim's Gather read elsewhere
+            b.graph_output(g)
+            parts.append(ints(b, [x.shape[i]], "Concat"))
         elif twist == "reshape" and i == x.rank - 1:
             parts.append(b.op("Reshape", [g, ints(b, [1], "Reshape")], INT64, (1,)))
         else:

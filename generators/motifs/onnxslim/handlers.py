@@ -4,11 +4,20 @@ the other symbolic motifs leave out: where a handler carries *values* (the shape
 keeps in ``sympy_data_``) and where an input it needs is known only at run time.
 
 - ``slim-shape-values``: the values of ``Shape`` of a tiled symbolic input split by ``Split``
-  (a list the handler splits), a constant split along another axis (an array), ``Shape`` with
-  ``end`` (positive or negative), ``Gather`` of the shape by a computed index, ``Slice``
-  bounds past ``-int_max``, a symbolic start on a fixed dim, a Slice of a constant's values,
-  ``Expand`` to a higher rank, ``MatMul`` with a vector on either side or both, broadcasts
-  that merge two computed dims (``2*p`` and ``2*q``) or two dims only the run knows;
+  (a list the handler splits), a constant split along another axis (an array), ``Shape``
+  with ``end`` (positive or negative) and ``start`` (0, negative or left out), ``Gather`` of
+  the shape by a computed index, ``Slice`` bounds past ``-int_max``, a symbolic start on a
+  fixed dim (with an end before the start too), a symbolic end on a fixed dim and one on a
+  symbolic dim of another name, both bounds
+  computed from the data (no ``axes``), a Slice of a constant's values, ``Expand`` to a
+  higher rank, ``MatMul`` with a vector on either side or both, a batched ``MatMul`` whose
+  batch dims have different names, broadcasts that merge two computed dims (``2*p`` and
+  ``2*q``) or two dims only the run knows, ``Squeeze`` without axes, a sequence of tensors
+  of two shapes (``SequenceInsert``, read by ``SequenceAt`` and ``SequenceLength``) and
+  ``ConcatFromSequence`` (``new_axis`` or not), ``SoftmaxCrossEntropyLoss`` (with
+  ``log_prob`` or not), ``Transpose`` of a shape value, ``Range`` to a dim picked by a 1-D
+  index, ``Split`` into equal parts without ``split``, ``ReduceProd`` of a shape (the
+  element count), a ``Reshape`` to a shape computed from the data;
 - ``slim-unknown-extents``: ``Tile``, ``Expand``, ``Pad``, ``ReduceSum`` (axes input),
   ``ConstantOfShape``, ``Resize`` (scales) and ``Slice`` (start, no ``axes``) whose shape input
   is computed from the data (``ArgMax``), where the handler makes new dims; ``Compress``
@@ -97,13 +106,14 @@ def _split_constant(b: GraphBuilder, y: Value) -> Value:
 
 def _shape_end(b: GraphBuilder, y: Value) -> Value:
     """Reshape ``y`` to its own shape by ``Concat(Shape(y, end=e), [-1])`` with ``e`` the last
-    axis spelled positive or negative (opset 15, else a plain Shape)."""
+    axis spelled positive or negative and the start (0) left out, given or negative (opset
+    15, else a plain Shape)."""
     if b.opset < 15:
         target = b.op("Shape", [y], INT64, (y.rank,))
     else:
         end = b.rng.choice([-1, y.rank - 1])
         lead = b.op("Shape", [y], INT64, (y.rank - 1,),
-                    start=b.rng.choice([None, 0]), end=end)
+                    start=b.rng.choice([None, 0, -y.rank]), end=end)
         target = b.op("Concat", [lead, ints(b, [-1], "Concat")], INT64, (y.rank,), axis=0)
     return b.op("Reshape", [y, target], y.dtype, y.shape)
 
@@ -129,13 +139,171 @@ def _symbolic_start(b: GraphBuilder, y: Value, v: Value) -> Value:
     w = b.random_weight((6,), FLOAT, "Slice")
     dim = b.op("Gather", [b.op("Shape", [v], INT64, (v.rank,)), ints(b, [0], "Gather")],
                INT64, (1,), axis=0)
-    end = b.rng.choice([-1, -2, 4, INT_MAX + 5])
+    end = b.rng.choice([-1, -2, 4, INT_MAX + 5, -8])  # -8: before the start of w
     inputs = [w, dim, ints(b, [end], "Slice")]
     if b.rng.random() < 0.6:
         inputs.append(ints(b, [0], "Slice"))
     part = b.op("Slice", inputs, FLOAT, (len(range(*slice(1, end).indices(6))),))
     total = b.op("ReduceSum", [part], FLOAT, (1,), keepdims=1)
     return b.op("Add", [y, total], y.dtype, y.shape)
+
+
+def _symbolic_end(b: GraphBuilder, y: Value, v: Value) -> Value:
+    """``y + ReduceSum(w[s:n])`` of a fixed-length weight ``w`` from a literal start ``s``
+    (0, or -6 spelled negative) to a dim ``n`` of the symbolic input ``v`` (1 at run time): a
+    symbolic end on a fixed dim."""
+    w = b.random_weight((6,), FLOAT, "Slice")
+    dim = b.op("Gather", [b.op("Shape", [v], INT64, (v.rank,)), ints(b, [0], "Gather")],
+               INT64, (1,), axis=0)
+    inputs = [w, ints(b, [b.rng.choice([0, 0, -6])], "Slice"), dim]
+    if b.rng.random() < 0.5:
+        inputs.append(ints(b, [0], "Slice"))
+    part = b.op("Slice", inputs, FLOAT, (1,))
+    total = b.op("ReduceSum", [part], FLOAT, (1,), keepdims=1)
+    return b.op("Add", [y, total], y.dtype, y.shape)
+
+
+def _computed_bounds(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of ``w[i:i + 2]`` of a fixed-length weight ``w`` whose start ``i``
+    and end are both computed from the data (``ArgMax``), ``axes`` left out: the inference
+    knows neither bound nor the axis, and names a new dim."""
+    w = b.random_weight((6,), FLOAT, "Slice")
+    start = small_index(b, y)
+    end = b.op("Add", [start, ints(b, [2], "Add")], INT64, (1,))
+    part = b.node("Slice", [w.name, start.name, end.name])[0]  # 2 long, unknown here
+    return absorb(b, y, part, FLOAT)
+
+
+def _squeeze_all(b: GraphBuilder, y: Value) -> Value:
+    """``y + Squeeze(ReduceSum(y))``: a Squeeze without axes (of a keepdims sum, all ones)."""
+    total = b.op("ReduceSum", [y], y.dtype, (1,) * y.rank, keepdims=1)
+    return b.op("Add", [y, b.op("Squeeze", [total], y.dtype, ())], y.dtype, y.shape)
+
+
+def _sequence_insert(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus what a sequence of ``y`` and a weight ``w`` of another shape (3 on every
+    axis, by ``SequenceInsert``) gives back: its length, the sum of its first element
+    (``SequenceAt``, whose element shape the inference no longer knows) and the sum of
+    ``ConcatFromSequence`` (``new_axis`` 1 or left out) of the sequence of ``y`` alone."""
+    seq = b.node("SequenceConstruct", [y.name])[0]
+    other = b.random_weight((3,) * y.rank, y.dtype, "SequenceInsert")
+    both = b.node("SequenceInsert", [seq, other.name])[0]
+    length = b.node("SequenceLength", [both])[0]
+    count = b.op("Cast", [Value(length, INT64, ())], y.dtype, (), to=y.dtype)
+    first = b.node("SequenceAt", [both, b.const(np.asarray(0, np.int64), "SequenceAt").name])[0]
+    joined = b.node("ConcatFromSequence", [seq], axis=0,
+                    new_axis=1 if b.rng.random() < 0.5 else None)[0]
+    y = absorb(b, b.op("Add", [y, count], y.dtype, y.shape), joined, y.dtype)
+    return absorb(b, y, first, y.dtype)  # summed: its dims are new symbols to the inference
+
+
+def _cross_entropy(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the mean ``SoftmaxCrossEntropyLoss`` of ``y`` flattened to (N, C) rows by
+    constant labels (the ``log_prob`` output read too at times)."""
+    c = y.shape[-1]
+    rows = b.op("Reshape", [y, ints(b, [-1, c], "Reshape")], y.dtype, (y.size // c, c))
+    labels = b.const(b.nprng.integers(0, c, size=(rows.shape[0],)).astype(np.int64),
+                     "SoftmaxCrossEntropyLoss")
+    if b.rng.random() < 0.5:
+        loss = b.op("SoftmaxCrossEntropyLoss", [rows, labels], y.dtype, ())
+    else:
+        loss_name, log_prob = b.node("SoftmaxCrossEntropyLoss", [rows.name, labels.name],
+                                     n_out=2)
+        loss = absorb(b, Value(loss_name, y.dtype, ()), log_prob, y.dtype)
+    return b.op("Add", [y, loss], y.dtype, y.shape)
+
+
+def _transposed_shape(b: GraphBuilder, y: Value) -> Value:
+    """Reshape ``y`` by ``Transpose(Shape(y))``: a 1-D shape value transposed (unchanged)."""
+    shape = b.op("Shape", [y], INT64, (y.rank,))
+    perm = [0] if b.rng.random() < 0.5 else None
+    return b.op("Reshape", [y, b.op("Transpose", [shape], INT64, (y.rank,), perm=perm)],
+                y.dtype, y.shape)
+
+
+def _range_of_dim(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of ``Range(0, n, 1)`` with ``n`` a dim of ``y`` picked by a 1-D
+    index and squeezed to a scalar (the limit's value a list of one to the inference)."""
+    k = b.rng.randrange(y.rank)
+    picked = b.op("Gather", [b.op("Shape", [y], INT64, (y.rank,)), ints(b, [k], "Gather")],
+                  INT64, (1,), axis=0)
+    limit = b.op("Squeeze", [picked, ints(b, [0], "Squeeze")] if b.opset >= 13 else [picked],
+                 INT64, (), **({} if b.opset >= 13 else {"axes": [0]}))
+    seq = b.op("Range", [b.const(np.asarray(0, np.int64), "Range"), limit,
+                         b.const(np.asarray(1, np.int64), "Range")], INT64, (y.shape[k],))
+    return absorb(b, y, seq.name, INT64)
+
+
+def _batch_matmul(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of ``MatMul(p, q)`` for two new inputs ``(P, m, k)`` and
+    ``(Q, k, n)`` whose batch dims have different names: a broadcast of symbol against
+    symbol, which the inference merges."""
+    m, k, n = (b.rng.randint(1, 3) for _ in range(3))
+    p = symbolic_input(b, FLOAT, (1, m, k), {0: "bp"})
+    q = symbolic_input(b, FLOAT, (1, k, n), {0: "bq"})
+    return absorb(b, y, b.op("MatMul", [p, q], FLOAT, (1, m, n)).name, FLOAT)
+
+
+def _equal_halves(b: GraphBuilder, y: Value) -> Value | None:
+    """``y`` with its halves along an even axis swapped: ``Concat`` of the two parts of a
+    ``Split`` without ``split`` (``num_outputs`` from opset 18); None where no dim is even."""
+    even = [i for i, d in enumerate(y.shape) if d % 2 == 0]
+    if not even:
+        return None
+    k = b.rng.choice(even)
+    first, second = b.node("Split", [y.name], n_out=2, axis=k,
+                           num_outputs=2 if b.opset >= 18 else None)
+    half = tuple(d // 2 if i == k else d for i, d in enumerate(y.shape))
+    return b.op("Concat", [Value(second, y.dtype, half), Value(first, y.dtype, half)], y.dtype,
+                y.shape, axis=k)
+
+
+def _element_count(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus its element count, ``ReduceProd(Shape(y))`` with ``keepdims`` 0 over axis 0
+    (``axes`` an attribute before opset 18; from 18 left out: all axes. onnxslim's inference
+    of a ReduceProd whose ``axes`` is an input loses its output shape and stops)."""
+    shape = b.op("Shape", [y], INT64, (y.rank,))
+    if b.opset >= 18:
+        count = b.op("ReduceProd", [shape], INT64, (), keepdims=0)
+    else:
+        count = b.op("ReduceProd", [shape], INT64, (), axes=[0], keepdims=0)
+    return b.op("Add", [y, b.op("Cast", [count], y.dtype, (), to=y.dtype)], y.dtype, y.shape)
+
+
+def _unknown_target(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of ``Reshape(y, Shape(y) + 0 * i)`` with ``i`` computed from the
+    data: a target shape the inference cannot read."""
+    zero = b.op("Mul", [small_index(b, y), ints(b, [0], "Mul")], INT64, (1,))
+    target = b.op("Add", [b.op("Shape", [y], INT64, (y.rank,)), zero], INT64, (y.rank,))
+    return absorb(b, y, b.op("Reshape", [y, target], y.dtype, y.shape).name, y.dtype)
+
+
+def _other_symbol_end(b: GraphBuilder, y: Value) -> Value:
+    """``y`` plus the sum of a Slice of ``y`` along a dim (``a*h``) from 0 to the dim of a new
+    1-D input named otherwise (``L``, 1 at run time) or to ``L + M - 1`` of two such (an
+    end the inference can compare with the dim only by solving for its symbol, or not at
+    all), or to the dim + 1 (past it)."""
+    k = b.rng.randrange(y.rank)
+    roll = b.rng.random()
+    length = 1
+    if roll < 0.2:  # y's own dim + 1: an end past the dim, which the inference proves
+        picked = b.op("Gather", [b.op("Shape", [y], INT64, (y.rank,)), ints(b, [k], "Gather")],
+                      INT64, (1,), axis=0)
+        end = b.op("Add", [picked, ints(b, [1], "Add")], INT64, (1,))
+        length = y.shape[k]
+    elif roll < 0.6:
+        end = b.op("Shape", [symbolic_input(b, FLOAT, (1,), {0: "L"})], INT64, (1,))
+    else:  # L + M - 1: an end of two symbols
+        dims = [b.op("Shape", [symbolic_input(b, FLOAT, (1,), {0: n})], INT64, (1,))
+                for n in ("L", "M")]
+        total = b.op("Add", dims, INT64, (1,))
+        end = b.op("Sub", [total, ints(b, [1], "Sub")], INT64, (1,))
+    inputs = [y, ints(b, [0], "Slice"), end]
+    if k or b.rng.random() < 0.5:
+        inputs.append(ints(b, [k], "Slice"))
+    part = b.op("Slice", inputs, y.dtype,
+                tuple(length if i == k else d for i, d in enumerate(y.shape)))
+    return absorb(b, y, part.name, y.dtype)
 
 
 def _slice_constant(b: GraphBuilder, y: Value) -> Value:
@@ -197,7 +365,7 @@ def _merge_unknown(b: GraphBuilder, y: Value) -> Value:
 
 def _shape_values(b: GraphBuilder, x: Value) -> Value:
     """Five to all of the value forms (module docstring) on one tiled symbolic input of rank
-    2 or 3."""
+    2 or 3 (a form whose op the opset lacks is left out)."""
     v, y = _tiled(b, b.rng.randint(2, 3))
     forms = {"split-shape": Form(0, _split_shape), "split-constant": Form(0, _split_constant),
              "shape-end": Form(0, _shape_end), "gather": Form(10, _gather_computed),
@@ -205,7 +373,15 @@ def _shape_values(b: GraphBuilder, x: Value) -> Value:
              "start": Form(10, lambda b, y: _symbolic_start(b, y, v)),
              "constant-slice": Form(10, _slice_constant), "expand": Form(8, _expand_rank),
              "matmul": Form(0, _vector_matmul), "merge-computed": Form(0, _merge_computed),
-             "merge-unknown": Form(9, _merge_unknown)}
+             "merge-unknown": Form(9, _merge_unknown),
+             "end": Form(10, lambda b, y: _symbolic_end(b, y, v)),
+             "bounds": Form(10, _computed_bounds), "squeeze": Form(0, _squeeze_all),
+             "sequence": Form(11, _sequence_insert), "batch-matmul": Form(0, _batch_matmul),
+             "cross-entropy": Form(13, _cross_entropy),
+             "transposed-shape": Form(0, _transposed_shape), "range": Form(11, _range_of_dim),
+             "halves": Form(0, _equal_halves), "count": Form(1, _element_count),
+             "unknown-target": Form(10, _unknown_target),
+             "other-end": Form(10, _other_symbol_end)}
     return chain_forms(b, y, forms, 5)
 
 

@@ -406,16 +406,19 @@ _EQUATIONS = (
 def _einsum(b: GraphBuilder, x: Value) -> Value:
     """Einsum of a symbolic-dim input (and a weight) by an equation of :data:`_EQUATIONS`:
     letters bound to symbolic dims (1 at run time) or fixed sizes; repeated labels get one
-    size."""
+    size; the input's ellipsis dims all fixed in half the draws (the inference compares the
+    operands' ellipsis dims with ``max``, which fails on a symbol against a number)."""
     eq = b.rng.choice(_EQUATIONS)
     lhs = eq.split("->")[0].split(",")
     sizes: dict[str, int] = {}
     dtype = _dtype(b, (FLOAT, FLOAT, INT64))
     operands = []
     ell = b.rng.randint(1, 2)
+    fixed_ellipsis = b.rng.random() < 0.5
     for i, term in enumerate(lhs):
         shape = []
-        for ch in term.replace("...", "." * ell):
+        spelled = term.replace("...", "." * ell)
+        for ch in spelled:
             if ch == ".":
                 shape.append(1)
                 continue
@@ -424,7 +427,8 @@ def _einsum(b: GraphBuilder, x: Value) -> Value:
             shape.append(size)
         if i == 0:
             names = {p: n for p, n in _names(b, [p for p, d in enumerate(shape) if d == 1])
-                     .items() if b.rng.random() < 0.8}
+                     .items() if b.rng.random() < 0.8 and not
+                     (fixed_ellipsis and spelled[p] == ".")}
             operands.append(symbolic_input(b, dtype, tuple(shape), names))
         else:
             operands.append(b.random_weight(tuple(shape), dtype, "Einsum"))

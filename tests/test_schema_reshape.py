@@ -87,3 +87,28 @@ def test_a_shape_a_reshape_target_cannot_take_is_refused_with_the_reason() -> No
     assert len(b.nodes[mark.nodes].input) == 2  # the node is as the motif made it
     assert [v.shape for v in b.pool[mark.pool:]] == [(2,), (1, 2)]
     _runs(b)
+
+
+def test_an_edit_is_run_at_the_sizes_a_retyped_graph_input_is_fed() -> None:
+    """os-symbolic-shapes' squeeze form at opset 9 (seed 12 at 8609977): an input ``s``
+    declared ``(N, 3, 1)`` the window created, Reshape to ``(1, 3)``, Squeeze ``axes=[0]``.
+    The row's int32 brings ``s`` in through a Cast; ``s`` keeps its type, so it keeps its
+    record in the pool, and the checks run the window with ``s`` at the size it is fed (N
+    at 1): Squeeze-1's inference ignores ``axes=[-1]`` (the ``edge`` level), onnxruntime
+    refuses it on ``(1, 3)``, and the draw does not take it."""
+    plan = motif_plan("os-symbolic-shapes")
+    b = GraphBuilder(random.Random(0), np.random.default_rng(0), 9, Namer("plain",
+                                                                         random.Random(0)))
+    mark = Mark.of(b)
+    s = b.graph_input(FLOAT, (1, 3, 1), {0: "N"})
+    v = b.op("Reshape", [s, b.ints([1, 3], "Reshape")], FLOAT, (1, 3))
+    sq = b.op("Squeeze", [v], FLOAT, (3,), axes=[0])
+    result = b.op("Reshape", [sq, b.ints([-1], "Reshape")], FLOAT, (3,))
+    row = {"opset": "9", key("Squeeze", "attr:axes"): "edge",
+           key("Squeeze", "dtype:T"): "int32"}
+    notes = vary(b, mark, plan, row, result)
+    assert s in b.pool, notes  # the Cast converts it: a later draw may read it as it is
+    squeeze = next(n for n in b.nodes if n.op_type == "Squeeze")
+    assert [list(a.ints) for a in squeeze.attribute if a.name == "axes"] == [[0]], notes
+    assert any("Squeeze|attr:axes=edge" in n for n in notes), notes
+    _runs(b)

@@ -875,13 +875,17 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         b.consumed.discard(draw.result.name)  # type: ignore[union-attr]
     # graph outputs the window declared, and the value_info of its tensors (a motif that
     # annotates its intermediates), now carry the new type; other tied pooled values leave
-    # the pool (a later op would read them in the old type)
+    # the pool (a later op would read them in the old type). Values from outside keep their
+    # type (the window reads them through a Cast) and their records: a graph input the
+    # window declared with a symbolic dim keeps the size it is fed, which the checks of
+    # the later edits read (inference alone gives it no static shape).
     for vi in [*b.outputs[draw.mark.outputs:], *b.value_infos]:
         if vi.name in comp and vi.name not in renames:
             vi.type.tensor_type.elem_type = target
-    keep = draw.result.name if escaping else None  # type: ignore[union-attr]
+    keep = {draw.result.name} if escaping else set()  # type: ignore[union-attr]
     b.pool[draw.mark.pool:] = [v for v in b.pool[draw.mark.pool:]
-                               if v.name not in comp or v.name == keep]
+                               if v.name not in comp or v.name in keep
+                               or v.name in external]
     return True
 
 

@@ -16,8 +16,8 @@ from generators.builder import GraphBuilder
 from generators.inputs import synthesize_inputs
 from generators.motifs import families
 from generators.names import Namer
-from generators.schema.apply import Mark, vary
-from generators.schema.inference import infer_types, shape_of
+from generators.schema.apply import Mark, ort_refusal, vary
+from generators.schema.inference import infer_types, shape_of, static_types
 from generators.schema.plan import motif_plan
 from generators.schema.rows import key
 from generators.values import FLOAT, Value
@@ -112,3 +112,20 @@ def test_an_edit_is_run_at_the_sizes_a_retyped_graph_input_is_fed() -> None:
     assert [list(a.ints) for a in squeeze.attribute if a.name == "axes"] == [[0]], notes
     assert any("Squeeze|attr:axes=edge" in n for n in notes), notes
     _runs(b)
+
+
+def test_the_onnxruntime_check_feeds_an_unpooled_graph_input_its_sizes() -> None:
+    """A graph input the pool does not hold (declared ``(N, 3, 1)``) has the shape it is
+    fed where inference gives it none (N at 1), so onnxruntime's check of a window runs
+    the window instead of passing it unrun: Squeeze-1 ``axes=[-1]`` on ``(1, 3)``."""
+    b = GraphBuilder(random.Random(0), np.random.default_rng(0), 9, Namer("plain",
+                                                                         random.Random(0)))
+    mark = Mark.of(b)
+    s = b.graph_input(FLOAT, (1, 3, 1), {0: "N"})
+    b.pool.remove(s)
+    v = b.op("Reshape", [s, b.ints([1, 3], "Reshape")], FLOAT, (1, 3))
+    b.op("Squeeze", [v], FLOAT, (3,), axes=[-1])
+    assert shape_of(infer_types(b), s.name) == (1, 3, 1)
+    assert shape_of(static_types(b), s.name) == (1, 3, 1)
+    why = ort_refusal(b, mark)
+    assert why is not None and "Squeeze" in why, why

@@ -12,6 +12,7 @@ import onnx
 from onnx import TypeProto, helper
 
 from generators.builder import GraphBuilder, value_info
+from generators.inputs import DEFAULT_DYNAMIC_DIM
 from generators.versions import ir_version_for
 
 
@@ -62,6 +63,32 @@ def infer_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
         dims = t.tensor_type.shape.dim
         if len(dims) == len(v.shape) and any(not d.HasField("dim_value") for d in dims):
             out[v.name] = helper.make_tensor_type_proto(t.tensor_type.elem_type, list(v.shape))
+    pooled = {v.name for v in b.pool}
+    for name, shape in fed_shapes(b).items():  # graph inputs the pool does not hold
+        t = out.get(name)
+        if name not in pooled and t is not None and t.HasField("tensor_type") and \
+                shape_of(out, name) is None:
+            out[name] = helper.make_tensor_type_proto(t.tensor_type.elem_type, list(shape))
+    return out
+
+
+def fed_shapes(b: GraphBuilder) -> dict[str, tuple[int, ...]]:
+    """Each tensor graph input of the builder -> the static shape it is fed: the shape the
+    pool records for it, else its declared dims with a symbolic or unknown dim at
+    :data:`generators.inputs.DEFAULT_DYNAMIC_DIM` (the size
+    :meth:`generators.builder.GraphBuilder.graph_input` builds such a dim at, and
+    :func:`generators.inputs.synthesize_inputs` feeds it). A graph input that leaves the
+    pool (a later op may not read it) is still fed, at these sizes: the checks of a draw
+    run its window at them, not with the dims left unknown (where onnxruntime's check of
+    the window has nothing to feed, and passes it unrun)."""
+    pooled = {v.name: v.shape for v in b.pool}
+    out: dict[str, tuple[int, ...]] = {}
+    for vi in b.inputs:
+        if vi.name in pooled:
+            out[vi.name] = pooled[vi.name]
+        elif vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            out[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else
+                                 DEFAULT_DYNAMIC_DIM for d in vi.type.tensor_type.shape.dim)
     return out
 
 
@@ -82,8 +109,9 @@ def shape_of(types: dict[str, TypeProto], name: str) -> tuple[int, ...] | None:
 
 def static_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
     """Every tensor of the builder's graph -> its TypeProto as inference gives it (data
-    propagated; ``strict``: raising on any inference error) with each graph input the
-    pool holds declared at its static shape (a symbolic dim at its size, 1) and each graph
+    propagated; ``strict``: raising on any inference error) with each graph input
+    declared at the static shape it is fed (:func:`fed_shapes`: a symbolic dim at its
+    size, 1) and each graph
     output without the shape it declares: shapes come out static where inference can tell
     them, and none is taken from the builder's records. Initializers have their own types.
 
@@ -92,10 +120,13 @@ def static_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
     """
     m = partial_model(b)
     pooled = {v.name: v for v in b.pool}
+    fed = fed_shapes(b)
     for vi in m.graph.input:
         v = pooled.get(vi.name)
         if v is not None:
             vi.CopyFrom(value_info(v.name, v.dtype, v.shape))
+        elif vi.name in fed:
+            vi.CopyFrom(value_info(vi.name, vi.type.tensor_type.elem_type, fed[vi.name]))
     for vi in m.graph.output:
         if vi.type.HasField("tensor_type"):
             vi.type.tensor_type.ClearField("shape")

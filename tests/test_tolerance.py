@@ -33,6 +33,19 @@ def test_nan_same_place_is_equal_other_place_is_not():
     assert diff is not None and diff.kind == "nan"
 
 
+def test_nan_against_an_infinity_is_an_overflow_on_both_sides_not_a_difference():
+    # a BatchNormalization scale of FLT_MAX: inf unfused, inf * 0 = NaN once folded
+    e = np.array([np.inf, -np.inf, 2.0, np.nan], dtype=np.float32)
+    a = np.array([np.nan, np.nan, 2.0, np.inf], dtype=np.float32)
+    assert compare_arrays(e, a) is None
+    # NaN against a number is still one
+    diff = compare_arrays(e, np.array([np.nan, np.nan, np.nan, np.inf], dtype=np.float32))
+    assert diff is not None and diff.kind == "nan" and diff.mismatched == 1
+    # and the other places are still compared
+    diff = compare_arrays(e, np.array([np.nan, np.nan, 3.0, np.inf], dtype=np.float32))
+    assert diff is not None and diff.kind == "values"
+
+
 def test_shape_dtype_and_integer_differences():
     assert compare_arrays(np.zeros((2, 3)), np.zeros((3, 2))).kind == "shape"
     assert compare_arrays(np.zeros(3, np.float32), np.zeros(3, np.float64)).kind == "dtype"

@@ -19,7 +19,7 @@ from generators.inputs import synthesize_inputs
 from generators.motifs import families
 from generators.schema.kernels import cast_reason
 from generators.schema.measure import schema_coverage
-from generators.schema.plan import _op_pairs_with_opset, build_plan, motif_plan
+from generators.schema.plan import build_plan, motif_plan, op_pairs_with_opset
 from generators.schema.space import op_space
 from tests.conftest import cpu_session
 
@@ -77,7 +77,7 @@ def test_pairwise_plan_covers_every_pair_of_a_small_schema() -> None:
     assert want  # e.g. (opset 16, dtype:T bfloat16) needs onnxruntime's kernel: infeasible
     have = set()
     for row in plan.rows:
-        have |= {p for op, p in _op_pairs_with_opset(row, plan.spaces)}
+        have |= {p for op, p in op_pairs_with_opset(row, plan.spaces)}
     assert want <= have
     space = plan.spaces["LeakyRelu"]
     assert set(space.pairs()) == set(want) | set(plan.infeasible["LeakyRelu"])

@@ -226,7 +226,7 @@ def test_a_pair_the_ties_of_all_variants_refuse_gets_a_row_under_its_own_variant
     # union of the variants' ties no row held 28 of its pairs; rows checked under the ties
     # of the draws that make the pair's op hold them, and a walk aimed at the op takes them
     from generators.motifs import MOTIFS
-    from generators.schema.plan import _op_pairs_with_opset, build_plan, probe
+    from generators.schema.plan import build_plan, op_pairs_with_opset, probe
 
     plan = motif_plan("ort-cse")
     ties, joint = probe("ort-cse", *plan.opsets)
@@ -234,5 +234,5 @@ def test_a_pair_the_ties_of_all_variants_refuse_gets_a_row_under_its_own_variant
     union = build_plan("ort-cse", MOTIFS["ort-cse"].anchors, *plan.opsets, ties, joint)
     left = {(op, p) for op, ps in union.unplanned.items() for p in ps}
     assert len(left) >= 10 and not plan.unplanned
-    held = set().union(*(_op_pairs_with_opset(r, plan.spaces) for r in plan.rows))
+    held = set().union(*(op_pairs_with_opset(r, plan.spaces) for r in plan.rows))
     assert left <= held

@@ -204,13 +204,13 @@ def _normalize(why: str) -> str:
 def _note_undone(varied: dict[str, Any], into: dict[tuple[str, Pair], str]) -> None:
     """Where a varied draw was undone as a whole (a note ``"*: ..."``), its reason for each
     (anchor op, pair) of the row it was to take (first reason kept)."""
-    from generators.schema.plan import _op_pairs_with_opset, motif_plan
+    from generators.schema.plan import motif_plan, op_pairs_with_opset
 
     whole = next((n[3:] for n in varied["notes"] if n.startswith("*: ")), None)
     plan = motif_plan(varied["motif"]) if whole else None
     if plan is None or whole is None or not 0 <= varied["row"] < len(plan.rows):
         return
-    for key in _op_pairs_with_opset(plan.rows[varied["row"]], plan.spaces):
+    for key in op_pairs_with_opset(plan.rows[varied["row"]], plan.spaces):
         into.setdefault(key, _normalize(whole))
 
 

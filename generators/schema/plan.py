@@ -274,8 +274,10 @@ def _pairs_of_row(row: Row, ops: list[str]) -> set[tuple[str, Pair]]:
     return out
 
 
-def _op_pairs_with_opset(row: Row, spaces: dict[str, OpSpace]) -> set[tuple[str, Pair]]:
-    """Pairs of ``row`` per op, the op's own version counted as its ``opset`` level."""
+def op_pairs_with_opset(row: Row, spaces: dict[str, OpSpace]) -> set[tuple[str, Pair]]:
+    """The ``(anchor op, pair)`` items ``row`` holds: the pairs of each op's levels in the
+    row, the op's own version at the row's opset counted as its ``opset`` level (what
+    ``coverage --schema`` counts a draw that takes the row for)."""
     out = _pairs_of_row(row, list(spaces))
     opset = int(row[OPSET])
     for op, space in spaces.items():
@@ -368,14 +370,14 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
     want = {(op, p) for op, ps in pairs.items() for p in ps}
     have: set[tuple[str, Pair]] = set()
     for r in rows:
-        have |= _op_pairs_with_opset(r, spaces)
+        have |= op_pairs_with_opset(r, spaces)
     for op, p in sorted(want - have):
         if (op, p) in have:
             continue
         row = _complete(op, p, keys, levels, spaces, intervals, check, want - have)
         if isinstance(row, dict):
             rows.append(row)
-            have |= _op_pairs_with_opset(row, spaces)
+            have |= op_pairs_with_opset(row, spaces)
         elif row is not None and joint:  # no valid row of the motif's factors holds it
             pairs[op] = pairs[op] - {p}
             infeasible[op][p] = row
@@ -383,7 +385,7 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
                 op, p, keys, levels, spaces, intervals, _checker(spaces, ties_of(op)),
                 want - have), dict):
             rows.append(own)
-            have |= _op_pairs_with_opset(own, spaces)
+            have |= op_pairs_with_opset(own, spaces)
         elif row is not None:
             unplanned.setdefault(op, {})[p] = f"no plan row holds it with the ties of all " \
                 f"the motif's variants at once ({row})"
@@ -443,7 +445,7 @@ def _complete(op: str, pair: Pair, keys: list[str], levels: list[list[str]],
                 trial = dict(row, **{k: lv})
                 if check(trial) is not None:
                     continue
-                g = len(_op_pairs_with_opset(trial, spaces) & uncovered)
+                g = len(op_pairs_with_opset(trial, spaces) & uncovered)
                 if g > gain:
                     best, gain = lv, g
             if best is None:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from generators.schema.plan import _op_pairs_with_opset, always_made, motif_plan
+from generators.schema.plan import always_made, motif_plan, op_pairs_with_opset
 from generators.schema.rows import MotifPlan
 from generators.schema.space import Pair
 
@@ -64,7 +64,7 @@ def _cover(plan: MotifPlan, apart: list[str]) -> tuple[Step, ...]:
     feasible = {(op, p) for op, ps in plan.pairs.items() for p in ps}
     candidates: list[tuple[Step, frozenset[tuple[str, Pair]]]] = []
     for i, row in enumerate(plan.rows):
-        pairs = _op_pairs_with_opset(row, plan.spaces) & feasible
+        pairs = op_pairs_with_opset(row, plan.spaces) & feasible
         shared = {(op, p) for op, p in pairs if op not in apart}
         candidates += [(Step(i, op), frozenset(shared | {(o, p) for o, p in pairs if o == op}))
                        for op in _aims(plan, i, apart)] or [(Step(i), frozenset(shared))]

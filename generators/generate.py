@@ -310,7 +310,7 @@ def _plan_rows(recipe: Recipe, chosen: list[Motif], places: list[Place],
         plan = motif_plan(m.name) if m.anchors and m.emit is not None else None
         steps = walk_steps(m.name) if plan is not None else ()
         i = _row_index(recipe, place, len(steps), named, seed) \
-            if plan is not None and steps and recipe.schema_share else None
+            if steps and recipe.schema_share else None
         out.append(None if i is None or plan is None else (steps[i], plan.rows[steps[i].row]))
     return out
 

@@ -554,13 +554,11 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
             consts = _consts(b)
         if deferred:  # bound now that the node has the optional input the row asks for
             types, _ = _retype_levels(draw, op, deferred, types, False)
-    try:
-        infer_types(b, strict=True)
-    except Exception as exc:
+    error = _strict_error(b)
+    if error is not None:
         notes = draw.notes
         draw.undo()
-        return [*notes, f"*: the varied graph does not infer, draw undone "
-                        f"({str(exc).splitlines()[0][:100]})"]
+        return [*notes, f"*: the varied graph does not infer, draw undone ({error})"]
     return draw.notes
 
 
@@ -1084,27 +1082,23 @@ def _place_reshaped(b: GraphBuilder, node: NodeProto, new: NodeProto,
     before, old = Snapshot.of(b), copy.deepcopy(node)
     _place(b, node, new, weights)
     record(b, window.pool, reshaping)
-    why = _strict_refusal(b) or _ort_refusal(b, window)
+    error = _strict_error(b)
+    why = f"the graph does not infer with it ({error})" if error is not None else None
+    if why is None and (refused := ort_refusal(b, window, shapes=True)):
+        why = f"onnxruntime refuses it ({refused})"
     if why:
         before.restore(b)
         node.CopyFrom(old)
     return why
 
 
-def _ort_refusal(b: GraphBuilder, window: Mark) -> str | None:
-    """None when onnxruntime runs the window (:func:`ort_refusal`) and gives its outputs
-    the shapes inference does, else the reason."""
-    why = ort_refusal(b, window, shapes=True)
-    return f"onnxruntime refuses it ({why})" if why else None
-
-
-def _strict_refusal(b: GraphBuilder) -> str | None:
+def _strict_error(b: GraphBuilder) -> str | None:
     """None when the builder's graph passes strict inference with its recorded shapes
-    declared, else the reason."""
+    declared, else the first line of the error (at most 100 characters)."""
     try:
         infer_types(b, strict=True)
     except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
-        return f"the graph does not infer with it ({str(exc).splitlines()[0][:100]})"
+        return str(exc).splitlines()[0][:100]
     return None
 
 

@@ -111,9 +111,9 @@ def static_types(b: GraphBuilder, strict: bool = False) -> dict[str, TypeProto]:
     """Every tensor of the builder's graph -> its TypeProto as inference gives it (data
     propagated; ``strict``: raising on any inference error) with each graph input
     declared at the static shape it is fed (:func:`fed_shapes`: a symbolic dim at its
-    size, 1) and each graph
-    output without the shape it declares: shapes come out static where inference can tell
-    them, and none is taken from the builder's records. Initializers have their own types.
+    size, 1) and each graph output without the shape it declares: shapes come out static
+    where inference can tell them, and none is taken from the builder's records.
+    Initializers have their own types.
 
     Raises:
         onnx.shape_inference.InferenceError: ``strict`` and the graph is not well typed.

@@ -118,7 +118,7 @@ def always_made(name: str, lo: int, hi: int) -> frozenset[str]:
     opset; all of them unless the motif is one of variants."""
     from generators.motifs import MOTIFS
 
-    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors if "::" not in a}
+    anchors = {a for a in MOTIFS[name].anchors if "::" not in a}
     for opset, window in probe_windows(name, lo, hi) + probe_windows(name, lo, hi, True):
         anchors = {a for a in anchors if a in _made(window) or not _exists(a, opset)}
     return frozenset(anchors)
@@ -130,9 +130,7 @@ def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
     its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
     before a MaxPool in another: its ties are a union over draws that no single draw
     holds)."""
-    from generators.motifs import MOTIFS
-
-    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
+    anchors = _anchor_ops(name)
     windows = probe_windows(name, lo, hi)
     joint = all(a in _made(window) for opset, window in windows
                 for a in anchors if _exists(a, opset))
@@ -144,10 +142,15 @@ def variant_ties(name: str, lo: int, hi: int, op: str) -> Ties:
     """The ties of the probe draws of motif ``name`` that made anchor ``op``: what a draw
     aimed at ``op`` ties (:mod:`generators.schema.walk`), without the ties of variants
     that make no ``op``."""
+    return _ties(tuple(w for w in probe_windows(name, lo, hi) if op in _made(w[1])),
+                 _anchor_ops(name))
+
+
+def _anchor_ops(name: str) -> set[str]:
+    """The op types of motif ``name``'s anchors (a ``domain::Op`` anchor as ``Op``)."""
     from generators.motifs import MOTIFS
 
-    anchors = {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
-    return _ties(tuple(w for w in probe_windows(name, lo, hi) if op in _made(w[1])), anchors)
+    return {a.rpartition("::")[2] for a in MOTIFS[name].anchors}
 
 
 def _made(window: tuple[NodeProto, ...]) -> set[str]:

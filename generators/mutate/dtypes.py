@@ -17,15 +17,9 @@ import random
 
 from onnx import ModelProto, NodeProto, TensorProto
 
+from generators.graphs import outer_refs, subgraphs
 from generators.mutate.graft import builder_for, merge
-from generators.mutate.graph import (
-    consumers,
-    infer_types,
-    outer_refs,
-    redirect,
-    refresh_types,
-    subgraphs,
-)
+from generators.mutate.graph import consumers, infer_types, redirect, refresh_types
 from generators.mutate.spec import Mutator
 
 #: element type -> the types a Cast pair may pass it through.

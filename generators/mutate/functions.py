@@ -17,10 +17,11 @@ import random
 
 from onnx import GraphProto, ModelProto, NodeProto
 
+from generators.graphs import subgraphs
 from generators.motifs.functions import FUNCTIONS_SINCE, declare
 from generators.mutate.control import draw_region, replace
 from generators.mutate.graft import builder_for, merge
-from generators.mutate.graph import fresh, opset_of, rename, subgraphs
+from generators.mutate.graph import fresh, opset_of, rename
 from generators.mutate.spec import Mutator
 
 #: IR version of model-local functions.

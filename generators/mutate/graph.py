@@ -24,6 +24,7 @@ from onnx import (
     ValueInfoProto,
 )
 
+from generators.graphs import defined, reads, subgraphs
 from generators.values import Value
 
 
@@ -40,41 +41,6 @@ def opset_of(model: ModelProto, domain: str = "") -> int:
         if imp.domain == domain or {imp.domain, domain} == {"", "ai.onnx"}:
             return imp.version
     return 0
-
-
-def subgraphs(node: NodeProto) -> list[GraphProto]:
-    """The graphs held by ``node``'s attributes (If branches, Loop and Scan bodies)."""
-    out: list[GraphProto] = []
-    for a in node.attribute:
-        if a.type == AttributeProto.GRAPH:
-            out.append(a.g)
-        elif a.type == AttributeProto.GRAPHS:
-            out.extend(a.graphs)
-    return out
-
-
-def defined(graph: GraphProto) -> list[str]:
-    """Names ``graph`` itself defines: inputs, initializers, node outputs (in that order)."""
-    names = [i.name for i in graph.input] + [t.name for t in graph.initializer]
-    names += [t.values.name for t in graph.sparse_initializer]
-    names += [o for n in graph.node for o in n.output if o]
-    return list(dict.fromkeys(names))
-
-
-def outer_refs(graph: GraphProto) -> list[str]:
-    """Names a subgraph reads from its enclosing scopes (read but not defined in it)."""
-    own = set(defined(graph))
-    refs = [r for n in graph.node for r in reads(n) if r not in own]
-    refs += [o.name for o in graph.output if o.name not in own]
-    return list(dict.fromkeys(refs))
-
-
-def reads(node: NodeProto) -> list[str]:
-    """Tensors ``node`` reads: its non-empty inputs, then its subgraphs' outer references."""
-    names = [i for i in node.input if i]
-    for g in subgraphs(node):
-        names += outer_refs(g)
-    return list(dict.fromkeys(names))
 
 
 def all_names(model: ModelProto) -> set[str]:

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from onnx import ModelProto
 
 from fuzzer.registry import Registry
-from generators.mutate.graph import all_names, defined, fresh, rename
+from generators.graphs import defined
+from generators.mutate.graph import all_names, fresh, rename
 from generators.mutate.spec import Mutator
 
 #: Suffixes appended to another tensor's name.

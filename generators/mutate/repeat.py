@@ -11,7 +11,8 @@ import random
 
 from onnx import ModelProto
 
-from generators.mutate.graph import all_names, fresh, infer_types, redirect, subgraphs
+from generators.graphs import subgraphs
+from generators.mutate.graph import all_names, fresh, infer_types, redirect
 from generators.mutate.spec import Mutator
 
 

@@ -26,9 +26,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from onnx import AttributeProto, NodeProto, TensorProto, TypeProto, ValueInfoProto
+from onnx import NodeProto, TensorProto, TypeProto, ValueInfoProto
 
 from generators.builder import GraphBuilder, value_info
+from generators.graphs import reads, subgraphs
 from generators.schema.inference import elem_of, shape_of, static_types
 from generators.values import Value
 
@@ -56,19 +57,6 @@ class Reshaping:
 
     shapes: dict[str, tuple[int, ...]]
     types: dict[str, TypeProto]
-
-
-def _subgraph_reads(node: NodeProto) -> set[str]:
-    """Names the subgraphs of ``node`` (If, Loop, Scan bodies) read, at any depth."""
-    out: set[str] = set()
-    for a in node.attribute:
-        if a.type not in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-            continue
-        for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-            for n in g.node:
-                out.update(n.input)
-                out |= _subgraph_reads(n)
-    return out
 
 
 def downstream(nodes: Iterable[NodeProto], start: NodeProto) -> set[str]:
@@ -165,10 +153,7 @@ def _check_readers(window: list[NodeProto], pooled: list[Value], reach: set[str]
         if v.name in reach and v.const is not None:
             raise NoFit(f"{v.name} is a constant the motif computed from the old shape")
     for n in window:
-        if reach & _subgraph_reads(n) or (
-                reach & set(n.input) and any(a.type in (AttributeProto.GRAPH,
-                                                        AttributeProto.GRAPHS)
-                                             for a in n.attribute)):
+        if subgraphs(n) and reach & set(reads(n)):
             raise NoFit(f"the new shape reaches the subgraph of {n.op_type}")
         if n.op_type == "Reshape" and n.input and n.input[0] in shapes:
             x, y = shapes[n.input[0]], shape_of(after, n.output[0])

@@ -9,9 +9,10 @@ The motif emits its pattern as usual; :func:`vary` then edits the nodes it appen
    from outside come in through a Cast, the motif's result goes out through a Cast back to
    its type, graph outputs the window declared are declared in ``D`` (or, where
    onnxruntime returns no tensor of ``D``, such as bfloat16, go out through a Cast back
-   too). Refused, with the reason, where a tied tensor is pinned to one type by some
-   schema, or onnxruntime has no kernel of some tied node for ``D``
-   (:mod:`generators.schema.kernels`);
+   too); an If, Loop or Scan among them reads and produces them through Casts at its
+   bodies' edges (:mod:`generators.schema.bodies`). Refused, with the reason, where a tied
+   tensor is pinned to one type by some schema, or onnxruntime has no kernel of some tied
+   node for ``D`` (:mod:`generators.schema.kernels`);
 2. **attributes** (``attr:a``): removed, set to the schema's default, or set to the first
    candidate of :func:`generators.schema.levels.candidates` with which the node keeps the
    output types and shapes it had (``onnx.shape_inference.infer_node_outputs``), so that
@@ -47,6 +48,7 @@ import onnx
 from onnx import AttributeProto, NodeProto, TensorProto, TypeProto, defs, helper, numpy_helper
 
 from generators.builder import GraphBuilder, value_info
+from generators.schema.bodies import BODIES, retype_bodies
 from generators.schema.inference import elem_of as _elem
 from generators.schema.inference import infer_types
 from generators.schema.inference import shape_of as _shape
@@ -837,6 +839,13 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
                     a.i = target
                 elif n.op_type == "ConstantOfShape" and a.name == "value":
                     a.t.CopyFrom(_converted(a.t, target))
+    # a control-flow node's bodies produce and read its tied values through Casts
+    for n in window:
+        if touched.get(id(n)) and n.op_type in BODIES:
+            s = _schema(n, b.opset)
+            assert s is not None
+            retype_bodies(n, s.since_version, comp, target, current,
+                          lambda: b.namer.tensor("Cast"))
     # values from outside come in through a Cast
     renames: dict[str, str] = {}
     head: list[NodeProto] = []

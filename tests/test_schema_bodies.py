@@ -1,0 +1,67 @@
+"""Retyping a control-flow node's values through its bodies (:mod:`generators.schema.bodies`):
+a varied If or Loop takes the element type its plan row gives ``V``, and the model stays
+valid and runs."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from generators.generate import generate, walk_seeds
+from generators.hints import GenerationHints
+from generators.inputs import synthesize_inputs
+from generators.schema.apply import DTYPES
+from generators.schema.bodies import retype_bodies
+from generators.schema.plan import motif_plan
+from generators.schema.walk import walk_steps
+from tests.conftest import cpu_session
+
+
+@pytest.mark.parametrize(("hint", "motif", "op"), [
+    ("eliminate_if_with_const_cond", "if-const-cond", "If"),
+    ("lift_lexical_references", "outer-scope-subgraph", "Loop"),
+])
+def test_a_walked_control_flow_node_takes_the_rows_element_type(hint: str, motif: str,
+                                                                 op: str) -> None:
+    hints = GenerationHints.of([hint])
+    plan, steps = motif_plan(motif), walk_steps(motif)
+    retyped = 0
+    for step, seed in list(walk_seeds(motif, "v2", hints).items())[:40]:
+        gm = generate(seed, "v2", hints)
+        level = plan.rows[steps[step].row].get(f"{op}|dtype:V")
+        nodes = [n for n in gm.model.graph.node if n.op_type == op]
+        if level is None or not nodes or level == "float":
+            continue
+        inferred = onnx.shape_inference.infer_shapes(gm.model, strict_mode=True)
+        types = {v.name: v.type.tensor_type.elem_type for v in
+                 [*inferred.graph.value_info, *inferred.graph.output]}
+        outs = [types.get(o) for n in nodes for o in n.output if o]
+        if DTYPES[level] not in outs:
+            continue  # the draw noted why it could not take the level
+        retyped += 1
+        onnx.checker.check_model(gm.model, full_check=True)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+    assert retyped >= 5, retyped
+
+
+def test_a_loop_body_reads_and_writes_its_carried_value_through_casts() -> None:
+    body = helper.make_graph(
+        [helper.make_node("Neg", ["v"], ["w"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [2])])
+    loop = helper.make_node("Loop", ["m", "", "x"], ["y"], body=body)
+    names = iter(f"cast_{k}" for k in range(10))
+    made = retype_bodies(loop, 16, {"x", "y"}, TensorProto.DOUBLE, TensorProto.FLOAT,
+                         lambda: next(names))
+    g = loop.attribute[0].g
+    assert made == ["cast_0", "cast_1"]
+    assert [n.op_type for n in g.node] == ["Cast", "Neg", "Cast"]
+    assert g.input[2].name == "cast_0" and g.node[0].output == ["v"]
+    assert g.input[2].type.tensor_type.elem_type == TensorProto.DOUBLE
+    assert g.output[1].name == "cast_1" and g.node[2].input == ["w"]
+    assert g.output[1].type.tensor_type.elem_type == TensorProto.DOUBLE
+    assert g.output[0].name == "c"  # the condition is not tied to V

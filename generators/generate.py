@@ -199,7 +199,7 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: Taken | None = None,
             if plan is not None and row is not None else motif.emit(b, x)
         if result is not None:
             if row is not None:
-                notes = aimed_notes(vary(b, mark, plan, row[1], result), row[0].aim) \
+                notes = aimed_notes(vary(b, mark, plan, row[1], result, row[0].aim), row[0].aim) \
                     if plan is not None else []
                 if varied is not None:
                     varied.append({"motif": motif.name, "row": row[0].row,

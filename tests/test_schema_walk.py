@@ -236,3 +236,34 @@ def test_a_pair_the_ties_of_all_variants_refuse_gets_a_row_under_its_own_variant
     assert len(left) >= 10 and not plan.unplanned
     held = set().union(*(op_pairs_with_opset(r, plan.spaces) for r in plan.rows))
     assert left <= held
+
+
+def test_a_draw_aimed_at_a_variant_holds_its_type_or_notes_why() -> None:
+    # reduce-unsqueeze makes a ReduceSum, ReduceMean or ReduceMax before its Unsqueeze; a
+    # row built under one variant's ties can give the Unsqueeze another type than the aimed
+    # op: the aim's type wins, and every type a node does not hold is noted
+    import onnx
+
+    name, hint = "reduce-unsqueeze", GenerationHints.of(["fuse_consecutive_reduce_unsqueeze"])
+    plan, steps = motif_plan(name), walk_steps(name)
+    won = 0
+    for step, seed in list(walk_seeds(name, "v2", hint).items())[:60]:
+        aim = steps[step].aim
+        gm = generate(seed, "v2", hint)
+        notes = " ".join(n for v in gm.varied for n in v["notes"])
+        if aim is None or "draw undone" in notes:
+            continue
+        inferred = onnx.shape_inference.infer_shapes(gm.model)
+        g = inferred.graph
+        elem = {v.name: v.type.tensor_type.elem_type for v in [*g.value_info, *g.output]}
+        row = plan.rows[steps[step].row]
+        start, end = next((a, b) for m, a, b in gm.spans if m == name)
+        for op in (aim, "Unsqueeze"):
+            level = row.get(f"{op}|dtype:T")
+            node = next(n for n in gm.model.graph.node[start:end] if n.op_type == op)
+            held = onnx.helper.tensor_dtype_to_np_dtype(elem[node.output[0]]).name \
+                if elem.get(node.output[0]) else None
+            assert held in (level, {"float": "float32", "double": "float64"}.get(level)) \
+                or f"{op}|dtype:T={level}" in notes, (seed, op, level, held, notes)
+        won += row.get(f"{aim}|dtype:T") != row.get("Unsqueeze|dtype:T")
+    assert won >= 3

@@ -498,7 +498,7 @@ class _Draw:
 
 
 def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
-         result: Value | None) -> list[str]:
+         result: Value | None, aim: str | None = None) -> list[str]:
     """Edit the nodes appended since ``mark`` toward plan row ``row`` (see the module
     docstring).
 
@@ -508,6 +508,8 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
         plan: the motif's plan.
         row: one of ``plan.rows``.
         result: the Value ``emit`` returned (kept in the pool, in its element type).
+        aim: the anchor op the draw was aimed at (:func:`emit_for_row`): its levels are
+            taken last, so where the row gives a tied op another type, the aim's wins.
 
     Returns:
         Notes, one per level the draw could not take (``"Op|factor=level: reason"``); an
@@ -515,7 +517,7 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
     """
     draw = _Draw(b, mark, result)
     try:
-        notes = _vary(draw, plan, row)
+        notes = _vary(draw, plan, row, aim)
     except Exception as exc:  # a variation never breaks the draw: undone, noted
         draw.undo()
         return [*draw.notes, f"*: variation failed, draw undone ({type(exc).__name__}: "
@@ -529,13 +531,13 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
     return notes
 
 
-def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
+def _vary(draw: _Draw, plan: MotifPlan, row: Row, aim: str | None = None) -> list[str]:
     b = draw.b
     try:
         types = infer_types(b)
     except Exception as exc:  # the motif's own graph: leave it as it is
         return [f"*: the motif's graph does not infer ({str(exc).splitlines()[0][:100]})"]
-    for op in plan.spaces:
+    for op in sorted(plan.spaces, key=lambda o: o == aim):
         levels = plan.op_row(row, op)
         if not levels:  # the op does not exist at the row's opsets
             continue
@@ -561,7 +563,31 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row) -> list[str]:
         notes = draw.notes
         draw.undo()
         return [*notes, f"*: the varied graph does not infer, draw undone ({error})"]
+    _note_lost_types(draw, plan, row, infer_types(b))
     return draw.notes
+
+
+def _note_lost_types(draw: _Draw, plan: MotifPlan, row: Row,
+                     types: dict[str, TypeProto]) -> None:
+    """Note each ``dtype:T`` level of ``row`` that the first ``op`` node of the window does
+    not hold after all the edits and that no note explains yet: a later retype of a tied op
+    gave it another type (a row can give tied parameters of different variants different
+    types), or an edit did not take (the notes name it, so no level is lost silently)."""
+    noted = {n.split(":", 1)[0] for n in draw.notes}
+    for op in plan.spaces:
+        anchors = draw.anchors(op)
+        schema = _schema(anchors[0], draw.b.opset) if anchors else None
+        if schema is None:
+            continue
+        for factor, level in plan.op_row(row, op).items():
+            if not factor.startswith("dtype:") or f"{op}|{factor}={level}" in noted:
+                continue
+            param = factor[len("dtype:"):]
+            seeds = [n for n, _, ts in bindings(schema, anchors[0]) if ts == param]
+            got = DTYPE_NAMES.get(_elem(types, seeds[0]), "") if seeds else level
+            if got and got != level:
+                draw.notes.append(f"{op}|{factor}={level}: the node is {got} after the "
+                                  f"draw's edits (a tied op's level of the row retyped it)")
 
 
 class Unbound(Refused):

@@ -146,6 +146,18 @@ def variant_ties(name: str, lo: int, hi: int, op: str) -> Ties:
                  _anchor_ops(name))
 
 
+def variant_conflict(plan: MotifPlan, row: Row, op: str) -> str | None:
+    """Why a draw of ``plan``'s motif aimed at anchor ``op`` cannot take ``row`` as a whole,
+    or None: the row's levels of ``op`` and of the anchors every draw makes break the ties
+    of the draws that make ``op`` (:func:`variant_ties`). A row built under another
+    variant's ties can give ``op`` a type its tied ops do not get; the draw would retype
+    one and then the other back."""
+    lo, hi = plan.opsets
+    keep = {op} | always_made(plan.motif, lo, hi)
+    part = {k: v for k, v in row.items() if k == OPSET or k.split(SEP, 1)[0] in keep}
+    return _checker(plan.spaces, variant_ties(plan.motif, lo, hi, op))(part)
+
+
 def _anchor_ops(name: str) -> set[str]:
     """The op types of motif ``name``'s anchors (a ``domain::Op`` anchor as ``Op``)."""
     from generators.motifs import MOTIFS

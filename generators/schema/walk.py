@@ -5,7 +5,9 @@ per row. A motif of *variants* (one draw makes an Add, another an Expand:
 :func:`generators.schema.plan.always_made`) takes of a row only the levels of the anchors
 its draw makes, so a walk of its rows alone covers about one variant's share of each
 anchor's pairs. Its walk visits a row once per anchor op made apart that the row gives
-levels to: step ``(row, op)`` *aims* the draw at ``op``
+levels to and can take it with (a row built under another variant's ties may give ``op``
+a type its own tied ops do not get: :func:`generators.schema.plan.variant_conflict`):
+step ``(row, op)`` *aims* the draw at ``op``
 (:func:`generators.schema.apply.emit_for_row` emits until the draw makes it, and the motifs
 read the aim to pick that variant: :meth:`generators.builder.GraphBuilder.variant`), and
 covers ``op``'s pairs of the row with those of the anchors every draw makes. The steps
@@ -23,7 +25,12 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from generators.schema.plan import always_made, motif_plan, op_pairs_with_opset
+from generators.schema.plan import (
+    always_made,
+    motif_plan,
+    op_pairs_with_opset,
+    variant_conflict,
+)
 from generators.schema.rows import MotifPlan
 from generators.schema.space import Pair
 
@@ -90,8 +97,10 @@ def _cover(plan: MotifPlan, apart: list[str]) -> tuple[Step, ...]:
 
 
 def _aims(plan: MotifPlan, row: int, apart: list[str]) -> list[str]:
-    """The ops of ``apart`` that row ``row`` of ``plan`` gives levels to."""
-    return [op for op in apart if plan.op_row(plan.rows[row], op)]
+    """The ops of ``apart`` that row ``row`` of ``plan`` gives levels to and that a draw
+    aimed at can take the row with (:func:`generators.schema.plan.variant_conflict`)."""
+    return [op for op in apart if plan.op_row(plan.rows[row], op)
+            and variant_conflict(plan, plan.rows[row], op) is None]
 
 
 #: a note of :func:`generators.schema.apply.vary` that a draw made no node of an anchor op.

@@ -1,6 +1,7 @@
-"""Retyping a control-flow node's values through its bodies (:mod:`generators.schema.bodies`):
-a varied If or Loop takes the element type its plan row gives ``V``, and the model stays
-valid and runs."""
+"""Retyping past the nodes that cannot follow: a control-flow node's values through its
+bodies (:mod:`generators.schema.bodies`: a varied If or Loop takes the element type its plan
+row gives ``V``), and a tied op of the pattern that has no such type left in its own behind
+Casts; the models stay valid and run."""
 
 from __future__ import annotations
 
@@ -65,3 +66,31 @@ def test_a_loop_body_reads_and_writes_its_carried_value_through_casts() -> None:
     assert g.output[1].name == "cast_1" and g.node[2].input == ["w"]
     assert g.output[1].type.tensor_type.elem_type == TensorProto.DOUBLE
     assert g.output[0].name == "c"  # the condition is not tied to V
+
+
+def test_a_tied_op_that_cannot_take_the_type_keeps_its_own_behind_casts() -> None:
+    # oc-reduce puts a Tanh before a ReduceL1 to bound its input; Tanh has no integer
+    # types, so a row giving ReduceL1 int32 or int64 leaves the Tanh float and casts after it
+    hints = GenerationHints.of(["ReduceL1 17->18"])
+    plan, steps = motif_plan("oc-reduce"), walk_steps("oc-reduce")
+    kept = 0
+    for step, seed in walk_seeds("oc-reduce", "v2", hints).items():
+        level = plan.rows[steps[step].row].get("ReduceL1|dtype:T")
+        gm = generate(seed, "v2", hints)
+        nodes = list(gm.model.graph.node)
+        reduce = next((n for n in nodes if n.op_type == "ReduceL1"), None)
+        if level not in ("int32", "int64") or reduce is None:
+            continue
+        producer = {o: n for n in nodes for o in n.output}[reduce.input[0]]
+        if producer.op_type != "Cast" or \
+                {o: n for n in nodes for o in n.output}.get(producer.input[0]) is None:
+            continue
+        tanh = {o: n for n in nodes for o in n.output}[producer.input[0]]
+        assert tanh.op_type == "Tanh"
+        assert producer.attribute[0].i == DTYPES[level]
+        onnx.checker.check_model(gm.model, full_check=True)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+        kept += 1
+        if kept >= 4:
+            break
+    assert kept >= 4, kept

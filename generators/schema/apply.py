@@ -473,6 +473,8 @@ class _Draw:
         self.mark = mark
         self.result = result
         self.notes: list[str] = []
+        #: the motif's anchor ops (set by :func:`vary`): nodes a retype never leaves out
+        self.anchor_ops: set[str] = set()
         #: outputs of the Casts the edits inserted (no anchor nodes of the motif's pattern)
         self.inserted: set[str] = set()
         self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
@@ -516,6 +518,7 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
         empty list when it took the whole row.
     """
     draw = _Draw(b, mark, result)
+    draw.anchor_ops = set(plan.spaces)
     try:
         notes = _vary(draw, plan, row, aim)
     except Exception as exc:  # a variation never breaks the draw: undone, noted
@@ -625,7 +628,9 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
         except Exception as exc:
             notes = draw.notes
             draw.undo()
+            anchor_ops = draw.anchor_ops
             draw.__init__(b, draw.mark, draw.result)  # type: ignore[misc]
+            draw.anchor_ops = anchor_ops
             draw.notes = [*notes, f"{op}|{factor}={level}: the retyped graph does not "
                                   f"infer ({str(exc).splitlines()[0][:100]})"]
             types = infer_types(b)
@@ -791,30 +796,8 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         raise Refused("the tensor's element type is unknown")
     if current == target:
         return False
-    window = draw.window
-    comp, touched, pins = type_component(window, b.opset, seeds)
-    for pin in pins:
-        if DTYPES.get(pin.split("tensor(")[-1].rstrip(")")) != target:
-            raise Refused(f"{pin.split(':')[0]} pins a tied tensor to "
-                          f"{pin.split(': ')[-1]}")
-    for n in window:
-        params = touched.get(id(n))
-        if not params:
-            continue
-        s = _schema(n, b.opset)
-        assert s is not None
-        why = type_reason(s, {ts: level for ts in params})
-        if why:
-            raise Refused(why)
-        if n.op_type == "Constant":  # onnxruntime folds a Constant: it needs no kernel
-            continue
-        binds = {ts: level for ts in params}
-        for name, _, ts in bindings(s, n):
-            if ts not in binds and ts in _type_params(s) and _elem(types, name):
-                binds[ts] = DTYPE_NAMES.get(_elem(types, name), "?")
-        why = kernel_reason(n.op_type, n.domain, s.since_version, binds)
-        if why:
-            raise Refused(why)
+    comp, touched, cut = _tied_part(draw, anchor, seeds, level, types)
+    window = [n for n in draw.window if id(n) not in cut]
     cur_name = DTYPE_NAMES[current]
     produced = {o for n in window for o in n.output if o}
     window_inits = {t.name: i for i, t in enumerate(b.initializers)
@@ -822,9 +805,11 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     constants = {n.output[0]: n for n in window if n.op_type == "Constant"
                  and n.attribute and n.attribute[0].name == "value"}
     # a Constant in another attribute form (value_float, value_ints, ...) stays as it is and
-    # comes in through a Cast after it, like a value from outside the window
+    # comes in through a Cast after it, like a value from outside the window; so does what
+    # a node left out of the tied part produces
     other_forms = {n.output[0]: n for n in window if n.op_type == "Constant"
                    and n.output[0] not in constants}
+    other_forms |= {o: n for n in draw.window if id(n) in cut for o in n.output if o in comp}
     external = sorted(comp - (produced - set(other_forms)) - set(window_inits))
     for name in external:
         if _elem(types, name) != current:
@@ -890,7 +875,17 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         inner = b.namer.tensor(anchor.op_type)
         renames[old] = inner
         tail.append(helper.make_node("Cast", [inner], [old], to=current))
-    draw.inserted.update(n.output[0] for n in [*head, *after.values(), *tail])
+    # a node left out of the tied part reads the retyped values through a Cast back
+    before: list[tuple[NodeProto, NodeProto]] = []
+    for n in draw.window:
+        if id(n) in cut:
+            for i, x in enumerate(n.input):
+                if x in comp and x not in external:
+                    n.input[i] = b.namer.tensor("Cast")
+                    before.append((n, helper.make_node("Cast", [renames.get(x, x)],
+                                                       [n.input[i]], to=current)))
+    draw.inserted.update(n.output[0] for n in [*head, *after.values(), *tail,
+                                               *(c for _, c in before)])
     for n in window:
         for i, x in enumerate(n.input):
             if x in renames:
@@ -900,6 +895,8 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
                 n.output[i] = renames[x]
     for name, cast in after.items():
         b.nodes.insert(b.nodes.index(other_forms[name]) + 1, cast)
+    for n, cast in before:
+        b.nodes.insert(b.nodes.index(n), cast)
     b.nodes[draw.mark.nodes:draw.mark.nodes] = head
     b.nodes.extend(tail)
     b.consumed.update(renames.values())
@@ -920,6 +917,58 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
                                if v.name not in comp or v.name in keep
                                or v.name in external]
     return True
+
+
+def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
+               types: dict[str, TypeProto]) -> tuple[set[str], dict[int, set[str]], set[int]]:
+    """The tensors of the draw's window tied to ``seeds`` that take type ``level``
+    (:func:`type_component`), with each window node's tied type parameters, once the
+    nodes that cannot take ``level`` are left out: a node of an op that is not one of the
+    motif's anchors (a Tanh the motif puts before a ReduceL1 to bound its input, a Constant
+    of an opset whose Constant has no such type) keeps its type and is left out, its
+    values going through Casts, so the anchors still take the level.
+
+    Returns:
+        ``(tensors, {id(node): its tied type parameters}, ids of the nodes left out)``.
+
+    Raises:
+        Refused: an anchor node cannot take the level, or a tied tensor is pinned to
+            another type by some schema.
+    """
+    b, cut = draw.b, set()
+    while True:
+        window = [n for n in draw.window if id(n) not in cut]
+        comp, touched, pins = type_component(window, b.opset, seeds)
+        for pin in pins:
+            if DTYPES.get(pin.split("tensor(")[-1].rstrip(")")) != DTYPES[level]:
+                raise Refused(f"{pin.split(':')[0]} pins a tied tensor to "
+                              f"{pin.split(': ')[-1]}")
+        bad = next(((n, why) for n in window if touched.get(id(n)) and
+                    (why := _tied_refusal(n, touched[id(n)], level, types, b.opset))), None)
+        if bad is None:
+            return comp, touched, cut
+        node, why = bad
+        result = draw.result.name if draw.result is not None else None
+        if node is anchor or node.op_type in draw.anchor_ops or result in node.output or \
+                set(node.output) & {vi.name for vi in b.outputs}:
+            raise Refused(why)
+        cut.add(id(node))
+
+
+def _tied_refusal(node: NodeProto, params: set[str], level: str,
+                  types: dict[str, TypeProto], opset: int) -> str | None:
+    """Why ``node`` cannot take type ``level`` for its type parameters ``params`` (its
+    schema, or onnxruntime's kernels given the types of its other parameters), or None."""
+    s = _schema(node, opset)
+    assert s is not None
+    why = type_reason(s, {ts: level for ts in params})
+    if why or node.op_type == "Constant":  # onnxruntime folds a Constant: no kernel needed
+        return why
+    binds = {ts: level for ts in params}
+    for name, _, ts in bindings(s, node):
+        if ts not in binds and ts in _type_params(s) and _elem(types, name):
+            binds[ts] = DTYPE_NAMES.get(_elem(types, name), "?")
+    return kernel_reason(node.op_type, node.domain, s.since_version, binds)
 
 
 def _converted(t: TensorProto, target: int) -> TensorProto:

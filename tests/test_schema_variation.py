@@ -183,6 +183,10 @@ def test_coverage_schema_prints_the_table_and_writes_json(tmp_path: Path) -> Non
     assert row["pairs"] > 0 and 0 < row["covered"] <= row["pairs"]
     assert set(row["per_op"]) == {"Conv", "BatchNormalization"}
     assert row["infeasible"]  # reasons, counted
+    walk = row["walked"]
+    assert walk["covered"] + sum(walk["limits"].values()) + walk["gaps"] == walk["pairs"]
+    assert "more where the walk covers all but pairs the anchor ops cannot take" in \
+        " ".join(result.output.split())
     assert doc["passes"]["eliminate_deadend"]["motifs"] == {}
 
 
@@ -233,3 +237,24 @@ def test_coverage_schema_counts_a_draw_the_generator_raises_on_and_goes_on(
     entry = json.loads(out.read_text())["passes"]["fuse_bn_into_conv"]
     assert entry["failed"]["first"][0] == "seed 3: ValueError: planted"
     assert entry["motifs"]["conv-bn"]["pairs"] > 0
+
+
+def test_uncovered_pairs_the_anchors_cannot_take_are_told_from_the_generators_gaps() -> None:
+    from generators.schema.limits import limit_of
+    from generators.schema.measure import MotifCoverage
+
+    assert limit_of("Cast-6 does not take uint16 for T2") == "schema"
+    assert limit_of("a later input is listed") == "schema"
+    assert limit_of("onnxruntime's Gather requires axis within the input's rank") == \
+        "onnxruntime"
+    assert limit_of("the motif's pattern reads the output") == "pattern"
+    for gap in ("no draw took this pair", "no candidate value of this level",
+                "onnxruntime refuses the varied draw, draw undone (…)"):
+        assert limit_of(gap) is None
+    pairs = frozenset((("opset", "1"), ("attr:a", str(i))) for i in range(100))
+    cov = MotifCoverage("m", ("Op",), feasible={"Op": pairs},
+                        covered={"Op": set(list(pairs)[:88])})
+    cov.uncovered.update({"a later input is listed": 9, "no draw took this pair": 3})
+    row = cov.as_json()
+    assert row["share"] == 0.88 and row["limits"] == {"schema": 9} and row["gaps"] == 3
+    assert row["accounted"] == 0.97

@@ -17,6 +17,11 @@ Two shares are reported per (pass, motif), and they answer different questions:
   :mod:`generators.schema.walk`): whether the generator *can* take each feasible pair.
   Its uncovered reasons are what the motif's pattern cannot take.
 
+Where the walk leaves a row short, the reasons of the pairs left tell whether the anchor ops
+cannot take them (their schema, onnxruntime, the rewrite's pattern:
+:mod:`generators.schema.limits`) or the generator fell short (a gap): a row whose walk
+covers every pair but limits is counted apart, with its limits by kind.
+
 A pass whose hint pins the models' opset (the version converter's ``from`` opset) counts as
 feasible only the pairs a model of that opset can hold.
 """
@@ -104,13 +109,22 @@ def _anchors(motif: str) -> tuple[str, ...]:
 
 
 def _top(reasons: dict[str, int]) -> str:
-    top = next(iter(reasons.items()), None)
+    """The most frequent reason that is a gap of the generator (not a limit of the
+    anchors: :func:`generators.schema.limits.limit_of`), with its pair count."""
+    from generators.schema.limits import limit_of
+
+    top = next(((why, n) for why, n in reasons.items() if not limit_of(why)), None)
     return f"{top[1]} pairs: {top[0]}" if top else "-"
+
+
+def _limits(row: dict[str, Any]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in row["limits"].items())
 
 
 def _status(row: dict[str, Any]) -> str:
     """Covered at the cases; else, where the walk covers, how many steps the walk has for
-    how many varied draws; else the walk's main uncovered reason."""
+    how many varied draws; else, where the walk covers all but what the anchor ops cannot
+    take, those limits by kind; else the walk's main gap."""
     if row["share"] >= PAIR_TARGET:
         return "[green]covered[/]"
     walk = row.get("walked")
@@ -119,6 +133,8 @@ def _status(row: dict[str, Any]) -> str:
     if walk["share"] >= PAIR_TARGET:
         return (f"[cyan]walk covers: {walk['rows']} walk steps, {row['varied']} varied "
                 "draws at these cases[/]")
+    if walk["accounted"] >= PAIR_TARGET:
+        return f"[blue]walk covers all the anchors take; cannot take: {_limits(walk)}[/]"
     return f"[yellow]{_top(walk['uncovered_reasons'])}[/]"
 
 
@@ -143,7 +159,7 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
                     ("walked", {"justify": "right"}), ("infeasible", {"justify": "right"}),
                     ("status", {})):
         table.add_column(col, **kw)
-    rows = covered = walk_covered = 0
+    rows = covered = walk_covered = limited = 0
     for name, entry in report.items():
         if not entry["motifs"]:
             why = "no motif declares anchor ops" if entry["unanchored"] else \
@@ -156,6 +172,7 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
             covered += row["share"] >= PAIR_TARGET
             walk = row.get("walked")
             walk_covered += walk is not None and walk["share"] >= PAIR_TARGET
+            limited += walk is not None and walk["share"] < PAIR_TARGET <= walk["accounted"]
             infeasible = sum(row["infeasible"].values())
             table.add_row(name, motif, ", ".join(row["anchors"]),
                           f"{row['draws']} ({row['varied']})",
@@ -166,9 +183,11 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
     console.print(table)
     console.print(f"{covered}/{rows} (pass, motif) rows at >= {PAIR_TARGET:.0%} of their "
                   f"feasible feature pairs at {cases} cases per pass; {walk_covered}/{rows} "
-                  "when each walk step is drawn once (walked); draws in parentheses took a "
-                  "plan row; infeasible pairs (no valid model holds them) are in the JSON "
-                  "with reasons")
+                  "when each walk step is drawn once (walked), and "
+                  f"{limited} more where the walk covers all but pairs the anchor ops cannot "
+                  "take (their schema, onnxruntime, the rewrite's pattern); draws in "
+                  "parentheses took a plan row; infeasible pairs (no valid model holds them) "
+                  "and every uncovered pair's reason are in the JSON")
     failed = [(n, e["failed"]) for n, e in report.items() if e["failed"]["count"]]
     for name, entry in failed:
         console.print(f"[red]{entry['count']} draw(s) of pass {name} failed to generate[/] "

@@ -32,6 +32,7 @@ from generators.schema.levels import (
     UNUSED,
     classify,
 )
+from generators.schema.limits import limit_of
 from generators.schema.space import OPSET, Pair, pair_of
 
 
@@ -179,11 +180,32 @@ class MotifCoverage:
         """hit / total (0 where nothing is feasible)."""
         return self.hit / self.total if self.total else 0.0
 
+    @property
+    def limits(self) -> Counter[str]:
+        """Uncovered pairs whose reason is a limit of what the anchors can take, by kind
+        (:func:`generators.schema.limits.limit_of`)."""
+        out: Counter[str] = Counter()
+        for why, n in self.uncovered.items():
+            kind = limit_of(why)
+            if kind:
+                out[kind] += n
+        return out
+
+    @property
+    def accounted(self) -> float:
+        """(pairs exercised + uncovered pairs the anchors cannot take) / feasible pairs: the
+        share the generator's own gaps leave out of 1 (0 where nothing is feasible)."""
+        return (self.hit + sum(self.limits.values())) / self.total if self.total else 0.0
+
     def as_json(self) -> dict[str, Any]:
         """A JSON-ready summary."""
+        limits = self.limits
         return {"motif": self.motif, "anchors": list(self.anchors), "draws": self.draws,
                 "varied": self.varied, "pairs": self.total, "covered": self.hit,
                 "share": round(self.share, 4),
+                "limits": dict(limits.most_common()),
+                "gaps": self.total - self.hit - sum(limits.values()),
+                "accounted": round(self.accounted, 4),
                 "per_op": {op: {"pairs": len(p), "covered": len(self.covered.get(op, set())
                                                                  & p)}
                            for op, p in self.feasible.items()},

@@ -573,9 +573,10 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row, aim: str | None = None) -> lis
 def _note_lost_types(draw: _Draw, plan: MotifPlan, row: Row,
                      types: dict[str, TypeProto]) -> None:
     """Note each ``dtype:T`` level of ``row`` that the first ``op`` node of the window does
-    not hold after all the edits and that no note explains yet: a later retype of a tied op
-    gave it another type (a row can give tied parameters of different variants different
-    types), or an edit did not take (the notes name it, so no level is lost silently)."""
+    not hold after all the edits and that no note explains yet: a later edit that failed
+    undid it with the rest of the draw's edits, or a later retype of a tied op gave it
+    another type (a row can give tied parameters of different variants different types);
+    the notes name it, so no level is lost silently."""
     noted = {n.split(":", 1)[0] for n in draw.notes}
     for op in plan.spaces:
         anchors = draw.anchors(op)
@@ -590,7 +591,8 @@ def _note_lost_types(draw: _Draw, plan: MotifPlan, row: Row,
             got = DTYPE_NAMES.get(_elem(types, seeds[0]), "") if seeds else level
             if got and got != level:
                 draw.notes.append(f"{op}|{factor}={level}: the node is {got} after the "
-                                  f"draw's edits (a tied op's level of the row retyped it)")
+                                  f"draw's edits (a later edit undid the retype or retyped "
+                                  f"a tied op)")
 
 
 class Unbound(Refused):
@@ -615,6 +617,7 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
         if not anchors:
             draw.notes.append(f"{op}|{factor}={level}: the draw has no {op} node left")
             continue
+        before = _Draw(b, draw.mark, draw.result)  # the draw before this retype
         try:
             if _retype(draw, anchors[0], factor[len("dtype:"):], level, types):
                 types = infer_types(b, strict=True)
@@ -625,14 +628,10 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
                 draw.notes.append(f"{op}|{factor}={level}: {exc}")
         except Refused as exc:
             draw.notes.append(f"{op}|{factor}={level}: {exc}")
-        except Exception as exc:
-            notes = draw.notes
-            draw.undo()
-            anchor_ops = draw.anchor_ops
-            draw.__init__(b, draw.mark, draw.result)  # type: ignore[misc]
-            draw.anchor_ops = anchor_ops
-            draw.notes = [*notes, f"{op}|{factor}={level}: the retyped graph does not "
-                                  f"infer ({str(exc).splitlines()[0][:100]})"]
+        except Exception as exc:  # this retype alone is undone
+            before.undo()
+            draw.notes.append(f"{op}|{factor}={level}: the retyped graph does not infer "
+                              f"({str(exc).splitlines()[0][:100]})")
             types = infer_types(b)
     return types, deferred
 

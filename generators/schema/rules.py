@@ -77,6 +77,10 @@ def _saturate_not_float8(a: dict[str, str]) -> bool:
         not to.startswith("float8")
 
 
+def _pad_int32_axes(a: dict[str, str]) -> bool:
+    return a.get("dtype:Tind") == "int32" and a.get("in:axes") in (None, "present")
+
+
 _CONV_LIKE = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"})
 _POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
 _WINDOWED = _CONV_LIKE | _POOLS
@@ -97,6 +101,9 @@ RULES: tuple[Rule, ...] = (
          "onnxruntime's Cast takes saturate only for a cast to a float 8 type"),
     Rule(frozenset({"Split"}), (18, 10_000), _split_sizes,
          "Split-18 takes its sizes from exactly one of the split input and num_outputs"),
+    Rule(frozenset({"Pad"}), (18, 10_000), _pad_int32_axes,
+         "onnx's shape inference reads a constant Pad axes input as int64 only (ParseData "
+         "type mismatch for int32), so no model with int32 axes passes the full check"),
     Rule(frozenset({"Transpose"}), _ANY, _level_is("attr:perm", EDGE),
          "perm must list every axis once, none negative (onnxruntime refuses others)"),
     Rule(frozenset({"Squeeze", "Unsqueeze"}), (13, 10_000), _level_is("in:axes", "empty"),

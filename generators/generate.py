@@ -22,7 +22,7 @@ import random
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from generators import ops
@@ -33,7 +33,7 @@ from generators.motifs import HINTED_ONLY_MOTIFS, MOTIFS, Motif
 from generators.names import Namer, restyle
 from generators.pooled_random import PooledRandom
 from generators.recipe import RECIPES, Recipe
-from generators.schema.apply import Mark, emit_for_row, row_anchors, vary
+from generators.schema.apply import Mark, emit_for_row, row_anchors, row_misfits, vary
 from generators.schema.plan import motif_plan
 from generators.schema.rows import Row
 from generators.schema.walk import Step, aimed_notes, walk_steps
@@ -195,7 +195,8 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: Taken | None = None,
                 continue
         mark = Mark.of(b)
         plan = motif_plan(motif.name) if row is not None else None
-        result = emit_for_row(b, motif.emit, x, row_anchors(plan, row[1]), row[0].aim) \
+        result = emit_for_row(b, motif.emit, x, row_anchors(plan, row[1]), row[0].aim,
+                              partial(row_misfits, plan=plan, row=row[1])) \
             if plan is not None and row is not None else motif.emit(b, x)
         if result is not None:
             if row is not None:

@@ -267,3 +267,22 @@ def test_a_draw_aimed_at_a_variant_holds_its_type_or_notes_why() -> None:
                 or f"{op}|dtype:T={level}" in notes, (seed, op, level, held, notes)
         won += row.get(f"{aim}|dtype:T") != row.get("Unsqueeze|dtype:T")
     assert won >= 3
+
+
+def test_a_row_with_a_conv_group_keeps_an_emission_whose_channels_take_it() -> None:
+    # a non-default group needs input and output channels with a common divisor above 1;
+    # the draw emits again until the Conv's channels have one (generators.schema.apply.PREVIEWS)
+    # where its input has more than one channel
+    hint = GenerationHints.of(["fuse_pad_into_conv"])
+    plan, steps = motif_plan("pad-conv"), walk_steps("pad-conv")
+    grouped = 0
+    for step, seed in walk_seeds("pad-conv", "v2", hint).items():
+        if plan.rows[steps[step].row].get("Conv|attr:group") != "nondefault":
+            continue
+        gm = generate(seed, "v2", hint)
+        conv = next(n for n in gm.model.graph.node if n.op_type == "Conv")
+        if any(a.name == "group" and a.i > 1 for a in conv.attribute):
+            grouped += 1
+        else:
+            assert any("the input channels (1)" in n for v in gm.varied for n in v["notes"])
+    assert grouped >= 3

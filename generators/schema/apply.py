@@ -423,7 +423,8 @@ def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
 
 
 def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | None],
-                 x: Value, need: set[str], aim: str | None = None) -> Value | None:
+                 x: Value, need: set[str], aim: str | None = None,
+                 misfits: Callable[[GraphBuilder, int], int] | None = None) -> Value | None:
     """Emit a motif (``emit(b, x)``) whose draw takes a plan row that gives levels to the
     anchor ops ``need``: a motif of variants (one draw makes a Softmax, another a
     Transpose) is emitted again, up to :data:`VARIANT_TRIES` times, and the emission that
@@ -431,17 +432,22 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
     anchor op of a walk step: :mod:`generators.schema.walk`) the builder's
     :attr:`~generators.builder.GraphBuilder.aim` is ``aim`` while the motif emits (a motif
     that reads it makes that op), an emission that makes ``aim`` comes before one that
-    does not, and up to :data:`AIMED_TRIES` emissions are tried until one makes it. A draw
-    that takes no row never comes here, so it is the draw it was.
+    does not, and up to :data:`AIMED_TRIES` emissions are tried until one makes it. With
+    ``misfits`` (the builder and the emission's first node index -> how many of the row's
+    levels the emitted nodes cannot take: :func:`row_misfits`), an emission with fewer
+    comes before one with more, the anchors being equal, and up to :data:`AIMED_TRIES`
+    emissions are tried while some level cannot be taken. A draw that takes no row never
+    comes here, so it is the draw it was.
 
     Returns:
         ``emit``'s result for the kept emission; None where the first emission failed.
     """
     before = Snapshot.of(b)
 
-    def made(mark: int) -> tuple[bool, int]:
+    def made(mark: int) -> tuple[bool, int, int]:
         ops = {n.op_type for n in b.nodes[mark:] if n.domain in ("", "ai.onnx")}
-        return aim is None or aim in ops, len(need & ops)
+        return aim is None or aim in ops, len(need & ops), \
+            -misfits(b, mark) if misfits is not None else 0
 
     start = len(b.nodes)
     b.aim = aim
@@ -450,8 +456,9 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
         if result is None:
             return None
         best = (made(start), Snapshot.of(b), result)
-        for k in range(1, AIMED_TRIES if aim is not None else VARIANT_TRIES):
-            if best[0] == (True, len(need)) or (best[0][0] and k >= VARIANT_TRIES):
+        for k in range(1, VARIANT_TRIES if aim is None and misfits is None else AIMED_TRIES):
+            if best[0] == (True, len(need), 0) or (best[0][0] and not best[0][2]
+                                                    and k >= VARIANT_TRIES):
                 break
             before.restore(b)
             again = emit(b, x)
@@ -461,6 +468,29 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
         b.aim = None
     best[1].restore(b)
     return best[2]
+
+
+def row_misfits(b: GraphBuilder, start: int, plan: MotifPlan, row: Row) -> int:
+    """How many levels of ``row`` with a preview (:data:`PREVIEWS`) the first node of their
+    anchor op among ``b.nodes[start:]`` cannot take (0 where the row has no such level, or
+    no such node was emitted: :func:`emit_for_row` counts the anchors apart)."""
+    checks = [(op, f, lv) for op in plan.spaces for f, lv in plan.op_row(row, op).items()
+              if (op, f) in PREVIEWS]
+    if not checks:
+        return 0
+    try:
+        types = infer_types(b)
+    except Exception:  # the emission does not infer: it can take none of them
+        return len(checks)
+    consts, bad = _consts(b), 0
+    for op, factor, level in checks:
+        node = next((n for n in b.nodes[start:] if n.op_type == op
+                     and n.domain in ("", "ai.onnx")), None)
+        schema = _schema(node, b.opset) if node is not None else None
+        if schema is not None and not PREVIEWS[(op, factor)](
+                InputContext(node, schema, types, consts, b.rng), level):
+            bad += 1
+    return bad
 
 
 # -- the variation ---------------------------------------------------------------------------
@@ -1279,6 +1309,24 @@ def _group_divisors(c: InputContext, level: str) -> list[Any]:
         raise Refused(f"the input channels ({x[1]}) and output channels ({out}) have no "
                       "common divisor above 1")
     return [g for g in range(2, common + 1) if common % g == 0][:4]
+
+
+def _group_fits(c: InputContext, level: str) -> bool:
+    """Whether a Conv or ConvTranspose can take group level ``level``: a non-default group
+    needs input and output channels with a common divisor above 1."""
+    try:
+        return level != NONDEFAULT or bool(_group_divisors(c, level))
+    except Refused:
+        return False
+
+
+#: ``(op, factor) -> (context, level) -> bool``: whether an emitted node can take a level
+#: that an edit takes only on some emissions, so that a row-taking draw keeps an emission
+#: that can (:func:`row_misfits`, :func:`emit_for_row`).
+PREVIEWS: dict[tuple[str, str], Callable[[InputContext, str], bool]] = {
+    ("Conv", "attr:group"): _group_fits,
+    ("ConvTranspose", "attr:group"): _group_fits,
+}
 
 
 def _output_shape(c: InputContext, level: str) -> list[Any]:

@@ -222,16 +222,18 @@ def test_a_pinned_opset_counts_only_the_pairs_a_model_of_it_can_hold() -> None:
 
 
 def test_a_pair_the_ties_of_all_variants_refuse_gets_a_row_under_its_own_variants_ties() -> None:
-    # ort-cse ties Transpose's type to an Add in one variant and not in another: under the
-    # union of the variants' ties no row held 28 of its pairs; rows checked under the ties
-    # of the draws that make the pair's op hold them, and a walk aimed at the op takes them
+    # ort-quant-after-act ties its anchors' types one way in one variant and another way in
+    # another: under the union of the variants' ties no row holds 152 of its pairs; rows
+    # checked under the ties of the draws that make the pair's op hold them, and a walk
+    # aimed at the op takes them
     from generators.motifs import MOTIFS
     from generators.schema.plan import build_plan, op_pairs_with_opset, probe
 
-    plan = motif_plan("ort-cse")
-    ties, joint = probe("ort-cse", *plan.opsets)
+    name = "ort-quant-after-act"
+    plan = motif_plan(name)
+    ties, joint = probe(name, *plan.opsets)
     assert not joint
-    union = build_plan("ort-cse", MOTIFS["ort-cse"].anchors, *plan.opsets, ties, joint)
+    union = build_plan(name, MOTIFS[name].anchors, *plan.opsets, ties, joint)
     left = {(op, p) for op, ps in union.unplanned.items() for p in ps}
     assert len(left) >= 10 and not plan.unplanned
     held = set().union(*(op_pairs_with_opset(r, plan.spaces) for r in plan.rows))

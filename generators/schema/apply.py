@@ -854,7 +854,9 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     if target not in FETCHABLE:
         declared = {vi.name for vi in b.outputs[draw.mark.outputs:]}
         back += sorted((comp & produced & declared) - set(external) - set(back))
-    if back:
+    cut_reads = any(x in comp and x not in external for n in draw.window if id(n) in cut
+                    for x in n.input)
+    if back or cut_reads:
         why = cast_reason(level, cur_name, b.opset)
         if why:
             raise Refused(why)

@@ -229,7 +229,9 @@ def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None
             if why:
                 return why
             for op2, p2 in sorted(tied.get((op, param), ())):
-                if (op2, p2) == (op, param) or op2 == "Constant":
+                # a tied op that is not an anchor keeps its own type where it has no kernel
+                # for this one, behind Casts (generators.schema.apply._tied_part)
+                if (op2, p2) == (op, param) or op2 not in spaces:
                     continue
                 try:
                     v2 = defs.get_schema(op2, opset, "").since_version
@@ -401,6 +403,10 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
                 want - have), dict):
             rows.append(own)
             have |= op_pairs_with_opset(own, spaces)
+        elif row is not None and ties_of is not None and isinstance(own, str):
+            # no valid row holds it under the ties of the very draws that make the op either
+            pairs[op] = pairs[op] - {p}
+            infeasible[op][p] = f"with the ties of the draws that make {op}: {own}"
         elif row is not None:
             unplanned.setdefault(op, {})[p] = f"no plan row holds it with the ties of all " \
                 f"the motif's variants at once ({row})"

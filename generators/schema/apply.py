@@ -666,31 +666,36 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
     return types, deferred
 
 
+#: a node a type cannot go through: the node, the reason, and the one type it takes where
+#: its schema binds the tied tensor to a concrete type (None: it takes none).
+Stop = tuple[NodeProto, str, str | None]
+
+
 def type_component(window: list[NodeProto], opset: int,
-                   seeds: list[str]) -> tuple[set[str], dict[int, set[str]], list[str]]:
+                   seeds: list[str]) -> tuple[set[str], dict[int, set[str]], list[Stop]]:
     """The tensors tied to ``seeds`` through the type parameters of the ``window``'s nodes
     (a union-find over tensor names: two tensors a node binds to one type parameter are
     tied).
 
     Returns:
-        ``(tensors, {id(node): its tied type parameters}, pins)``: ``pins`` lists, for each
-        tied tensor a node binds to a concrete type, ``"Op: tensor(type)"``.
-
-    Raises:
-        Refused: a tied node has no schema, or the type reaches a subgraph.
+        ``(tensors, {id(node): its tied type parameters}, stops)``: ``stops`` lists the
+        nodes a tied tensor reaches that cannot follow a type: one whose schema binds the
+        tensor to a concrete type (``"Reshape pins a tied tensor to tensor(int64)"``, with
+        that type), one without a schema, one whose subgraph would see the type.
     """
     schemas = {id(n): _schema(n, opset) for n in window}
     comp = set(seeds)
     touched: dict[int, set[str]] = {}
-    pins: list[str] = []
+    stops: list[Stop] = []
     changed = True
     while changed:
         changed = False
         for n in window:
             s = schemas[id(n)]
             if s is None:
-                if comp & {*n.input, *n.output}:
-                    raise Refused(f"{n.op_type} has no schema to follow the type through")
+                if comp & {*n.input, *n.output} and all(st[0] is not n for st in stops):
+                    stops.append((n, f"{n.op_type} has no schema to follow the type "
+                                     "through", None))
                 continue
             groups: dict[str, set[str]] = {}
             for name, _, ts in bindings(s, n):
@@ -699,17 +704,22 @@ def type_component(window: list[NodeProto], opset: int,
                 if not names & comp:
                     continue
                 if ts not in _type_params(s):
-                    pins.append(f"{n.op_type}: {ts}")
+                    if all(st[0] is not n or st[2] != ts for st in stops):
+                        stops.append((n, f"{n.op_type} pins a tied tensor to {ts}",
+                                      ts[len("tensor("):-1]))
                     continue
                 if n.op_type not in ("If", "Loop", "Scan") and any(
                         a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS)
                         for a in n.attribute):
-                    raise Refused(f"the type reaches the subgraph of {n.op_type}")
+                    if all(st[0] is not n for st in stops):
+                        stops.append((n, f"the type reaches the subgraph of {n.op_type}",
+                                      None))
+                    continue
                 touched.setdefault(id(n), set()).add(ts)
                 if not names <= comp:
                     comp |= names
                     changed = True
-    return comp, touched, pins
+    return comp, touched, stops
 
 
 #: element types onnxruntime's Python API can hand back as numpy arrays.
@@ -963,19 +973,17 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
         ``(tensors, {id(node): its tied type parameters}, ids of the nodes left out)``.
 
     Raises:
-        Refused: an anchor node cannot take the level, or a tied tensor is pinned to
-            another type by some schema.
+        Refused: an anchor node (or the node that makes the draw's result or a graph
+            output) cannot take the level, or a tied tensor reaches it where it cannot
+            follow a type (:func:`type_component`'s stops).
     """
     b, cut = draw.b, set()
     while True:
         window = [n for n in draw.window if id(n) not in cut]
-        comp, touched, pins = type_component(window, b.opset, seeds)
-        for pin in pins:
-            if DTYPES.get(pin.split("tensor(")[-1].rstrip(")")) != DTYPES[level]:
-                raise Refused(f"{pin.split(':')[0]} pins a tied tensor to "
-                              f"{pin.split(': ')[-1]}")
-        bad = next(((n, why) for n in window if touched.get(id(n)) and
-                    (why := _tied_refusal(n, touched[id(n)], level, types, b.opset))), None)
+        comp, touched, stops = type_component(window, b.opset, seeds)
+        bad = next(((n, why) for n, why, takes in stops if takes != level), None) or next(
+            ((n, why) for n in window if touched.get(id(n)) and
+             (why := _tied_refusal(n, touched[id(n)], level, types, b.opset))), None)
         if bad is None:
             return comp, touched, cut
         node, why = bad

@@ -60,7 +60,8 @@ def _intervals(spaces: dict[str, OpSpace], lo: int, hi: int) -> tuple[tuple[int,
 
 
 #: (anchor op, type parameter) -> the (op, type parameter) of every node of the motif's
-#: pattern tied to it (:func:`generators.schema.apply.type_component`).
+#: pattern tied to it (:func:`generators.schema.apply.type_component`); ``(op, "tensor(t)")``
+#: where an anchor ``op`` takes the tied tensor in type ``t`` only (a Reshape's shape).
 Ties = dict[tuple[str, str], frozenset[tuple[str, str]]]
 
 _PROBE_SHAPES = {0: (), 1: (4,), 2: (3, 4), 3: (2, 3, 4), 4: (1, 3, 5, 5), 5: (1, 2, 3, 4, 4)}
@@ -175,7 +176,7 @@ def _ties(windows: tuple[tuple[int, tuple[NodeProto, ...]], ...], anchors: set[s
     node of each anchor op in ``anchors`` (the node a draw retypes)."""
     from onnx import defs
 
-    from generators.schema.apply import Refused, bindings, type_component
+    from generators.schema.apply import bindings, type_component
 
     ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for opset, nodes in windows:
@@ -191,12 +192,14 @@ def _ties(windows: tuple[tuple[int, tuple[NodeProto, ...]], ...], anchors: set[s
                 seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
                 if not seeds:
                     continue
-                try:
-                    _, touched, _ = type_component(window, opset, seeds)
-                except Refused:
-                    continue
+                _, touched, stops = type_component(window, opset, seeds)
+                if any(n.op_type in anchors and takes is None for n, _, takes in stops):
+                    continue  # the draw cannot retype it: no ties to plan with
                 tied = ties.setdefault((a.op_type, tc.type_param_str), set())
                 tied |= {(n.op_type, p) for n in window for p in touched.get(id(n), ())}
+                # an anchor that takes the tied tensor in one type only (a Reshape's shape)
+                tied |= {(n.op_type, f"tensor({takes})") for n, _, takes in stops
+                         if takes is not None and n.op_type in anchors}
     return {k: frozenset(v) for k, v in ties.items()}
 
 
@@ -229,9 +232,12 @@ def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None
             if why:
                 return why
             for op2, p2 in sorted(tied.get((op, param), ())):
+                if p2.startswith("tensor(") and p2 != f"tensor({d})":
+                    return f"the motif's {op2} takes the tensor {op}.{param} is tied to " \
+                           f"as {p2} only"
                 # a tied op that is not an anchor keeps its own type where it has no kernel
                 # for this one, behind Casts (generators.schema.apply._tied_part)
-                if (op2, p2) == (op, param) or op2 not in spaces:
+                if (op2, p2) == (op, param) or op2 not in spaces or p2.startswith("tensor("):
                     continue
                 try:
                     v2 = defs.get_schema(op2, opset, "").since_version

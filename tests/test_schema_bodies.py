@@ -94,3 +94,35 @@ def test_a_tied_op_that_cannot_take_the_type_keeps_its_own_behind_casts() -> Non
         if kept >= 4:
             break
     assert kept >= 4, kept
+
+
+def test_a_node_without_a_schema_that_makes_the_result_keeps_its_type_behind_casts() -> None:
+    # tb-bias-skip-layer-norm ends in com.microsoft's SkipLayerNormalization (no ONNX schema
+    # to follow a type through): a row giving its MatMul double leaves it float, read
+    # through Casts, and the model's result keeps its type
+    from fuzzer.targets import get_target
+
+    target = get_target("onnxruntime-transformers")
+    hints = target.generation_hints(target.with_passes(target.default_config(),
+                                                       ["enable_skip_layer_norm"]))
+    plan, steps = motif_plan("tb-bias-skip-layer-norm"), walk_steps("tb-bias-skip-layer-norm")
+    kept = 0
+    for step, seed in walk_seeds("tb-bias-skip-layer-norm", "v2", hints).items():
+        if plan.rows[steps[step].row].get("MatMul|dtype:T") != "double":
+            continue
+        gm = generate(seed, "v2", hints)
+        start, end = next((a, b) for m, a, b in gm.spans if m == "tb-bias-skip-layer-norm")
+        nodes = list(gm.model.graph.node[start:end])
+        skip = next((n for n in nodes if n.op_type == "SkipLayerNormalization"), None)
+        if skip is None:
+            continue
+        matmul = next(n for n in nodes if n.op_type == "MatMul")
+        weight = next(t for t in gm.model.graph.initializer if t.name in matmul.input)
+        if weight.data_type != onnx.TensorProto.DOUBLE:
+            continue  # the draw noted why it could not take the type
+        made = {o: n for n in gm.model.graph.node for o in n.output}
+        assert {made[x].op_type for x in skip.input[:2]} == {"Cast"}
+        onnx.checker.check_model(gm.model, full_check=True)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+        kept += 1
+    assert kept >= 1, kept

@@ -258,3 +258,32 @@ def test_uncovered_pairs_the_anchors_cannot_take_are_told_from_the_generators_ga
     row = cov.as_json()
     assert row["share"] == 0.88 and row["limits"] == {"schema": 9} and row["gaps"] == 3
     assert row["accounted"] == 0.97
+
+
+def test_the_strict_check_of_a_draw_reads_the_value_info_the_motifs_declared() -> None:
+    import random
+
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    from generators.builder import GraphBuilder
+    from generators.names import Namer
+    from generators.schema.apply import _strict_error
+
+    b = GraphBuilder(random.Random(0), np.random.default_rng(0), 17,
+                     Namer("plain", random.Random(0)))
+    x = b.graph_input(TensorProto.FLOAT, (2, 3))
+    y = b.op("Neg", [x], TensorProto.FLOAT, (2, 3))
+    b.op("Relu", [y], TensorProto.FLOAT, (2, 3))
+    assert _strict_error(b) is None
+    b.value_infos.append(helper.make_tensor_value_info(y.name, TensorProto.BOOL, [2, 3]))
+    assert _strict_error(b) is not None
+
+
+def test_onnxruntimes_bfloat16_layer_norm_statistics_are_infeasible() -> None:
+    from generators.schema.rules import refusal
+
+    assert "ReduceMean has no bfloat16 kernel" in refusal(
+        "LayerNormalization", 17, {"attr:stash_type": "nondefault", "out:Mean": "consumed"})
+    assert refusal("LayerNormalization", 17, {"attr:stash_type": "nondefault",
+                                              "out:Mean": "absent"}) is None

@@ -857,7 +857,9 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
         why = cast_reason(cur_name, level, b.opset)
         if why:
             raise Refused(why)
-    escaping = draw.result is not None and draw.result.name in comp
+    # (a result a node left out of the tied part makes keeps its type: no Cast back)
+    escaping = draw.result is not None and draw.result.name in comp and \
+        draw.result.name not in external
     # tensors that go out through a Cast back: the result, and the graph outputs the window
     # declared where onnxruntime returns no tensor of the new type
     back = [draw.result.name] if escaping else []  # type: ignore[union-attr]
@@ -973,9 +975,8 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
         ``(tensors, {id(node): its tied type parameters}, ids of the nodes left out)``.
 
     Raises:
-        Refused: an anchor node (or the node that makes the draw's result or a graph
-            output) cannot take the level, or a tied tensor reaches it where it cannot
-            follow a type (:func:`type_component`'s stops).
+        Refused: an anchor node cannot take the level, or a tied tensor reaches it where
+            it cannot follow a type (:func:`type_component`'s stops).
     """
     b, cut = draw.b, set()
     while True:
@@ -987,9 +988,7 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
         if bad is None:
             return comp, touched, cut
         node, why = bad
-        result = draw.result.name if draw.result is not None else None
-        if node is anchor or node.op_type in draw.anchor_ops or result in node.output or \
-                set(node.output) & {vi.name for vi in b.outputs}:
+        if node is anchor or node.op_type in draw.anchor_ops:
             raise Refused(why)
         cut.add(id(node))
 

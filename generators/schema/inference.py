@@ -18,8 +18,9 @@ from generators.versions import ir_version_for
 
 def partial_model(b: GraphBuilder, annotate: bool = False) -> onnx.ModelProto:
     """The builder's graph so far as a model (the builder is left as it is); ``annotate``:
-    with value_info of every pooled value's static type, as the finished model may
-    declare it (:meth:`generators.builder.GraphBuilder.annotate`). Its IR version is at
+    with the value_info the motifs declared and that of every other pooled value's static
+    type, as the finished model may declare it
+    (:meth:`generators.builder.GraphBuilder.annotate`). Its IR version is at
     least 4, so that shape inference reads initializers as constants (an IR 3 model lists
     them as overridable inputs: a Reshape by an initializer would have no inferred shape,
     and an edit that changes the shapes after it would pass unseen)."""
@@ -31,6 +32,8 @@ def partial_model(b: GraphBuilder, annotate: bool = False) -> onnx.ModelProto:
     g.output.extend(b.outputs)
     if annotate:
         skip = b.input_names | b.output_names
+        g.value_info.extend(b.value_infos)  # what the motifs declared, as the model will
+        skip |= {vi.name for vi in b.value_infos}
         g.value_info.extend(value_info(v.name, v.dtype, v.shape) for v in b.pool
                             if v.name not in skip)
     imports = [helper.make_opsetid("", b.opset)] + [

@@ -81,6 +81,11 @@ def _pad_int32_axes(a: dict[str, str]) -> bool:
     return a.get("dtype:Tind") == "int32" and a.get("in:axes") in (None, "present")
 
 
+def _bfloat16_stash_with_statistics(a: dict[str, str]) -> bool:
+    return a.get("attr:stash_type") == NONDEFAULT and any(
+        a.get(f) in _NAMED for f in ("out:Mean", "out:InvStdDev"))
+
+
 _CONV_LIKE = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"})
 _POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
 _WINDOWED = _CONV_LIKE | _POOLS
@@ -104,6 +109,10 @@ RULES: tuple[Rule, ...] = (
     Rule(frozenset({"Pad"}), (18, 10_000), _pad_int32_axes,
          "onnx's shape inference reads a constant Pad axes input as int64 only (ParseData "
          "type mismatch for int32), so no model with int32 axes passes the full check"),
+    Rule(frozenset({"LayerNormalization"}), (17, 10_000), _bfloat16_stash_with_statistics,
+         "onnxruntime runs a LayerNormalization whose stash_type is bfloat16 and whose Mean "
+         "or InvStdDev output is named through the op's function, and that function's "
+         "ReduceMean has no bfloat16 kernel"),
     Rule(frozenset({"Transpose"}), _ANY, _level_is("attr:perm", EDGE),
          "perm must list every axis once, none negative (onnxruntime refuses others)"),
     Rule(frozenset({"Squeeze", "Unsqueeze"}), (13, 10_000), _level_is("in:axes", "empty"),

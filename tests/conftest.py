@@ -61,3 +61,18 @@ def cpu_session(model: onnx.ModelProto) -> Any:
     so.intra_op_num_threads = 1
     return ort.InferenceSession(model.SerializeToString(), so,
                                 providers=["CPUExecutionProvider"])
+
+
+def walked_draws(motif: str, hints: Any, key: str,
+                 levels: tuple[str, ...]) -> list[tuple[int, Any, dict[str, str]]]:
+    """``(seed, GeneratedModel, plan row)`` of each step of the walk of ``motif``'s schema plan
+    under generation ``hints`` (:func:`generators.generate.walk_seeds`) whose row gives factor
+    ``key`` (``"Conv|attr:group"``) one of ``levels``, generated with the ``v2`` generator."""
+    from generators.generate import generate, walk_seeds
+    from generators.schema.plan import motif_plan
+    from generators.schema.walk import walk_steps
+
+    plan, steps = motif_plan(motif), walk_steps(motif)
+    return [(seed, generate(seed, "v2", hints), row)
+            for step, seed in walk_seeds(motif, "v2", hints).items()
+            if (row := plan.rows[steps[step].row]).get(key) in levels]

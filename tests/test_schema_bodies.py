@@ -16,7 +16,7 @@ from generators.schema.apply import DTYPES
 from generators.schema.bodies import retype_bodies
 from generators.schema.plan import motif_plan
 from generators.schema.walk import walk_steps
-from tests.conftest import cpu_session
+from tests.conftest import cpu_session, walked_draws
 
 
 @pytest.mark.parametrize(("hint", "motif", "op"), [
@@ -71,15 +71,13 @@ def test_a_loop_body_reads_and_writes_its_carried_value_through_casts() -> None:
 def test_a_tied_op_that_cannot_take_the_type_keeps_its_own_behind_casts() -> None:
     # oc-reduce puts a Tanh before a ReduceL1 to bound its input; Tanh has no integer
     # types, so a row giving ReduceL1 int32 or int64 leaves the Tanh float and casts after it
-    hints = GenerationHints.of(["ReduceL1 17->18"])
-    plan, steps = motif_plan("oc-reduce"), walk_steps("oc-reduce")
     kept = 0
-    for step, seed in walk_seeds("oc-reduce", "v2", hints).items():
-        level = plan.rows[steps[step].row].get("ReduceL1|dtype:T")
-        gm = generate(seed, "v2", hints)
+    for seed, gm, row in walked_draws("oc-reduce", GenerationHints.of(["ReduceL1 17->18"]),
+                                      "ReduceL1|dtype:T", ("int32", "int64")):
+        level = row["ReduceL1|dtype:T"]
         nodes = list(gm.model.graph.node)
         reduce = next((n for n in nodes if n.op_type == "ReduceL1"), None)
-        if level not in ("int32", "int64") or reduce is None:
+        if reduce is None:
             continue
         producer = {o: n for n in nodes for o in n.output}[reduce.input[0]]
         if producer.op_type != "Cast" or \
@@ -105,12 +103,9 @@ def test_a_node_without_a_schema_that_makes_the_result_keeps_its_type_behind_cas
     target = get_target("onnxruntime-transformers")
     hints = target.generation_hints(target.with_passes(target.default_config(),
                                                        ["enable_skip_layer_norm"]))
-    plan, steps = motif_plan("tb-bias-skip-layer-norm"), walk_steps("tb-bias-skip-layer-norm")
     kept = 0
-    for step, seed in walk_seeds("tb-bias-skip-layer-norm", "v2", hints).items():
-        if plan.rows[steps[step].row].get("MatMul|dtype:T") != "double":
-            continue
-        gm = generate(seed, "v2", hints)
+    for seed, gm, _ in walked_draws("tb-bias-skip-layer-norm", hints, "MatMul|dtype:T",
+                                    ("double",)):
         start, end = next((a, b) for m, a, b in gm.spans if m == "tb-bias-skip-layer-norm")
         nodes = list(gm.model.graph.node[start:end])
         skip = next((n for n in nodes if n.op_type == "SkipLayerNormalization"), None)

@@ -18,6 +18,7 @@ from generators.recipe import RECIPES
 from generators.schema.apply import InputContext, Refused, _group_weight, emit_for_row
 from generators.schema.plan import always_made, motif_plan
 from generators.schema.walk import Step, aimed_notes, walk_steps
+from tests.conftest import walked_draws
 
 #: a pass hint whose pool holds a few motifs with anchors (conv-bn and its likes).
 HINT = GenerationHints.of(["fuse_bn_into_conv"])
@@ -275,13 +276,9 @@ def test_a_row_with_a_conv_group_keeps_an_emission_whose_channels_take_it() -> N
     # a non-default group needs input and output channels with a common divisor above 1;
     # the draw emits again until the Conv's channels have one (generators.schema.apply.PREVIEWS)
     # where its input has more than one channel
-    hint = GenerationHints.of(["fuse_pad_into_conv"])
-    plan, steps = motif_plan("pad-conv"), walk_steps("pad-conv")
     grouped = 0
-    for step, seed in walk_seeds("pad-conv", "v2", hint).items():
-        if plan.rows[steps[step].row].get("Conv|attr:group") != "nondefault":
-            continue
-        gm = generate(seed, "v2", hint)
+    for _, gm, _ in walked_draws("pad-conv", GenerationHints.of(["fuse_pad_into_conv"]),
+                                 "Conv|attr:group", ("nondefault",)):
         conv = next(n for n in gm.model.graph.node if n.op_type == "Conv")
         if any(a.name == "group" and a.i > 1 for a in conv.attribute):
             grouped += 1

@@ -121,3 +121,31 @@ def test_a_node_without_a_schema_that_makes_the_result_keeps_its_type_behind_cas
         cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
         kept += 1
     assert kept >= 1, kept
+
+
+def test_a_draw_onnxruntime_refuses_as_a_whole_keeps_the_part_it_runs() -> None:
+    # tb-rotary's rows drop its Slices' axes or move its Concat's axis, which its cos / sin
+    # products cannot broadcast: onnxruntime refuses the draw, which keeps the row's types
+    # alone and notes the levels it left out
+    from fuzzer.targets import get_target
+
+    target = get_target("onnxruntime-transformers")
+    hints = target.generation_hints(target.with_passes(target.default_config(),
+                                                       ["enable_rotary_embeddings"]))
+    kept = 0
+    for seed, gm, row in walked_draws("tb-rotary", hints, "Slice|dtype:T", tuple(DTYPES)):
+        notes = [n for v in gm.varied for n in v["notes"]]
+        if not any("onnxruntime refuses the draw with it" in n for n in notes):
+            continue
+        assert not any("draw undone" in n for n in notes), notes
+        start, end = next((a, b) for m, a, b in gm.spans if m == "tb-rotary")
+        inferred = onnx.shape_inference.infer_shapes(gm.model)
+        elem = {v.name: v.type.tensor_type.elem_type for v in inferred.graph.value_info}
+        sliced = [n for n in gm.model.graph.node[start:end] if n.op_type == "Slice"]
+        onnx.checker.check_model(gm.model, full_check=True)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+        if DTYPES[row["Slice|dtype:T"]] in {elem.get(n.output[0]) for n in sliced}:
+            kept += 1
+        else:
+            assert any(n.startswith(f"Slice|dtype:T={row['Slice|dtype:T']}:") for n in notes)
+    assert kept >= 5, kept

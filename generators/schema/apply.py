@@ -60,6 +60,7 @@ from generators.schema.levels import (
     EDGE,
     EMPTY,
     FLAG_ATTRS,
+    NA,
     NONDEFAULT,
     OUTPUT,
     PRESENT,
@@ -70,8 +71,8 @@ from generators.schema.levels import (
     classify,
 )
 from generators.schema.reshape import NoFit, Reshaping, follow, record
-from generators.schema.rows import MotifPlan, Row
-from generators.schema.space import type_reason
+from generators.schema.rows import SEP, MotifPlan, Row
+from generators.schema.space import OPSET, type_reason
 from generators.values import NP_DTYPE, Value
 from generators.versions import ir_version_for
 
@@ -558,10 +559,28 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
     if notes and notes[-1].startswith("*: the varied graph"):
         return notes
     why = ort_refusal(b, mark)
-    if why:
-        draw.undo()
-        return [*notes, f"*: onnxruntime refuses the varied draw, draw undone ({why})"]
-    return notes
+    if not why:
+        return notes
+    draw.undo()
+    # onnxruntime refuses the draw as a whole: the row's element types alone, else its
+    # other levels alone, where onnxruntime runs that (the levels left out are noted)
+    for dtypes in (True, False):
+        part = {k: lv for k, lv in row.items()
+                if k == OPSET or k.split(SEP, 1)[1].startswith("dtype:") == dtypes}
+        again = _Draw(b, mark, result)
+        again.anchor_ops = draw.anchor_ops
+        try:
+            kept = _vary(again, plan, part, aim)
+        except Exception:  # as above: a variation never breaks the draw
+            again.undo()
+            continue
+        if kept and kept[-1].startswith("*: the varied graph"):
+            continue  # undone already
+        if ort_refusal(b, mark) is None:
+            return [*kept, *(f"{k}={lv}: onnxruntime refuses the draw with it ({why})"
+                             for k, lv in row.items() if k not in part and lv != NA)]
+        again.undo()
+    return [*notes, f"*: onnxruntime refuses the varied draw, draw undone ({why})"]
 
 
 def _vary(draw: _Draw, plan: MotifPlan, row: Row, aim: str | None = None) -> list[str]:

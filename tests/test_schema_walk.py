@@ -285,3 +285,18 @@ def test_a_row_with_a_conv_group_keeps_an_emission_whose_channels_take_it() -> N
         else:
             assert any("the input channels (1)" in n for v in gm.varied for n in v["notes"])
     assert grouped >= 3
+
+
+def test_a_walk_aims_a_row_only_at_a_variant_whose_ties_it_keeps() -> None:
+    # pad-pool's rows are built under the ties of all its variants; some give a pool op a
+    # type its own variant's ties refuse, and no step aims such a row at it
+    from generators.schema.plan import variant_conflict
+    from generators.schema.walk import _aims
+
+    plan, steps = motif_plan("pad-pool"), walk_steps("pad-pool")
+    apart = [op for op in plan.spaces if op not in always_made("pad-pool", *plan.opsets)]
+    refused = {(i, op) for i, row in enumerate(plan.rows) for op in apart
+               if plan.op_row(row, op) and variant_conflict(plan, row, op) is not None}
+    assert refused
+    assert all(op not in _aims(plan, i, apart) for i, op in refused)
+    assert all((s.row, s.aim) not in refused for s in steps)

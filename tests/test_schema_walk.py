@@ -300,3 +300,14 @@ def test_a_walk_aims_a_row_only_at_a_variant_whose_ties_it_keeps() -> None:
     assert refused
     assert all(op not in _aims(plan, i, apart) for i, op in refused)
     assert all((s.row, s.aim) not in refused for s in steps)
+
+
+def test_a_pair_no_row_holds_under_its_own_variants_ties_either_is_infeasible() -> None:
+    # sim-optional's OptionalGetElement reads an Optional that onnxruntime has no kernel
+    # for with a bool element: no row holds V=bool under the ties of the draws that make it
+    plan = motif_plan("sim-optional")
+    bad = plan.infeasible["OptionalGetElement"]
+    pair = (("dtype:V", "bool"), ("opset", "18"))
+    assert bad[pair].startswith("with the ties of the draws that make OptionalGetElement")
+    assert pair not in plan.pairs["OptionalGetElement"]
+    assert not any(pair in d for d in plan.unplanned.values())

@@ -146,7 +146,8 @@ def test_a_draw_aimed_at_a_variant_makes_it_and_a_plain_draw_is_unchanged() -> N
     bool_only = {"And", "Or"}
     for name in ("slim-symbolic-broadcast", "sim-reduce-reduce", "op-with-unit", "ort-cse",
                  "reduce-unsqueeze", "ort-pad-into", "slim-transpose-view-transpose",
-                 "idempotent-pair", "common-subexpression", "slim-neutral-broadcast"):
+                 "idempotent-pair", "common-subexpression", "slim-neutral-broadcast",
+                 "ort-folded"):
         plan = motif_plan(name)
         for seed in range(6):
             _, made = _draw(name, seed, None, None)
@@ -311,3 +312,27 @@ def test_a_pair_no_row_holds_under_its_own_variants_ties_either_is_infeasible() 
     assert bad[pair].startswith("with the ties of the draws that make OptionalGetElement")
     assert pair not in plan.pairs["OptionalGetElement"]
     assert not any(pair in d for d in plan.unplanned.values())
+
+
+def test_ort_folded_aimed_at_its_cast_makes_one_on_an_integer_input() -> None:
+    import random
+
+    from generators.motifs import MOTIFS
+    from generators.names import Namer
+    from generators.pooled_random import PooledRandom
+    from generators.values import INT64
+
+    for seed in range(4):
+        rng = random.Random(seed)
+        b = GraphBuilder(rng, PooledRandom(rng), 18, Namer("plain", rng))
+        b.aim = "Cast"
+        assert MOTIFS["ort-folded"].emit(b, b.graph_input(INT64, (2, 3))) is not None
+        assert "Cast" in {n.op_type for n in b.nodes}
+
+
+def test_a_type_the_kernel_registry_lists_but_the_kernel_refuses_is_refused() -> None:
+    from generators.schema.kernels import kernel_reason
+
+    assert "refuses T2=float8e4m3fn when the session initializes" in kernel_reason(
+        "ConstantOfShape", "", 20, {"T2": "float8e4m3fn"})
+    assert kernel_reason("ConstantOfShape", "", 20, {"T2": "bfloat16"}) is None

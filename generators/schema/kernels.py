@@ -18,6 +18,14 @@ Kernel = tuple[int, int, dict[str, frozenset[str]]]
 
 _PROVIDER = "CPUExecutionProvider"
 
+#: ``(domain, op) -> {type constraint: element types}`` the registry lists for a kernel that
+#: the kernel refuses when the session initializes (ConstantOfShape's ``value`` in a float 8
+#: type: "Unsupported value attribute datatype", constant_of_shape_base.h).
+REFUSED_AT_INIT: dict[tuple[str, str], dict[str, frozenset[str]]] = {
+    ("", "ConstantOfShape"): {"T2": frozenset({"float8e4m3fn", "float8e4m3fnuz",
+                                               "float8e5m2", "float8e5m2fnuz"})},
+}
+
 
 @lru_cache(maxsize=1)
 def cpu_kernels() -> dict[tuple[str, str], tuple[Kernel, ...]]:
@@ -51,6 +59,11 @@ def kernel_reason(op: str, domain: str, version: int, bindings: dict[str, str]) 
     kernels = [k for k in cpu_kernels().get((domain, op), ()) if k[0] <= version <= k[1]]
     if not kernels:
         return f"onnxruntime has no CPU kernel for {op}-{version}"
+    refused = REFUSED_AT_INIT.get((domain, op), {})
+    for t, d in sorted(bindings.items()):
+        if d in refused.get(t, ()):
+            return f"onnxruntime's CPU kernel for {op} refuses {t}={d} when the session " \
+                   "initializes (the kernel registry lists it)"
     for _, _, cons in kernels:
         if all(t not in cons or d in cons[t] for t, d in bindings.items()):
             return None

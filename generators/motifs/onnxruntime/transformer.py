@@ -264,22 +264,31 @@ def _folded(b: GraphBuilder, x: Value) -> Value:
     k = x.shape[-1:]
     floating = x.dtype in FLOATS
     r = b.rng.random()
-    if r < 0.25:
+    kind = "Add" if r < 0.25 else "Transpose" if r < 0.4 and x.rank else \
+        "Cast" if r < 0.55 and floating else \
+        "Range" if r < 0.7 and b.opset >= 11 and x.dtype == FLOAT and x.rank else \
+        "ConstantOfShape" if b.opset >= 9 else "Neg"
+    # a draw aimed at one anchor makes it where it can (GraphBuilder.variant)
+    kind = b.variant(kind, ["Cast", *(["ConstantOfShape"] if b.opset >= 9 else [])])
+    if kind == "Add":
         c = b.op(b.rng.choice(["Add", "Mul", "Sub"]),
                  [weight(b, k, x.dtype, "Add"), weight(b, k, x.dtype, "Add")], x.dtype, k)
-    elif r < 0.4 and x.rank:
+    elif kind == "Transpose":
         w = weight(b, (1, *k), x.dtype, "Transpose")
         c = b.op("Transpose", [w], x.dtype, (*k, 1), perm=[1, 0])
         c = b.op("Reshape", [c, b.ints([-1])], x.dtype, k)
-    elif r < 0.55 and floating:
+    elif kind == "Cast" and floating:
         w = weight(b, k, FLOAT16 if x.dtype == FLOAT else FLOAT, "Cast", positive=True)
         c = b.op(b.rng.choice(["Sqrt", "Exp", "Neg"]),
                  [b.op("Cast", [w], x.dtype, k, to=x.dtype)], x.dtype, k)
-    elif r < 0.7 and b.opset >= 11 and x.dtype == FLOAT and x.rank:
+    elif kind == "Cast":  # only a draw aimed at the Cast comes here with integers
+        w = weight(b, k, INT32 if x.dtype == INT64 else INT64, "Cast", positive=True)
+        c = b.op("Cast", [w], x.dtype, k, to=x.dtype)
+    elif kind == "Range":
         rng = b.op("Range", [const(b, 0.0, FLOAT, ()), const(b, float(k[0]), FLOAT, ()),
                              const(b, 1.0, FLOAT, ())], FLOAT, k)
         c = b.op("Div", [rng, const(b, 4.0, FLOAT, ())], FLOAT, k)
-    elif b.opset >= 9:
+    elif kind == "ConstantOfShape":
         s = b.op("Shape", [x], INT64, (x.rank,))
         value = tensor_proto(np.array([2], NP_DTYPE[x.dtype]), "value")
         c = b.op("ConstantOfShape", [s], x.dtype, x.shape, value=value)

@@ -147,7 +147,8 @@ def test_a_draw_aimed_at_a_variant_makes_it_and_a_plain_draw_is_unchanged() -> N
     for name in ("slim-symbolic-broadcast", "sim-reduce-reduce", "op-with-unit", "ort-cse",
                  "reduce-unsqueeze", "ort-pad-into", "slim-transpose-view-transpose",
                  "idempotent-pair", "common-subexpression", "slim-neutral-broadcast",
-                 "ort-folded"):
+                 "ort-folded", "sim-nop-reduce", "os-symbolic-shapes", "os-hard-swish",
+                 "os-unused-outputs"):
         plan = motif_plan(name)
         for seed in range(6):
             _, made = _draw(name, seed, None, None)
@@ -336,3 +337,15 @@ def test_a_type_the_kernel_registry_lists_but_the_kernel_refuses_is_refused() ->
     assert "refuses T2=float8e4m3fn when the session initializes" in kernel_reason(
         "ConstantOfShape", "", 20, {"T2": "float8e4m3fn"})
     assert kernel_reason("ConstantOfShape", "", 20, {"T2": "bfloat16"}) is None
+
+
+def test_a_clip_whose_bounds_onnxruntime_refuses_is_told_before_the_run() -> None:
+    from generators.schema.apply import runtime_reason
+
+    def clip(**bounds: float) -> object:
+        return helper.make_node("Clip", ["x"], ["y"], **bounds)
+
+    assert "min attribute at most its max" in runtime_reason(clip(min=2.0, max=1.0), {})
+    assert runtime_reason(clip(min=float("nan")), {}) is not None
+    assert runtime_reason(clip(min=float("inf")), {}) is not None
+    assert runtime_reason(clip(min=-1.0, max=1.0), {}) is None

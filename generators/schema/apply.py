@@ -1663,6 +1663,14 @@ def _saturate(node: NodeProto, types: dict[str, TypeProto]) -> bool:
         "float8"
 
 
+def _bounds_crossed(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    """Clip-1/6's bounds as onnxruntime reads them (absent: the float range's ends), not in
+    order (a NaN bound is in no order)."""
+    top = float(np.finfo(np.float32).max)
+    lo, hi = _attr(node, "min"), _attr(node, "max")
+    return not (-top if lo is None else lo) <= (top if hi is None else hi)
+
+
 def _block_size_per_tensor(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     size = _attr(node, "block_size")
     x = _shape(types, node.input[0])
@@ -1686,6 +1694,8 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
                              "fails (axes_tensor != nullptr)"),
     ("Unsqueeze", _empty_axes, "onnxruntime's Unsqueeze reads an empty-named axes input"),
     ("Cast", _saturate, "onnxruntime's Cast takes saturate only for a cast to float 8"),
+    ("Clip", _bounds_crossed, "onnxruntime's Clip requires its min attribute at most its max "
+                              "(min_ <= max_)"),
     ("Conv", _window_too_large,
      "onnxruntime refuses a window larger than the padded input (ONNX's shape inference "
      "rounds such an output dim up to 1)"),

@@ -435,7 +435,8 @@ def _symbolic_shapes(b: GraphBuilder, x: Value) -> Value:
     d = x.shape[-1]
     a = b.rng.randint(1, 3)
     s = b.graph_input(FLOAT, (1, a, d), {0: b.rng.choice(["batch", "N"])})
-    form = b.rng.choice(["flatten", "slice", "squeeze"])
+    form = b.variant(b.rng.choice(["Flatten", "Slice", "Squeeze"]),
+                     ["Flatten", "Slice", "Squeeze"]).lower()
     if form == "flatten":
         axis = b.rng.randint(0, 3)
         out = (int(np.prod(s.shape[:axis])), int(np.prod(s.shape[axis:])))

@@ -68,16 +68,20 @@ def _unused_outputs(b: GraphBuilder, x: Value) -> Value:
     ``x``, opset 8+), BatchNormalization (4-D) with an explicit ``training_mode=0`` (opset
     14+); a Clip with a trailing empty input."""
     forms = ["dropout", "clip"]
-    if x.rank == 4 and b.opset >= 8:
+    if x.rank >= 3 and b.opset >= 8:
         forms.append("maxpool")
     if x.rank == 4 and b.opset >= 14:
         forms.append("bn")
     form = b.rng.choice(forms)
+    # a draw aimed at the Dropout or the MaxPool makes it where it can
+    form = {"Dropout": "dropout", "MaxPool": "maxpool"}.get(
+        b.variant("", [o for o, f in (("Dropout", "dropout"), ("MaxPool", "maxpool"))
+                       if f in forms]), form)
     if form == "dropout":
         names = b.node("Dropout", [x.name], n_out=2)
         return b.add(Value(names[0], FLOAT, x.shape, x.props))
     if form == "maxpool":
-        names = b.node("MaxPool", [x.name], n_out=2, kernel_shape=[1, 1])
+        names = b.node("MaxPool", [x.name], n_out=2, kernel_shape=[1] * (x.rank - 2))
         return b.add(Value(names[0], FLOAT, x.shape, x.props))
     if form == "bn":
         c = x.shape[1]

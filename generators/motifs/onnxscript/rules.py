@@ -315,7 +315,10 @@ def _hard_swish(b: GraphBuilder, x: Value) -> Value:
     just off at times: a near miss), or HardSigmoid alone (rules.common's HardSwish /
     HardSigmoid fusions)."""
     form = b.rng.choice(["hardsigmoid", "clip", "sigmoid-only"])
-    if form == "clip" and b.opset >= 11:
+    # a draw aimed at the Clip makes the Clip form; at HardSigmoid or Mul, the first
+    form = {"Clip": "clip", "HardSigmoid": "hardsigmoid", "Mul": "hardsigmoid"}.get(
+        b.variant("", ["Clip", "HardSigmoid", "Mul"]), form)
+    if form == "clip":  # (Clip's bounds are attributes before opset 11)
         shifted = b.op("Add", [x, const(b, near(b, 3.0), x.dtype, (), "Add")], x.dtype,
                        x.shape)
         clipped = clip(b, shifted, near(b, 0.0), near(b, 6.0))

@@ -101,7 +101,7 @@ def _reduce_reduce(b: GraphBuilder, x: Value) -> Value:
 def _nop_reduce(b: GraphBuilder, x: Value) -> Value:
     """A reduction over size-1 axes (inserted by Unsqueeze), or over empty axes with
     ``noop_with_empty_axes=1`` (opset 13 / 18 forms)."""
-    op = b.rng.choice(list(AXES_INPUT))
+    op = b.variant(b.rng.choice(list(AXES_INPUT)), AXES_INPUT)
     if op in _POSITIVE:
         x = _positive(b, x)
     if b.opset >= AXES_INPUT[op] and b.rng.random() < 0.25:

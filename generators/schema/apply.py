@@ -626,7 +626,7 @@ def _note_lost_types(draw: _Draw, plan: MotifPlan, row: Row,
     undid it with the rest of the draw's edits, or a later retype of a tied op gave it
     another type (a row can give tied parameters of different variants different types);
     the notes name it, so no level is lost silently."""
-    noted = {n.split(":", 1)[0] for n in draw.notes}
+    noted = {n.split(": ", 1)[0] for n in draw.notes}  # "Op|dtype:T=int8: why"
     for op in plan.spaces:
         anchors = draw.anchors(op)
         schema = _schema(anchors[0], draw.b.opset) if anchors else None

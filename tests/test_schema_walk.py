@@ -369,3 +369,29 @@ def test_a_type_level_the_draw_refused_is_noted_once() -> None:
         assert len(levels) == len(set(levels)), levels
         refused += "BatchNormalization|dtype:T1=double" in levels
     assert refused
+
+
+def test_shape_bounds_are_drawn_to_keep_what_a_reshape_to_the_shape_needs() -> None:
+    # Shape-15's start and end: edge values that clamp to the whole shape, and bounds that
+    # drop unit dims only, so Reshape(x, Shape(y)) keeps its element count
+    import onnx
+
+    from generators.inputs import synthesize_inputs
+    from generators.schema.apply import NODE_CANDIDATES
+    from generators.schema.levels import EDGE, NONDEFAULT, edge_int
+    from tests.conftest import cpu_session
+
+    ctx = _context("Shape", (1, 1, 3, 1), np.zeros(1, np.float32), None)
+    starts, ends = NODE_CANDIDATES[("Shape", "start")], NODE_CANDIDATES[("Shape", "end")]
+    assert starts(ctx, NONDEFAULT) == [1, 2]
+    assert ends(ctx, NONDEFAULT) == [4, 3]
+    assert all(edge_int(v) for v in starts(ctx, EDGE) + ends(ctx, EDGE))
+    hint = GenerationHints.of(["eliminate_shape_op"])
+    for seed, gm, _ in walked_draws("shape-fold", hint, "Shape|attr:end", (EDGE,)):
+        shape = next(n for n in gm.model.graph.node if n.op_type == "Shape")
+        if any(a.name == "end" for a in shape.attribute):
+            onnx.checker.check_model(gm.model, full_check=True)
+            cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed,
+                                                              gm.input_shapes))
+            return
+    raise AssertionError("no walked draw of shape-fold took Shape's end at its edge level")

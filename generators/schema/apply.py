@@ -60,6 +60,7 @@ from generators.schema.levels import (
     EDGE,
     EMPTY,
     FLAG_ATTRS,
+    HUGE_INT,
     NA,
     NONDEFAULT,
     OUTPUT,
@@ -1420,6 +1421,30 @@ def _axes_sets(c: InputContext, level: str) -> list[Any]:
     return [[a - rank for a in s] for s in sets] if level == EDGE else sets
 
 
+def _shape_starts(c: InputContext, level: str) -> list[Any]:
+    """Shape-15's ``start``: at ``edge``, negative values that clamp to the first axis (the
+    output keeps its shape); otherwise the axes before which every dim is 1 (the output
+    loses only unit dims, so a Reshape to it keeps its element count)."""
+    dims = c.shape(0)
+    if dims is None:
+        return []
+    if level == EDGE:
+        return [-len(dims), -len(dims) - 2]
+    return [k for k in range(1, len(dims)) if math.prod(dims[:k]) == 1]
+
+
+def _shape_ends(c: InputContext, level: str) -> list[Any]:
+    """Shape-15's ``end``: at ``edge``, a huge value that clamps to the rank (the output
+    keeps its shape); otherwise the rank itself, then the axes after which every dim is 1."""
+    dims = c.shape(0)
+    if dims is None:
+        return []
+    if level == EDGE:
+        return [HUGE_INT]
+    return [len(dims)] + [k for k in range(len(dims) - 1, 0, -1)
+                          if math.prod(dims[k:]) == 1]
+
+
 def _stash_types(c: InputContext, level: str) -> list[Any]:
     """LayerNormalization's ``stash_type`` (the element type of its Mean and InvStdDev
     outputs, type constraint U: float, the default, or bfloat16; the flag rule's
@@ -1440,6 +1465,8 @@ NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]]
     ("Split", "num_outputs"): _output_count,
     ("Transpose", "perm"): _shape_keeping_perms,
     ("LayerNormalization", "stash_type"): _stash_types,
+    ("Shape", "start"): _shape_starts,
+    ("Shape", "end"): _shape_ends,
     **{(op, "axes"): _axes_sets for op in (
         "Unsqueeze", "Squeeze", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum",
         "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",

@@ -395,3 +395,19 @@ def test_shape_bounds_are_drawn_to_keep_what_a_reshape_to_the_shape_needs() -> N
                                                               gm.input_shapes))
             return
     raise AssertionError("no walked draw of shape-fold took Shape's end at its edge level")
+
+
+def test_flipping_a_gemm_transpose_flag_transposes_its_constant_operand() -> None:
+    from generators.schema.apply import ATTR_ADAPTERS
+
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    node = helper.make_node("Gemm", ["a", "w"], ["y"])
+    ctx = InputContext(node, None, {"a": helper.make_tensor_type_proto(1, [4, 2]),
+                                    "w": helper.make_tensor_type_proto(1, [2, 3])},
+                       {"w": numpy_helper.from_array(w, "w")}, None)
+    flipped = helper.make_node("Gemm", ["a", "w"], ["y"], transB=1)
+    got = ATTR_ADAPTERS[("Gemm", "transB")](ctx, flipped)
+    assert list(got) == [1] and np.array_equal(got[1], w.T)  # A @ w == A @ (w.T).T
+    same = ATTR_ADAPTERS[("Gemm", "transA")](ctx, flipped)  # one adapter for both flags
+    assert list(same) == [1] and np.array_equal(same[1], w.T)
+    assert ATTR_ADAPTERS[("Gemm", "transB")](ctx, node) == {}  # no flag flipped

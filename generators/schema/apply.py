@@ -1315,6 +1315,19 @@ def _group_weight(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
     return {1: np.tile(w, reps)[:, :size].copy()}
 
 
+def _gemm_transposed(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """Gemm's A or B weight transposed where the edit flips its ``transA`` or ``transB``
+    (Y = op(A) op(B): the product, and so the output, stays as it was); nothing where the
+    operand is no 2-D constant (the edit then changes the output's shape, if it can)."""
+    out = {}
+    for i, flag in ((0, "transA"), (1, "transB")):
+        w = c.const(i)
+        if w is not None and w.ndim == 2 and \
+                bool(_attr(c.node, flag) or 0) != bool(_attr(new, flag) or 0):
+            out[i] = np.ascontiguousarray(w.T)
+    return out
+
+
 #: ``(op, attribute) -> adapter``: inputs an attribute edit must replace to keep the node's
 #: meaning and output shapes (the new value of input ``i`` by index), read from the context
 #: and the edited copy of the node; raises :class:`Refused` where no input fits.
@@ -1322,6 +1335,8 @@ ATTR_ADAPTERS: dict[tuple[str, str],
                     Callable[[InputContext, NodeProto], dict[int, np.ndarray]]] = {
     ("Conv", "group"): _group_weight,
     ("ConvTranspose", "group"): _group_weight,
+    ("Gemm", "transA"): _gemm_transposed,
+    ("Gemm", "transB"): _gemm_transposed,
 }
 
 

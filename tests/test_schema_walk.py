@@ -411,3 +411,18 @@ def test_flipping_a_gemm_transpose_flag_transposes_its_constant_operand() -> Non
     same = ATTR_ADAPTERS[("Gemm", "transA")](ctx, flipped)  # one adapter for both flags
     assert list(same) == [1] and np.array_equal(same[1], w.T)
     assert ATTR_ADAPTERS[("Gemm", "transB")](ctx, node) == {}  # no flag flipped
+
+
+def test_a_block_size_cuts_the_scale_and_zero_point_in_blocks() -> None:
+    from generators.schema.apply import ATTR_ADAPTERS
+
+    node = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1)
+    ctx = InputContext(node, None, {"x": helper.make_tensor_type_proto(3, [2, 5, 4])},
+                       {"s": numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+                        "z": numpy_helper.from_array(np.array(3, np.int8), "z")}, None)
+    blocked = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1,
+                               block_size=2)
+    got = ATTR_ADAPTERS[("DequantizeLinear", "block_size")](ctx, blocked)
+    assert got[1].shape == got[2].shape == (2, 3, 4)  # ceil(5 / 2) blocks on axis 1
+    assert (got[1] == 0.5).all() and got[2].dtype == np.int8 and (got[2] == 3).all()
+    assert ATTR_ADAPTERS[("DequantizeLinear", "block_size")](ctx, node) == {}

@@ -1328,6 +1328,33 @@ def _gemm_transposed(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
     return out
 
 
+def _blocked_scale(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """QuantizeLinear's or DequantizeLinear's scale (and zero point) in blocks where the edit
+    sets a non-zero ``block_size``: the input's shape with the blocked axis cut to
+    ``ceil(dim / block_size)`` (ONNX operator docs, opset 21), every block at the old
+    scale's first value.
+
+    Raises:
+        Refused: the input's shape is unknown, or the scale or zero point no constant.
+    """
+    size = _attr(new, "block_size") or 0
+    if size <= 0:
+        return {}
+    x, scale = c.shape(0), c.const(1)
+    if not x or scale is None:
+        raise Refused("no input shape and constant scale to cut in blocks")
+    axis = _attr(new, "axis")
+    axis = (1 if axis is None else axis) % len(x)
+    shape = [*x[:axis], -(-x[axis] // size), *x[axis + 1:]]
+    out = {1: np.full(shape, scale.reshape(-1)[0], scale.dtype)}
+    if len(c.node.input) > 2 and c.node.input[2]:
+        zero = c.const(2)
+        if zero is None:
+            raise Refused("the zero point is no constant to cut in blocks")
+        out[2] = np.full(shape, zero.reshape(-1)[0], zero.dtype)
+    return out
+
+
 #: ``(op, attribute) -> adapter``: inputs an attribute edit must replace to keep the node's
 #: meaning and output shapes (the new value of input ``i`` by index), read from the context
 #: and the edited copy of the node; raises :class:`Refused` where no input fits.
@@ -1337,6 +1364,8 @@ ATTR_ADAPTERS: dict[tuple[str, str],
     ("ConvTranspose", "group"): _group_weight,
     ("Gemm", "transA"): _gemm_transposed,
     ("Gemm", "transB"): _gemm_transposed,
+    ("QuantizeLinear", "block_size"): _blocked_scale,
+    ("DequantizeLinear", "block_size"): _blocked_scale,
 }
 
 

@@ -287,3 +287,14 @@ def test_onnxruntimes_bfloat16_layer_norm_statistics_are_infeasible() -> None:
         "LayerNormalization", 17, {"attr:stash_type": "nondefault", "out:Mean": "consumed"})
     assert refusal("LayerNormalization", 17, {"attr:stash_type": "nondefault",
                                               "out:Mean": "absent"}) is None
+
+
+def test_a_quantize_without_zero_point_or_output_dtype_makes_uint8_only() -> None:
+    from generators.schema.rules import refusal
+
+    no_zero = {"in:y_zero_point": "empty", "dtype:T2": "int8"}
+    assert "makes uint8" in refusal("QuantizeLinear", 19, no_zero)
+    assert refusal("QuantizeLinear", 19, {**no_zero, "dtype:T2": "uint8"}) is None
+    assert refusal("QuantizeLinear", 21, {**no_zero, "attr:output_dtype": "nondefault"}) \
+        is None
+    assert refusal("QuantizeLinear", 19, {**no_zero, "in:y_zero_point": "present"}) is None

@@ -81,6 +81,12 @@ def _pad_int32_axes(a: dict[str, str]) -> bool:
     return a.get("dtype:Tind") == "int32" and a.get("in:axes") in (None, "present")
 
 
+def _quantized_type_without_zero_point(a: dict[str, str]) -> bool:
+    to = a.get("dtype:T2")
+    return a.get("in:y_zero_point") in (ABSENT, "empty") and to is not None and \
+        to != "uint8" and a.get("attr:output_dtype") in (None, ABSENT, DEFAULT)
+
+
 def _bfloat16_stash_with_statistics(a: dict[str, str]) -> bool:
     return a.get("attr:stash_type") == NONDEFAULT and any(
         a.get(f) in _NAMED for f in ("out:Mean", "out:InvStdDev"))
@@ -109,6 +115,9 @@ RULES: tuple[Rule, ...] = (
     Rule(frozenset({"Pad"}), (18, 10_000), _pad_int32_axes,
          "onnx's shape inference reads a constant Pad axes input as int64 only (ParseData "
          "type mismatch for int32), so no model with int32 axes passes the full check"),
+    Rule(frozenset({"QuantizeLinear"}), _ANY, _quantized_type_without_zero_point,
+         "QuantizeLinear without a y_zero_point makes uint8 unless its output_dtype (from "
+         "opset 21) names another type: its output has the zero point's type"),
     Rule(frozenset({"LayerNormalization"}), (17, 10_000), _bfloat16_stash_with_statistics,
          "onnxruntime runs a LayerNormalization whose stash_type is bfloat16 and whose Mean "
          "or InvStdDev output is named through the op's function, and that function's "

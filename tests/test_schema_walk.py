@@ -426,3 +426,19 @@ def test_a_block_size_cuts_the_scale_and_zero_point_in_blocks() -> None:
     assert got[1].shape == got[2].shape == (2, 3, 4)  # ceil(5 / 2) blocks on axis 1
     assert (got[1] == 0.5).all() and got[2].dtype == np.int8 and (got[2] == 3).all()
     assert ATTR_ADAPTERS[("DequantizeLinear", "block_size")](ctx, node) == {}
+
+
+def test_resize_window_options_onnxruntime_refuses_are_told_before_the_run() -> None:
+    from generators.schema.apply import runtime_reason
+    from generators.schema.rules import refusal
+
+    def resize(**attrs: object) -> object:
+        return helper.make_node("Resize", ["x", "", "s"], ["y"], **attrs)
+
+    assert runtime_reason(resize(exclude_outside=1), {}) is not None  # nearest
+    assert runtime_reason(resize(mode="linear", exclude_outside=1), {}) is not None
+    assert runtime_reason(resize(mode="linear", exclude_outside=1, antialias=1), {}) is None
+    assert runtime_reason(resize(mode="cubic", exclude_outside=1), {}) is None
+    assert runtime_reason(resize(antialias=1), {}) is not None
+    assert "only in mode linear or cubic" in refusal(
+        "Resize", 18, {"attr:exclude_outside": "nondefault", "attr:mode": "default"})

@@ -1742,6 +1742,17 @@ def _bounds_crossed(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     return not (-top if lo is None else lo) <= (top if hi is None else hi)
 
 
+def _resize_window_refused(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    """A Resize onnxruntime refuses when the session starts (upsamplebase.h): antialias
+    outside modes linear and cubic, or exclude_outside outside mode cubic unless the mode
+    is linear with antialias."""
+    mode = _attr(node, "mode") or b"nearest"
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    anti, exclude = bool(_attr(node, "antialias")), bool(_attr(node, "exclude_outside"))
+    return (anti and mode not in ("linear", "cubic")) or \
+        (exclude and mode != "cubic" and not (anti and mode == "linear"))
+
+
 def _block_size_per_tensor(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     size = _attr(node, "block_size")
     x = _shape(types, node.input[0])
@@ -1765,6 +1776,9 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
                              "fails (axes_tensor != nullptr)"),
     ("Unsqueeze", _empty_axes, "onnxruntime's Unsqueeze reads an empty-named axes input"),
     ("Cast", _saturate, "onnxruntime's Cast takes saturate only for a cast to float 8"),
+    ("Resize", _resize_window_refused,
+     "onnxruntime's Resize takes antialias only in mode linear or cubic, and exclude_outside "
+     "only in mode cubic or in mode linear with antialias"),
     ("Clip", _bounds_crossed, "onnxruntime's Clip requires its min attribute at most its max "
                               "(min_ <= max_)"),
     ("Conv", _window_too_large,

@@ -87,6 +87,11 @@ def _quantized_type_without_zero_point(a: dict[str, str]) -> bool:
         to != "uint8" and a.get("attr:output_dtype") in (None, ABSENT, DEFAULT)
 
 
+def _nearest_with(attr: str) -> Callable[[dict[str, str]], bool]:
+    """Resize's ``attr`` set while its mode is nearest (the default)."""
+    return lambda a: a.get(attr) == NONDEFAULT and a.get("attr:mode") in (ABSENT, DEFAULT)
+
+
 def _bfloat16_stash_with_statistics(a: dict[str, str]) -> bool:
     return a.get("attr:stash_type") == NONDEFAULT and any(
         a.get(f) in _NAMED for f in ("out:Mean", "out:InvStdDev"))
@@ -118,6 +123,10 @@ RULES: tuple[Rule, ...] = (
     Rule(frozenset({"QuantizeLinear"}), _ANY, _quantized_type_without_zero_point,
          "QuantizeLinear without a y_zero_point makes uint8 unless its output_dtype (from "
          "opset 21) names another type: its output has the zero point's type"),
+    Rule(frozenset({"Resize"}), _ANY, _nearest_with("attr:exclude_outside"),
+         "onnxruntime's Resize takes exclude_outside=1 only in mode linear or cubic"),
+    Rule(frozenset({"Resize"}), _ANY, _nearest_with("attr:antialias"),
+         "onnxruntime's Resize antialiases only in mode linear or cubic"),
     Rule(frozenset({"LayerNormalization"}), (17, 10_000), _bfloat16_stash_with_statistics,
          "onnxruntime runs a LayerNormalization whose stash_type is bfloat16 and whose Mean "
          "or InvStdDev output is named through the op's function, and that function's "

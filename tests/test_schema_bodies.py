@@ -22,6 +22,8 @@ from tests.conftest import cpu_session, walked_draws
 @pytest.mark.parametrize(("hint", "motif", "op"), [
     ("eliminate_if_with_const_cond", "if-const-cond", "If"),
     ("lift_lexical_references", "outer-scope-subgraph", "Loop"),
+    # a second If's branches read the first If's output by name (cast_outer_reads)
+    ("FoldConstantsPass", "os-if-initializers", "If"),
 ])
 def test_a_walked_control_flow_node_takes_the_rows_element_type(hint: str, motif: str,
                                                                  op: str) -> None:
@@ -149,3 +151,23 @@ def test_a_draw_onnxruntime_refuses_as_a_whole_keeps_the_part_it_runs() -> None:
         else:
             assert any(n.startswith(f"Slice|dtype:T={row['Slice|dtype:T']}:") for n in notes)
     assert kept >= 5, kept
+
+
+def test_a_body_reads_a_retyped_outer_value_through_a_cast_back() -> None:
+    from generators.schema.bodies import cast_outer_reads
+
+    inner = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["n"])], "inner", [],
+        [helper.make_tensor_value_info("n", TensorProto.FLOAT, [2])])
+    branch = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]),
+         helper.make_node("If", ["c"], ["i"], then_branch=inner, else_branch=inner)],
+        "branch", [], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
+    names = iter(f"cast_{k}" for k in range(10))
+    made = cast_outer_reads(node, {"x": "x_double"}, TensorProto.FLOAT, lambda: next(names))
+    g = node.attribute[0].g
+    assert made == ["cast_0", "cast_1"] and g.node[0].op_type == "Cast"  # one per branch
+    assert list(g.node[0].input) == ["x_double"] and list(g.node[1].input) == ["cast_0"]
+    assert g.output[0].name == "cast_0"  # a body output that was the outer value
+    assert list(g.node[2].attribute[0].g.node[0].input) == ["cast_0"]  # nested bodies too

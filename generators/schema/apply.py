@@ -48,7 +48,7 @@ import onnx
 from onnx import AttributeProto, NodeProto, TensorProto, TypeProto, defs, helper, numpy_helper
 
 from generators.builder import GraphBuilder, value_info
-from generators.schema.bodies import BODIES, retype_bodies
+from generators.schema.bodies import BODIES, cast_outer_reads, retype_bodies
 from generators.schema.inference import elem_of as _elem
 from generators.schema.inference import infer_types
 from generators.schema.inference import shape_of as _shape
@@ -947,6 +947,10 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
                     n.input[i] = b.namer.tensor("Cast")
                     before.append((n, helper.make_node("Cast", [renames.get(x, x)],
                                                        [n.input[i]], to=current)))
+    # a body that reads a retyped value from outside reads it through a Cast back
+    inside = {x: renames.get(x, x) for x in comp - set(external)}
+    for n in draw.window:
+        cast_outer_reads(n, inside, current, lambda: b.namer.tensor("Cast"))
     draw.inserted.update(n.output[0] for n in [*head, *after.values(), *tail,
                                                *(c for _, c in before)])
     for n in window:

@@ -7,7 +7,9 @@ values too. Retyping such a node's outer values (:func:`generators.schema.apply.
 ``dtype:V``) therefore edits the bodies at their edges only: a body output tied to a
 retyped outer value leaves through a ``Cast`` to the new type, and a body input tied to one
 enters through a ``Cast`` back to the type the body was written for, so nothing inside a
-body changes (the bodies' own nodes may not take the new type).
+body changes (the bodies' own nodes may not take the new type). A body that reads a retyped
+value from outside, by name, reads it through a ``Cast`` back at its start likewise
+(:func:`cast_outer_reads`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from onnx import GraphProto, NodeProto, helper
+
+from generators.graphs import outer_refs, subgraphs
 
 #: ``op -> (outer input index -> body input index, outer output index -> body output
 #: index)`` for the ops whose bodies take the outer values; ``None``: not tied to the body.
@@ -90,3 +94,47 @@ def _wrap(g: GraphProto, ins: set[int], outs: set[int], target: int, current: in
         del g.node[:]
         g.node.extend(nodes)
     return made
+
+
+def cast_outer_reads(node: NodeProto, names: dict[str, str], current: int,
+                     fresh: Callable[[], str]) -> list[str]:
+    """Make each body of ``node`` read the outer values ``names`` (the name it reads -> the
+    name of the retyped value now) through a ``Cast`` back to element type ``current`` at the
+    body's start, so that nothing inside the body changes type.
+
+    Args:
+        node: any node; its graph attributes are its bodies (nested bodies read the Cast).
+        names: outer tensor name the bodies read -> the value in the new type to cast.
+        current: the element type the bodies were written for (ONNX enum).
+        fresh: returns a tensor name unused in the whole model on each call.
+
+    Returns:
+        The names of the tensors the inserted Casts produce.
+    """
+    made: list[str] = []
+    for g in subgraphs(node):
+        refs = [r for r in outer_refs(g) if r in names]
+        if not refs:
+            continue
+        head = []
+        for old in refs:
+            new = fresh()
+            head.append(helper.make_node("Cast", [names[old]], [new], to=current))
+            _rename_reads(g, old, new)
+            made.append(new)
+        nodes = [*head, *g.node]
+        del g.node[:]
+        g.node.extend(nodes)
+    return made
+
+
+def _rename_reads(g: GraphProto, old: str, new: str) -> None:
+    """Reads of outer value ``old`` in body ``g`` and the bodies nested in it read ``new``."""
+    for n in g.node:
+        n.input[:] = [new if x == old else x for x in n.input]
+        for sub in subgraphs(n):
+            if old in outer_refs(sub):
+                _rename_reads(sub, old, new)
+    for o in g.output:
+        if o.name == old:
+            o.name = new

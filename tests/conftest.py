@@ -76,3 +76,12 @@ def walked_draws(motif: str, hints: Any, key: str,
     return [(seed, generate(seed, "v2", hints), row)
             for step, seed in walk_seeds(motif, "v2", hints).items()
             if (row := plan.rows[steps[step].row]).get(key) in levels]
+
+
+def pass_hints(target: str, name: str) -> Any:
+    """The generation hints of ``target``'s default configuration running pass ``name``
+    alone (what a campaign draws its cases for that pass with)."""
+    from fuzzer.targets import get_target
+
+    adapter = get_target(target)
+    return adapter.generation_hints(adapter.with_passes(adapter.default_config(), [name]))

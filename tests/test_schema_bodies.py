@@ -16,7 +16,7 @@ from generators.schema.apply import DTYPES
 from generators.schema.bodies import retype_bodies
 from generators.schema.plan import motif_plan
 from generators.schema.walk import walk_steps
-from tests.conftest import cpu_session, walked_draws
+from tests.conftest import cpu_session, pass_hints, walked_draws
 
 
 @pytest.mark.parametrize(("hint", "motif", "op"), [
@@ -100,11 +100,7 @@ def test_a_node_without_a_schema_that_makes_the_result_keeps_its_type_behind_cas
     # tb-bias-skip-layer-norm ends in com.microsoft's SkipLayerNormalization (no ONNX schema
     # to follow a type through): a row giving its MatMul double leaves it float, read
     # through Casts, and the model's result keeps its type
-    from fuzzer.targets import get_target
-
-    target = get_target("onnxruntime-transformers")
-    hints = target.generation_hints(target.with_passes(target.default_config(),
-                                                       ["enable_skip_layer_norm"]))
+    hints = pass_hints("onnxruntime-transformers", "enable_skip_layer_norm")
     kept = 0
     for seed, gm, _ in walked_draws("tb-bias-skip-layer-norm", hints, "MatMul|dtype:T",
                                     ("double",)):
@@ -129,11 +125,7 @@ def test_a_draw_onnxruntime_refuses_as_a_whole_keeps_the_part_it_runs() -> None:
     # tb-rotary's rows drop its Slices' axes or move its Concat's axis, which its cos / sin
     # products cannot broadcast: onnxruntime refuses the draw, which keeps the row's types
     # alone and notes the levels it left out
-    from fuzzer.targets import get_target
-
-    target = get_target("onnxruntime-transformers")
-    hints = target.generation_hints(target.with_passes(target.default_config(),
-                                                       ["enable_rotary_embeddings"]))
+    hints = pass_hints("onnxruntime-transformers", "enable_rotary_embeddings")
     kept = 0
     for seed, gm, row in walked_draws("tb-rotary", hints, "Slice|dtype:T", tuple(DTYPES)):
         notes = [n for v in gm.varied for n in v["notes"]]

@@ -18,7 +18,7 @@ from generators.recipe import RECIPES
 from generators.schema.apply import InputContext, Refused, _group_weight, emit_for_row
 from generators.schema.plan import always_made, motif_plan
 from generators.schema.walk import Step, aimed_notes, walk_steps
-from tests.conftest import walked_draws
+from tests.conftest import pass_hints, walked_draws
 
 #: a pass hint whose pool holds a few motifs with anchors (conv-bn and its likes).
 HINT = GenerationHints.of(["fuse_bn_into_conv"])
@@ -357,11 +357,7 @@ def test_a_type_level_the_draw_refused_is_noted_once() -> None:
     # ort-matmul-bn ties BatchNormalization's scale type to its input, which onnxruntime does
     # not run in double beside a float input: the refusal is noted, and the check for lost
     # types does not note the level a second time
-    from fuzzer.targets import get_target
-
-    target = get_target("onnxruntime")
-    hints = target.generation_hints(target.with_passes(target.default_config(),
-                                                       ["MatMul_BatchNormalization_Fusion"]))
+    hints = pass_hints("onnxruntime", "MatMul_BatchNormalization_Fusion")
     refused = 0
     for _, gm, _ in walked_draws("ort-matmul-bn", hints, "BatchNormalization|dtype:T1",
                                  ("double",)):

@@ -196,7 +196,8 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: Taken | None = None,
         mark = Mark.of(b)
         plan = motif_plan(motif.name) if row is not None else None
         result = emit_for_row(b, motif.emit, x, row_anchors(plan, row[1]), row[0].aim,
-                              partial(row_misfits, plan=plan, row=row[1])) \
+                              partial(row_misfits, plan=plan, row=row[1]),
+                              lambda: _pick_value(b, lambda v: motif.fits(v.dtype, v.rank))) \
             if plan is not None and row is not None else motif.emit(b, x)
         if result is not None:
             if row is not None:

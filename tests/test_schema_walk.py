@@ -438,3 +438,28 @@ def test_resize_window_options_onnxruntime_refuses_are_told_before_the_run() -> 
     assert runtime_reason(resize(antialias=1), {}) is not None
     assert "only in mode linear or cubic" in refusal(
         "Resize", 18, {"attr:exclude_outside": "nondefault", "attr:mode": "default"})
+
+
+def test_a_row_no_emission_on_its_input_can_take_reads_another_input() -> None:
+    # emit_for_row's repick: while the emissions miss a level (a Conv group on an input of
+    # one channel), every second emission reads the value repick gives
+    import random
+
+    from generators.names import Namer
+    from generators.pooled_random import PooledRandom
+    from generators.values import FLOAT
+
+    rng = random.Random(0)
+    b = GraphBuilder(rng, PooledRandom(rng), 18, Namer("plain", rng))
+    one, four = b.graph_input(FLOAT, (1, 1, 5, 5)), b.graph_input(FLOAT, (1, 4, 5, 5))
+
+    def misfits(b: GraphBuilder, start: int) -> int:
+        return 0 if any(four.name in n.input for n in b.nodes[start:]) else 1
+
+    def neg(b: GraphBuilder, x: object) -> object:
+        return b.op("Neg", [x], FLOAT, x.shape)
+
+    emit_for_row(b, neg, one, set(), None, misfits, lambda: four)
+    assert [list(n.input) for n in b.nodes] == [[four.name]]
+    emit_for_row(b, neg, one, set(), None, misfits)  # no repick: the input stays
+    assert list(b.nodes[-1].input) == [one.name]

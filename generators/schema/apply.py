@@ -426,7 +426,8 @@ def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
 
 def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | None],
                  x: Value, need: set[str], aim: str | None = None,
-                 misfits: Callable[[GraphBuilder, int], int] | None = None) -> Value | None:
+                 misfits: Callable[[GraphBuilder, int], int] | None = None,
+                 repick: Callable[[], Value | None] | None = None) -> Value | None:
     """Emit a motif (``emit(b, x)``) whose draw takes a plan row that gives levels to the
     anchor ops ``need``: a motif of variants (one draw makes a Softmax, another a
     Transpose) is emitted again, up to :data:`VARIANT_TRIES` times, and the emission that
@@ -438,7 +439,9 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
     ``misfits`` (the builder and the emission's first node index -> how many of the row's
     levels the emitted nodes cannot take: :func:`row_misfits`), an emission with fewer
     comes before one with more, the anchors being equal, and up to :data:`AIMED_TRIES`
-    emissions are tried while some level cannot be taken. A draw that takes no row never
+    emissions are tried while some level cannot be taken; with ``repick`` (another input
+    value the motif fits, or None), every second of those emissions reads a new input (a
+    Conv group needs an input of more than one channel). A draw that takes no row never
     comes here, so it is the draw it was.
 
     Returns:
@@ -463,6 +466,8 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
                                                     and k >= VARIANT_TRIES):
                 break
             before.restore(b)
+            if repick is not None and best[0][2] < 0 and k % 2 == 0:
+                x = repick() or x
             again = emit(b, x)
             if again is not None and made(start) > best[0]:
                 best = (made(start), Snapshot.of(b), again)

@@ -69,12 +69,13 @@ def _cover(plan: MotifPlan, apart: list[str]) -> tuple[Step, ...]:
     visit, aimed at the next of ``apart`` the row gives levels to (None where it gives
     none)."""
     feasible = {(op, p) for op, ps in plan.pairs.items() for p in ps}
+    aims = [_aims(plan, i, apart) for i in range(len(plan.rows))]
     candidates: list[tuple[Step, frozenset[tuple[str, Pair]]]] = []
     for i, row in enumerate(plan.rows):
         pairs = op_pairs_with_opset(row, plan.spaces) & feasible
         shared = {(op, p) for op, p in pairs if op not in apart}
         candidates += [(Step(i, op), frozenset(shared | {(o, p) for o, p in pairs if o == op}))
-                       for op in _aims(plan, i, apart)] or [(Step(i), frozenset(shared))]
+                       for op in aims[i]] or [(Step(i), frozenset(shared))]
     left = set().union(*(s for _, s in candidates))
     heap = [(-len(s), k) for k, (_, s) in enumerate(candidates)]
     heapq.heapify(heap)
@@ -91,8 +92,7 @@ def _cover(plan: MotifPlan, apart: list[str]) -> tuple[Step, ...]:
         left -= candidates[k][1]
     visited = {s.row for s in steps}
     for turn, i in enumerate(i for i in range(len(plan.rows)) if i not in visited):
-        aims = _aims(plan, i, apart)
-        steps.append(Step(i, aims[turn % len(aims)] if aims else None))
+        steps.append(Step(i, aims[i][turn % len(aims[i])] if aims[i] else None))
     return tuple(steps)
 
 

@@ -39,7 +39,7 @@ import copy
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,6 +146,12 @@ def bindings(schema: defs.OpSchema, node: NodeProto) -> list[tuple[str, str, str
                 continue
             out.append((name, side, p.type_str))
     return out
+
+
+def bound_to(schema: defs.OpSchema, node: NodeProto, param: str) -> list[str]:
+    """The tensors of ``node`` that ``schema`` binds to type parameter ``param``
+    (:func:`bindings`), in the node's order."""
+    return [name for name, _, ts in bindings(schema, node) if ts == param]
 
 
 def _schema(node: NodeProto, opset: int) -> defs.OpSchema | None:
@@ -469,8 +475,9 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
             if repick is not None and best[0][2] < 0 and k % 2 == 0:
                 x = repick() or x
             again = emit(b, x)
-            if again is not None and made(start) > best[0]:
-                best = (made(start), Snapshot.of(b), again)
+            score = made(start) if again is not None else None
+            if score is not None and score > best[0]:
+                best = (score, Snapshot.of(b), again)
     finally:
         b.aim = None
     best[1].restore(b)
@@ -505,13 +512,14 @@ def row_misfits(b: GraphBuilder, start: int, plan: MotifPlan, row: Row) -> int:
 class _Draw:
     """Edits of one motif draw, with the state to undo them."""
 
-    def __init__(self, b: GraphBuilder, mark: Mark, result: Value | None) -> None:
+    def __init__(self, b: GraphBuilder, mark: Mark, result: Value | None,
+                 anchor_ops: Iterable[str] = ()) -> None:
         self.b = b
         self.mark = mark
         self.result = result
         self.notes: list[str] = []
-        #: the motif's anchor ops (set by :func:`vary`): nodes a retype never leaves out
-        self.anchor_ops: set[str] = set()
+        #: the motif's anchor ops: nodes a retype never leaves out (:func:`_tied_part`)
+        self.anchor_ops = frozenset(anchor_ops)
         #: outputs of the Casts the edits inserted (no anchor nodes of the motif's pattern)
         self.inserted: set[str] = set()
         self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
@@ -554,15 +562,14 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
         Notes, one per level the draw could not take (``"Op|factor=level: reason"``); an
         empty list when it took the whole row.
     """
-    draw = _Draw(b, mark, result)
-    draw.anchor_ops = set(plan.spaces)
+    draw = _Draw(b, mark, result, plan.spaces)
     try:
         notes = _vary(draw, plan, row, aim)
     except Exception as exc:  # a variation never breaks the draw: undone, noted
         draw.undo()
         return [*draw.notes, f"*: variation failed, draw undone ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:100] if str(exc) else ''})"]
-    if notes and notes[-1].startswith("*: the varied graph"):
+    if _undone(notes):
         return notes
     why = ort_refusal(b, mark)
     if not why:
@@ -573,20 +580,28 @@ def vary(b: GraphBuilder, mark: Mark, plan: MotifPlan, row: Row,
     for dtypes in (True, False):
         part = {k: lv for k, lv in row.items()
                 if k == OPSET or k.split(SEP, 1)[1].startswith("dtype:") == dtypes}
-        again = _Draw(b, mark, result)
-        again.anchor_ops = draw.anchor_ops
+        again = _Draw(b, mark, result, plan.spaces)
         try:
             kept = _vary(again, plan, part, aim)
         except Exception:  # as above: a variation never breaks the draw
             again.undo()
             continue
-        if kept and kept[-1].startswith("*: the varied graph"):
-            continue  # undone already
+        if _undone(kept):
+            continue
         if ort_refusal(b, mark) is None:
             return [*kept, *(f"{k}={lv}: onnxruntime refuses the draw with it ({why})"
                              for k, lv in row.items() if k not in part and lv != NA)]
         again.undo()
     return [*notes, f"*: onnxruntime refuses the varied draw, draw undone ({why})"]
+
+
+def _undone(notes: list[str]) -> bool:
+    """Whether :func:`_vary` undid the draw because its graph did not infer."""
+    return bool(notes) and notes[-1].startswith(_UNDONE)
+
+
+#: the start of :func:`_vary`'s last note where it undid the draw.
+_UNDONE = "*: the varied graph does not infer, draw undone"
 
 
 def _vary(draw: _Draw, plan: MotifPlan, row: Row, aim: str | None = None) -> list[str]:
@@ -620,7 +635,7 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row, aim: str | None = None) -> lis
     if error is not None:
         notes = draw.notes
         draw.undo()
-        return [*notes, f"*: the varied graph does not infer, draw undone ({error})"]
+        return [*notes, f"{_UNDONE} ({error})"]
     _note_lost_types(draw, plan, row, infer_types(b))
     return draw.notes
 
@@ -642,7 +657,7 @@ def _note_lost_types(draw: _Draw, plan: MotifPlan, row: Row,
             if not factor.startswith("dtype:") or f"{op}|{factor}={level}" in noted:
                 continue
             param = factor[len("dtype:"):]
-            seeds = [n for n, _, ts in bindings(schema, anchors[0]) if ts == param]
+            seeds = bound_to(schema, anchors[0], param)
             got = DTYPE_NAMES.get(_elem(types, seeds[0]), "") if seeds else level
             if got and got != level:
                 draw.notes.append(f"{op}|{factor}={level}: the node is {got} after the "
@@ -852,7 +867,7 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     schema = _schema(anchor, b.opset)
     if schema is None:
         raise Refused("no schema")
-    seeds = [n for n, _, ts in bindings(schema, anchor) if ts == param]
+    seeds = bound_to(schema, anchor, param)
     if not seeds:
         raise Unbound(f"no tensor of the node is bound to {param}")
     current = _elem(types, seeds[0])

@@ -176,7 +176,7 @@ def _ties(windows: tuple[tuple[int, tuple[NodeProto, ...]], ...], anchors: set[s
     node of each anchor op in ``anchors`` (the node a draw retypes)."""
     from onnx import defs
 
-    from generators.schema.apply import bindings, type_component
+    from generators.schema.apply import bound_to, type_component
 
     ties: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for opset, nodes in windows:
@@ -189,7 +189,7 @@ def _ties(windows: tuple[tuple[int, tuple[NodeProto, ...]], ...], anchors: set[s
             seen.add(a.op_type)
             schema = defs.get_schema(a.op_type, opset, a.domain)
             for tc in schema.type_constraints:
-                seeds = [t for t, _, ts in bindings(schema, a) if ts == tc.type_param_str]
+                seeds = bound_to(schema, a, tc.type_param_str)
                 if not seeds:
                     continue
                 _, touched, stops = type_component(window, opset, seeds)

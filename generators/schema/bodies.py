@@ -31,8 +31,8 @@ _EDGES: dict[str, tuple[Callable[[int, int], int | None], Callable[[int], int]]]
     "Scan": (lambda i, since: (i - 1 if i >= 1 else None) if since < 9 else i, lambda j: j),
 }
 
-#: the graph attributes of each op that are bodies taking the outer values.
-BODIES = {"If": ("then_branch", "else_branch"), "Loop": ("body",), "Scan": ("body",)}
+#: the ops whose bodies (every graph attribute they hold) take their outer values.
+BODIES = frozenset(_EDGES)
 
 
 def retype_bodies(node: NodeProto, since: int, tied: set[str], target: int, current: int,
@@ -61,9 +61,8 @@ def retype_bodies(node: NodeProto, since: int, tied: set[str], target: int, curr
            for k in [to_body_in(i, since)] if k is not None}
     outs = {to_body_out(j) for j, x in enumerate(node.output) if x and x in tied}
     made: list[str] = []
-    for attr in node.attribute:
-        if attr.name in BODIES[node.op_type] and attr.HasField("g"):
-            made += _wrap(attr.g, ins, outs, target, current, fresh)
+    for g in subgraphs(node):
+        made += _wrap(g, ins, outs, target, current, fresh)
     return made
 
 
@@ -89,10 +88,7 @@ def _wrap(g: GraphProto, ins: set[int], outs: set[int], target: int, current: in
         if vo.type.HasField("tensor_type"):
             vo.type.tensor_type.elem_type = target
         made.append(new)
-    if head:
-        nodes = [*head, *g.node]
-        del g.node[:]
-        g.node.extend(nodes)
+    _prepend(g, head)
     return made
 
 
@@ -122,10 +118,16 @@ def cast_outer_reads(node: NodeProto, names: dict[str, str], current: int,
             head.append(helper.make_node("Cast", [names[old]], [new], to=current))
             _rename_reads(g, old, new)
             made.append(new)
-        nodes = [*head, *g.node]
-        del g.node[:]
-        g.node.extend(nodes)
+        _prepend(g, head)
     return made
+
+
+def _prepend(g: GraphProto, nodes: list[NodeProto]) -> None:
+    """Put ``nodes`` at the start of body ``g``."""
+    if nodes:
+        rest = list(g.node)
+        del g.node[:]
+        g.node.extend([*nodes, *rest])
 
 
 def _rename_reads(g: GraphProto, old: str, new: str) -> None:

@@ -424,6 +424,62 @@ def test_a_block_size_cuts_the_scale_and_zero_point_in_blocks() -> None:
     assert ATTR_ADAPTERS[("DequantizeLinear", "block_size")](ctx, node) == {}
 
 
+@pytest.mark.parametrize("steps", [None, [2, 1]])
+def test_leaving_slice_axes_out_lays_the_bounds_out_over_the_leading_axes(steps) -> None:
+    # Slice(x, starts, ends, axes=[-1, 1], steps) and the adapted Slice without axes give
+    # the same values (onnx's reference evaluator)
+    from generators.schema.apply import DROP_ADAPTERS
+
+    x = np.arange(2 * 5 * 6, dtype=np.float32).reshape(2, 5, 6)
+    bounds = {"s": np.array([1, 0], np.int64), "e": np.array([5, 4], np.int64),
+              "a": np.array([-1, 1], np.int64)}
+    if steps is not None:
+        bounds["st"] = np.array(steps, np.int64)
+    names = ["x", "s", "e", "a", *(["st"] if steps is not None else [])]
+    node = helper.make_node("Slice", names, ["y"])
+    ctx = InputContext(node, None, {"x": helper.make_tensor_type_proto(1, [2, 5, 6])},
+                       {k: numpy_helper.from_array(v, k) for k, v in bounds.items()}, None)
+    dropped = helper.make_node("Slice", ["x", "s", "e", "", *names[4:]], ["y"])
+    got = DROP_ADAPTERS[("Slice", "axes")](ctx, dropped)
+    assert sorted(got) == ([1, 2, 4] if steps is not None else [1, 2])
+    assert got[1].tolist() == [0, 0, 1] and got[2][2] == 5  # axis 0 whole, 1 and 2 kept
+    expected = _sliced(x, node, bounds)
+    adapted = dict(bounds, s=got[1], e=got[2], **({"st": got[4]} if 4 in got else {}))
+    assert np.array_equal(_sliced(x, dropped, adapted), expected)
+    assert _sliced(x, dropped, bounds).shape != expected.shape  # without the adapter
+
+
+def _sliced(x: np.ndarray, node, consts: dict[str, np.ndarray]) -> np.ndarray:
+    """``node`` (a Slice) on ``x`` and the constant inputs ``consts``, by onnx's reference
+    evaluator."""
+    from onnx.reference import ReferenceEvaluator
+
+    graph = helper.make_graph(
+        [node], "slice", [helper.make_tensor_value_info("x", 1, list(x.shape))],
+        [helper.make_tensor_value_info("y", 1, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items() if k in node.input])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return ReferenceEvaluator(model).run(None, {"x": x})[0]
+
+
+def test_leaving_pad_axes_out_pads_every_axis() -> None:
+    from generators.schema.apply import DROP_ADAPTERS
+
+    node = helper.make_node("Pad", ["x", "p", "", "a"], ["y"])
+    ctx = InputContext(node, None, {"x": helper.make_tensor_type_proto(1, [2, 3, 4])},
+                       {"p": numpy_helper.from_array(np.array([1, 0, 2, 3], np.int64), "p"),
+                        "a": numpy_helper.from_array(np.array([2, -2], np.int64), "a")},
+                       None)
+    drop = DROP_ADAPTERS[("Pad", "axes")]
+    got = drop(ctx, helper.make_node("Pad", ["x", "p"], ["y"]))
+    assert got[1].tolist() == [0, 0, 1, 0, 3, 2]  # begins of axes 0..2, then their ends
+    ctx.consts["a"] = numpy_helper.from_array(np.array([0, 1], np.int64), "a")
+    got = drop(ctx, helper.make_node("Pad", ["x", "p"], ["y"]))
+    assert got[1].tolist() == [1, 0, 0, 2, 3, 0]  # leading axes, but not all of them
+    ctx.consts["a"] = numpy_helper.from_array(np.array([0, 1, 2], np.int64), "a")
+    assert drop(ctx, helper.make_node("Pad", ["x", "p"], ["y"])) == {}  # all, in order
+
+
 def test_resize_window_options_onnxruntime_refuses_are_told_before_the_run() -> None:
     from generators.schema.apply import runtime_reason
     from generators.schema.rules import refusal

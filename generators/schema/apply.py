@@ -1393,6 +1393,65 @@ ATTR_ADAPTERS: dict[tuple[str, str],
 }
 
 
+def _laid_out(c: InputContext, axes_at: int) -> list[int] | None:
+    """The node's constant axes (input ``axes_at``) made non-negative by its data's rank;
+    None where they or the rank are unknown."""
+    axes, x = c.const(axes_at), c.shape(0)
+    if axes is None or x is None:
+        return None
+    return [int(a) % len(x) for a in axes.reshape(-1)] if len(x) else []
+
+
+def _slice_without_axes(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """Slice's ``starts``, ``ends`` (and ``steps``, where the edited node still reads them)
+    laid out over the axes ``0 .. max(axes)`` where the edit leaves ``axes`` out: each axis
+    the old list names keeps its bounds, every other one takes all of it (start 0, the
+    largest end, step 1). The sliced region, and so the output, stays as it was (ONNX
+    operator docs, Slice-10: left-out axes are ``[0, ..., len(starts) - 1]``). Nothing where
+    the axes, bounds or data rank are not known."""
+    laid = _laid_out(c, 3)
+    starts, ends = c.const(1), c.const(2)
+    steps = c.const(4) if len(c.node.input) > 4 and c.node.input[4] else None
+    if laid is None or laid == list(range(len(laid))) or starts is None or ends is None or \
+            (len(c.node.input) > 4 and c.node.input[4] and steps is None):
+        return {}  # unknown, or the axes Slice takes without them
+    k, dt = max(laid) + 1, starts.dtype
+    full = {1: np.zeros(k, dt), 2: np.full(k, np.iinfo(dt).max, dt), 4: np.ones(k, dt)}
+    for j, axis in enumerate(laid):
+        full[1][axis], full[2][axis] = starts.reshape(-1)[j], ends.reshape(-1)[j]
+        if steps is not None:
+            full[4][axis] = steps.reshape(-1)[j]
+    if not (len(new.input) > 4 and new.input[4]):
+        del full[4]
+    return full
+
+
+def _pad_without_axes(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """Pad's ``pads`` over every axis where the edit leaves ``axes`` out: each axis the old
+    list names keeps its begin and end pads, every other one takes 0 (ONNX operator docs,
+    Pad-18: ``pads`` then lists ``2 * rank`` values). Nothing where the axes, pads or data
+    rank are not known."""
+    laid, pads = _laid_out(c, 3), c.const(1)
+    rank = len(c.shape(0) or ())
+    if laid is None or laid == list(range(rank)) or pads is None:
+        return {}  # unknown, or every axis in order already
+    flat = pads.reshape(-1)
+    full = np.zeros(2 * rank, pads.dtype)
+    for j, axis in enumerate(laid):
+        full[axis], full[rank + axis] = flat[j], flat[len(laid) + j]
+    return {1: full}
+
+
+#: ``(op, optional input) -> adapter``: inputs that leaving the optional input out (absent
+#: or an empty name) must replace to keep the node's meaning and output shapes, as
+#: :data:`ATTR_ADAPTERS` for attributes.
+DROP_ADAPTERS: dict[tuple[str, str],
+                    Callable[[InputContext, NodeProto], dict[int, np.ndarray]]] = {
+    ("Slice", "axes"): _slice_without_axes,
+    ("Pad", "axes"): _pad_without_axes,
+}
+
+
 def _group_divisors(c: InputContext, level: str) -> list[Any]:
     """Groups above 1 that divide both the input and the output channels of a Conv or
     ConvTranspose (:func:`_group_weight` re-cuts the weight for them)."""
@@ -1618,6 +1677,8 @@ def _input_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, index:
     if cur == level:
         return []
 
+    ctx = InputContext(node, schema, types, consts, b.rng)
+
     def set_to(name: str, tensor: TensorProto | None) -> Edit:
         def edit(n: NodeProto) -> tuple[list[TensorProto], Callable[..., None]]:
             ins = list(n.input)
@@ -1625,12 +1686,17 @@ def _input_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, index:
                 raise Refused("a later input is listed")
             del n.input[:]
             n.input.extend(_with_slot(ins, index, name, trim=level == ABSENT))
-            return ([tensor] if tensor is not None else []), _nothing
+            weights = [tensor] if tensor is not None else []
+            adapt = DROP_ADAPTERS.get((n.op_type, schema.inputs[index].name)) \
+                if tensor is None else None
+            for i, arr in (adapt(ctx, n) if adapt else {}).items():
+                weights.append(numpy_helper.from_array(arr, b.namer.weight(n.op_type)))
+                n.input[i] = weights[-1].name
+            return weights, _nothing
         return edit
 
     if level in (ABSENT, EMPTY):
         return [set_to("", None)]
-    ctx = InputContext(node, schema, types, consts, b.rng)
     provider = PROVIDERS.get((node.op_type, schema.inputs[index].name))
     arrays = [provider(ctx)] if provider else _generic_input(ctx, index)
     edits = []

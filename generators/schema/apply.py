@@ -1645,15 +1645,23 @@ def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: s
             n.attribute.extend(kept)
             if a is not None:
                 n.attribute.append(a)
-            adapt = ATTR_ADAPTERS.get((n.op_type, name))
-            weights = []
-            for i, arr in (adapt(ctx, n) if adapt else {}).items():
-                weights.append(numpy_helper.from_array(arr, b.namer.weight(n.op_type)))
-                n.input[i] = weights[-1].name
-            return weights, _nothing
+            return _adapted(b, ctx, n, ATTR_ADAPTERS.get((n.op_type, name))), _nothing
         return edit
 
     return [edit_for(a) for a in values]
+
+
+def _adapted(b: GraphBuilder, ctx: InputContext, n: NodeProto,
+             adapt: Callable[[InputContext, NodeProto], dict[int, np.ndarray]] | None
+             ) -> list[TensorProto]:
+    """The weights ``adapt`` (an :data:`ATTR_ADAPTERS` or :data:`DROP_ADAPTERS` entry, or
+    None) gives the edited node ``n``, each made an initializer that ``n`` reads in its
+    input's place."""
+    weights = []
+    for i, arr in (adapt(ctx, n) if adapt else {}).items():
+        weights.append(numpy_helper.from_array(arr, b.namer.weight(n.op_type)))
+        n.input[i] = weights[-1].name
+    return weights
 
 
 def _with_slot(names: list[str], index: int, name: str, trim: bool) -> list[str]:
@@ -1686,13 +1694,10 @@ def _input_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, index:
                 raise Refused("a later input is listed")
             del n.input[:]
             n.input.extend(_with_slot(ins, index, name, trim=level == ABSENT))
-            weights = [tensor] if tensor is not None else []
-            adapt = DROP_ADAPTERS.get((n.op_type, schema.inputs[index].name)) \
-                if tensor is None else None
-            for i, arr in (adapt(ctx, n) if adapt else {}).items():
-                weights.append(numpy_helper.from_array(arr, b.namer.weight(n.op_type)))
-                n.input[i] = weights[-1].name
-            return weights, _nothing
+            if tensor is not None:
+                return [tensor], _nothing
+            return _adapted(b, ctx, n, DROP_ADAPTERS.get((n.op_type,
+                                                          schema.inputs[index].name))), _nothing
         return edit
 
     if level in (ABSENT, EMPTY):

@@ -480,6 +480,20 @@ def test_leaving_pad_axes_out_pads_every_axis() -> None:
     assert drop(ctx, helper.make_node("Pad", ["x", "p"], ["y"])) == {}  # all, in order
 
 
+def test_a_written_kernel_shape_is_the_weights_spatial_dims() -> None:
+    # the one value onnxruntime takes ("kernel_shape is not compatible with W shape")
+    from generators.schema.apply import NODE_CANDIDATES
+    from generators.schema.levels import EDGE, NONDEFAULT
+
+    node = helper.make_node("Conv", ["x", "w"], ["y"])
+    ctx = InputContext(node, None, {"x": helper.make_tensor_type_proto(1, [1, 2, 6, 5]),
+                                    "w": helper.make_tensor_type_proto(1, [4, 2, 3, 2])},
+                       {}, None)
+    for op in ("Conv", "ConvTranspose"):
+        assert NODE_CANDIDATES[(op, "kernel_shape")](ctx, NONDEFAULT) == [[3, 2]]
+        assert NODE_CANDIDATES[(op, "kernel_shape")](ctx, EDGE) == []
+
+
 def test_resize_window_options_onnxruntime_refuses_are_told_before_the_run() -> None:
     from generators.schema.apply import runtime_reason
     from generators.schema.rules import refusal

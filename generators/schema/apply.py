@@ -1492,6 +1492,14 @@ def _output_shape(c: InputContext, level: str) -> list[Any]:
         else []
 
 
+def _weight_kernel(c: InputContext, level: str) -> list[Any]:
+    """A Conv's or ConvTranspose's ``kernel_shape`` written as the spatial dims of its
+    weight (no default in the schema, so ``nondefault``): the only value onnxruntime takes
+    ("kernel_shape is not compatible with W shape" for any other)."""
+    w = c.shape(1)
+    return [list(w[2:])] if level == NONDEFAULT and w is not None and len(w) > 2 else []
+
+
 def _zero_output_padding(c: InputContext, level: str) -> list[Any]:
     """ConvTranspose's ``output_padding`` written as zeros (no default in the schema, so
     ``nondefault``; the output keeps its shape)."""
@@ -1587,6 +1595,8 @@ NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]]
     ("Conv", "group"): _group_divisors,
     ("ConvTranspose", "group"): _group_divisors,
     ("ConvTranspose", "output_shape"): _output_shape,
+    ("Conv", "kernel_shape"): _weight_kernel,
+    ("ConvTranspose", "kernel_shape"): _weight_kernel,
     ("ConvTranspose", "output_padding"): _zero_output_padding,
     ("Pad", "pads"): _shifted_pads,
     ("Split", "num_outputs"): _output_count,

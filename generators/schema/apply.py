@@ -255,7 +255,7 @@ class InputContext:
 
     def shape(self, i: int) -> tuple[int, ...] | None:
         """Static shape of the node's input ``i`` (None: absent or unknown)."""
-        if i >= len(self.node.input) or not self.node.input[i]:
+        if not _listed(self.node, i):
             return None
         return _shape(self.types, self.node.input[i])
 
@@ -272,6 +272,11 @@ class InputContext:
     def elem(self, i: int) -> int:
         """Element type of input ``i``."""
         return _elem(self.types, self.node.input[i]) if i < len(self.node.input) else 0
+
+
+def _listed(node: NodeProto, i: int) -> bool:
+    """Whether ``node`` reads input ``i`` (listed, with a non-empty name)."""
+    return i < len(node.input) and bool(node.input[i])
 
 
 def _np(elem: int) -> np.dtype:
@@ -1371,7 +1376,7 @@ def _blocked_scale(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
     axis = (1 if axis is None else axis) % len(x)
     shape = [*x[:axis], -(-x[axis] // size), *x[axis + 1:]]
     out = {1: np.full(shape, scale.reshape(-1)[0], scale.dtype)}
-    if len(c.node.input) > 2 and c.node.input[2]:
+    if _listed(c.node, 2):
         zero = c.const(2)
         if zero is None:
             raise Refused("the zero point is no constant to cut in blocks")
@@ -1411,9 +1416,9 @@ def _slice_without_axes(c: InputContext, new: NodeProto) -> dict[int, np.ndarray
     the axes, bounds or data rank are not known."""
     laid = _laid_out(c, 3)
     starts, ends = c.const(1), c.const(2)
-    steps = c.const(4) if len(c.node.input) > 4 and c.node.input[4] else None
+    steps = c.const(4)
     if laid is None or laid == list(range(len(laid))) or starts is None or ends is None or \
-            (len(c.node.input) > 4 and c.node.input[4] and steps is None):
+            (_listed(c.node, 4) and steps is None):
         return {}  # unknown, or the axes Slice takes without them
     k, dt = max(laid) + 1, starts.dtype
     full = {1: np.zeros(k, dt), 2: np.full(k, np.iinfo(dt).max, dt), 4: np.ones(k, dt)}
@@ -1421,7 +1426,7 @@ def _slice_without_axes(c: InputContext, new: NodeProto) -> dict[int, np.ndarray
         full[1][axis], full[2][axis] = starts.reshape(-1)[j], ends.reshape(-1)[j]
         if steps is not None:
             full[4][axis] = steps.reshape(-1)[j]
-    if not (len(new.input) > 4 and new.input[4]):
+    if not _listed(new, 4):
         del full[4]
     return full
 

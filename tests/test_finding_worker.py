@@ -319,17 +319,33 @@ def test_a_hang_that_recurs_in_two_of_three_runs_is_confirmed(monkeypatch):
     from oracles.base import Finding, by_majority
 
     class Runs:
+        timeout = 30.0
+
         def __init__(self, shows: list[bool]) -> None:
             self.shows, self.calls = list(shows), 0
 
         def run(self, case):
+            assert case.timeout is None  # every rerun has the whole timeout
             self.calls += 1
-            found = [Finding("hang", "optimize", "no result")] if self.shows.pop(0) else []
+            found = [Finding("hang", "optimize", "no result after 30 s",
+                             {"timeout_s": 30.0})] if self.shows.pop(0) else []
             return type("Result", (), {"findings": found})()
 
-    finding = Finding("hang", "optimize", "no result")
+    case = TestCase("fake", {}, {"kind": "generated", "seed": 0})
+    finding = Finding("hang", "optimize", "no result after 30 s", {"timeout_s": 30.0})
     for shows, verdict in (([False, True], True), ([False, False], False), ([True], True)):
         box = Runs(shows)
-        assert confirmed(box, None, finding) is verdict and box.calls == len(shows)
+        assert (confirmed(box, case, finding) is finding) is verdict
+        assert box.calls == len(shows)
+    # found within a calibrated limit: the found run does not vote, and the confirmed
+    # finding is a rerun's
+    candidate = Finding("hang", "optimize", "no result after 5 s", {"timeout_s": 5.0})
+    limited = TestCase("fake", {}, {"kind": "generated", "seed": 0}, timeout=5.0)
+    for shows, verdict in (([True, True], True), ([False, True, True], True),
+                           ([True, False, False], False), ([False, False], False)):
+        box = Runs(shows)
+        again = confirmed(box, limited, candidate)
+        assert (again is not None) is verdict and box.calls == len(shows)
+        assert again is None or again.detail["timeout_s"] == 30.0
     assert by_majority(False, iter([True, False]).__next__) is False
     assert by_majority(True, iter([False, True, True]).__next__, votes=5) is True

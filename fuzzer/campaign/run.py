@@ -30,6 +30,7 @@ from rich.live import Live
 # the generator is preloaded before the workers fork: a worker started after a crash would
 # import it again, 0.2 s each
 import generators.generate  # noqa: F401
+from fuzzer.campaign.calibration import CaseTimeLimit
 from fuzzer.campaign.failure import (
     CampaignError,
     as_campaign_error,
@@ -207,6 +208,7 @@ class Campaign:
         self.exhausted = False
         self.last_save = time.monotonic()
         self._lock = threading.Lock()
+        self.time_limit = CaseTimeLimit(settings.timeout)
         self.guide = _guide(settings, self.store.root, self.target)
         self.batch = GUIDED_BATCH if self.guide is not None else BATCH
         self.sanitizer = _sanitizer(settings, self.target)
@@ -428,6 +430,7 @@ class Campaign:
                 if self.guide is not None:
                     case = self.guide.steer(case, case.input_seed)
                     self.guide.measure(case)
+                case = self.time_limit.apply(case)
                 self.corpus_in_flight += _is_corpus(case)
                 cases.append(case)
             for case, future in zip(cases, sandbox.submit_many(cases), strict=True):
@@ -440,6 +443,11 @@ class Campaign:
         self.corpus_in_flight -= _is_corpus(case)
         self.run_cases += 1
         self.stats.add(case, result)
+        if self.time_limit.observe(case, result):
+            limit = self.time_limit.limit
+            self.log.info("time limit of generated cases: %s", f"{limit:g} s (calibrated from "
+                          "their run times; a hang is confirmed at the whole timeout)"
+                          if limit is not None else "the whole timeout")
         if result.unusable and case.source.get("kind") == "corpus":
             self.stream.skip_model(case.source.get("model", ""))
         if result.documented:

@@ -8,6 +8,7 @@ are registered per ``source["kind"]`` in :data:`SOURCE_KINDS`.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 from generators.materialize import Materialized
 from oracles.base import Finding
 
-__all__ = ["Artifacts", "CaseResult", "Materialized", "TestCase", "materializer"]
+__all__ = ["Artifacts", "CaseResult", "Materialized", "TestCase", "full_limit", "materializer"]
 
 #: source kind -> "module:function" with signature
 #: ``(source: dict, input_seed: int, input_shapes: dict | None) -> Materialized``.
@@ -60,6 +61,9 @@ class TestCase:
         oracle_overrides: facts for the oracles that this test sets itself, over the
             target's (``Outcome.extra``), e.g. ``{"tolerance": {"atol": 1e-3}}``
             (:data:`oracles.tolerance.TOLERANCE`); None for a campaign's cases.
+        timeout: this case's time limit in seconds where it is below the sandbox's per-case
+            timeout (a campaign's calibrated limit of generated cases:
+            :mod:`fuzzer.campaign.calibration`); None: the sandbox's timeout.
     """
 
     __test__ = False  # not a pytest class
@@ -78,6 +82,7 @@ class TestCase:
     growth_nodes: int | None = None
     reference_first: bool = False
     oracle_overrides: dict[str, Any] | None = None
+    timeout: float | None = None
 
     def with_model(self, model_bytes: bytes, **changes: Any) -> TestCase:
         """A copy that carries ``model_bytes`` (and any other field changes)."""
@@ -88,6 +93,12 @@ class TestCase:
     def with_config(self, config: dict[str, Any]) -> TestCase:
         """A copy with another target configuration."""
         return TestCase(**dict(self.__dict__, config=config))
+
+
+def full_limit(case: TestCase) -> TestCase:
+    """``case`` without a limit of its own (``TestCase.timeout``): the sandbox's per-case
+    timeout applies again, as a rerun that must tell a hang from a slow case needs."""
+    return case if case.timeout is None else dataclasses.replace(case, timeout=None)
 
 
 def materializer(kind: str) -> Any:

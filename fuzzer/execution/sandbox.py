@@ -24,7 +24,7 @@ from pebble import ProcessExpired
 
 from fuzzer.builds.sanitizer import SanitizerRuntime
 from fuzzer.edges.setup import EdgeSetup
-from fuzzer.execution.case import Artifacts, CaseResult, TestCase
+from fuzzer.execution.case import Artifacts, CaseResult, TestCase, full_limit
 from fuzzer.execution.deaths import (
     PRE_TARGET_STAGES,
     expired,
@@ -156,9 +156,14 @@ class Sandbox:
     def _submit(self, case: TestCase, retried: bool) -> Future[CaseResult]:
         (slot,) = slots = self._slots.take(1, 0)
         future: Future[CaseResult] = Future()
-        task = self._schedule(_execute, (case, slot), self.timeout, slots)
+        task = self._schedule(_execute, (case, slot), self.limit(case), slots)
         task.add_done_callback(lambda done: self._finish(done, case, slot, future, retried))
         return future
+
+    def limit(self, case: TestCase) -> float:
+        """The time limit of ``case`` in seconds: its own (``TestCase.timeout``) where below
+        the per-case timeout, else the per-case timeout."""
+        return self.timeout if case.timeout is None else min(case.timeout, self.timeout)
 
     def _schedule(self, function: Callable[..., Any], args: tuple, timeout: float,
                   slots: list[int]) -> Future:
@@ -206,8 +211,9 @@ class Sandbox:
     def _submit_batch(self, cases: list[TestCase]) -> list[Future[CaseResult]]:
         slots = self._slots.take(len(cases), PENDING)
         futures: list[Future[CaseResult]] = [Future() for _ in cases]
-        task = self._schedule(_execute_batch, (cases, slots, self.timeout),
-                              self.timeout * len(cases) + BATCH_SLACK, slots)
+        limits = [self.limit(case) for case in cases]
+        task = self._schedule(_execute_batch, (cases, slots, limits),
+                              sum(limits) + BATCH_SLACK, slots)
         task.add_done_callback(lambda done: self._finish_batch(done, cases, slots, futures))
         return futures
 
@@ -240,13 +246,15 @@ class Sandbox:
             stage = STAGES[stages[culprit]]
             timed_out = isinstance(error, FutureTimeout) or \
                 getattr(error, "exitcode", None) == -signal.SIGALRM
-            death = Outcome("timeout", stage, timeout=self.timeout) if timed_out \
-                else expired(error, stage, self.sanitizer)  # type: ignore[arg-type]
+            death = Outcome("timeout", stage, timeout=self.limit(cases[culprit])) \
+                if timed_out else expired(error, stage, self.sanitizer)  # type: ignore[arg-type]
             if late_reference(cases[culprit], stage):  # again, its reference run first
                 cases = [*cases[:culprit], reference_first(cases[culprit]),
                          *cases[culprit + 1:]]
                 culprit = death = None
-            elif timed_out and stage in PRE_TARGET_STAGES:  # a slow start: run it again too
+            elif timed_out and stage in PRE_TARGET_STAGES:  # a slow start: run it again too,
+                # within the whole timeout
+                cases = [*cases[:culprit], full_limit(cases[culprit]), *cases[culprit + 1:]]
                 culprit = death = None
             self._count(1, 1)
         self._workers.recycle()
@@ -323,7 +331,7 @@ class Sandbox:
         if (lost or early) and (moved or not retried) and not self._workers.closed:
             # the pool broke under the case, it was recycled before it started, or it timed
             # out before the target ran: run it (once more), off pebble's own thread
-            self._retry_later(case, future, retried or not moved)
+            self._retry_later(full_limit(case) if early else case, future, retried or not moved)
             return
         death: Outcome | None = None
         result: CaseResult | None = None
@@ -331,7 +339,7 @@ class Sandbox:
             result = done.result()
         except FutureTimeout:
             self._workers.sweep()
-            death = Outcome("timeout", stage, timeout=self.timeout)
+            death = Outcome("timeout", stage, timeout=self.limit(case))
         except ProcessExpired as exc:
             self._workers.sweep()
             death = expired(exc, stage, self.sanitizer)
@@ -440,10 +448,10 @@ def _execute(case: TestCase, slot: int) -> CaseResult:
 
 
 def _execute_batch(cases: list[TestCase], slots: list[int],
-                   timeout: float) -> list[CaseResult]:
+                   limits: list[float]) -> list[CaseResult]:
     from fuzzer.execution.worker import execute_batch
 
-    return execute_batch(cases, slots, timeout)
+    return execute_batch(cases, slots, limits)
 
 
 def _materialize_elsewhere(case: TestCase) -> tuple[bytes, Any, dict[str, Any]]:

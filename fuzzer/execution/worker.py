@@ -103,22 +103,24 @@ def execute(case: TestCase, slot: int) -> CaseResult:
 
     if _edges is not None:
         _edges.start()
-    result = run_case(case, hook, _recycling.timeout if _recycling is not None else None)
+    timeout = _recycling.timeout if _recycling is not None else None
+    result = run_case(case, hook, case.timeout or timeout)
     if _edges is not None:
         result.edges = features(_edges.collect())
     _watch_growth()
     return result
 
 
-def execute_batch(cases: list[TestCase], slots: list[int], timeout: float) -> list[CaseResult]:
+def execute_batch(cases: list[TestCase], slots: list[int],
+                  limits: list[float]) -> list[CaseResult]:
     """Run ``cases`` one after the other, each announcing its stages in its own slot and
     marked ended there (:data:`fuzzer.execution.slots.ENDED`) once its result is made.
-    Each case has ``timeout`` seconds: past them the kernel ends this worker by SIGALRM
-    (an alarm with no handler, which fires inside native code too), and the sandbox reads
-    from the slots which case it was."""
+    Each case has its limit of ``limits`` (seconds): past them the kernel ends this worker
+    by SIGALRM (an alarm with no handler, which fires inside native code too), and the
+    sandbox reads from the slots which case it was."""
     results = []
-    for case, slot in zip(cases, slots, strict=True):
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+    for case, slot, limit in zip(cases, slots, limits, strict=True):
+        signal.setitimer(signal.ITIMER_REAL, limit)
         try:
             results.append(execute(case, slot))
         finally:

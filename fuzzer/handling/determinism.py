@@ -1,7 +1,8 @@
 """Whether a finding happens again, the same way:
 
 * A hang or a slow run must recur (:func:`confirmed`: in the majority of three runs, the
-  found one included), before anything else is spent on it.
+  found one included where it ran within the whole per-case timeout), before anything else
+  is spent on it.
 * The original model runs deterministically (:func:`deterministic`): a second reference run
   (a fresh onnxruntime session in a fresh run of the case) gives bitwise the same outputs
   (NaN where NaN was); otherwise the seed is unusable, whatever the optimizer did.
@@ -13,18 +14,35 @@ from typing import Any
 
 import numpy as np
 
-from fuzzer.execution.case import CaseResult, TestCase
+from fuzzer.execution.case import CaseResult, TestCase, full_limit
 from fuzzer.execution.sandbox import Sandbox
 from oracles.base import Finding, by_majority
 
 
-def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> bool:
-    """Whether ``finding``'s symptom shows in most runs of ``case``, the run that found it
-    first (:func:`oracles.base.by_majority`: one more run, a third where they disagree)."""
-    def again() -> bool:
-        return any(f.symptom == finding.symptom for f in sandbox.run(case).findings)
+def confirmed(sandbox: Sandbox, case: TestCase, finding: Finding) -> Finding | None:
+    """``finding`` as confirmed where its symptom shows in most runs of ``case``
+    (:func:`oracles.base.by_majority`: two agreeing runs of three decide), else None.
 
-    return by_majority(True, again)
+    The run that found it is the first vote where it ran within the sandbox's per-case
+    timeout (one more run, a third where they disagree). A hang found within a shorter limit
+    of its own (``TestCase.timeout``: a campaign's calibrated limit,
+    :mod:`fuzzer.campaign.calibration`) is a candidate only: runs at the whole timeout
+    decide, and the finding confirmed is the first of theirs (its message gives the whole
+    timeout)."""
+    case = full_limit(case)
+    shown: list[Finding] = []
+
+    def again() -> bool:
+        match = next((f for f in sandbox.run(case).findings if f.symptom == finding.symptom),
+                     None)
+        if match is not None:
+            shown.append(match)
+        return match is not None
+
+    limit = finding.detail.get("timeout_s")
+    if limit is None or limit >= sandbox.timeout:
+        return finding if by_majority(True, again) else None
+    return shown[0] if by_majority(again(), again) else None
 
 
 def same_outputs(a: dict[str, np.ndarray] | None, b: dict[str, np.ndarray] | None) -> bool:

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzer.execution.case import Artifacts, CaseResult, TestCase
+from fuzzer.execution.case import Artifacts, CaseResult, TestCase, full_limit
 from fuzzer.execution.sandbox import Sandbox
 from fuzzer.findings.dedup import find_root_cause, finding_signature
 from fuzzer.findings.rootcause import REWRITE
@@ -92,14 +92,21 @@ def screen(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
     finding = primary_finding(result)
     if finding is None or result.artifacts is None:
         return None
+    case = full_limit(case)  # every rerun from here on has the whole per-case timeout
     documented = get_target(case.target).documented(finding, case.config)
     if documented is not None:
         return Handled("documented", name=documented.name)
     handling = handling_of(finding.symptom)
     if handling is not None:
         case = handling.case(case)
-    if symptom(finding.symptom).confirm and not confirmed(sandbox, case, finding):
-        return Handled("unconfirmed", name="did not recur")
+    if symptom(finding.symptom).confirm:
+        again = confirmed(sandbox, case, finding)
+        if again is None:
+            return Handled("unconfirmed", name="did not recur")
+        if again is not finding:  # found within a calibrated limit, confirmed at the whole
+            result = dataclasses.replace(result, findings=[
+                again if f is finding else f for f in result.findings])
+            finding = again
     found = result.artifacts
     if handling is not None:
         case, result, finding = handling.prepare(sandbox, case, result, finding,

@@ -70,6 +70,9 @@ pass               effect on the model
                    sanitize``), else glibc's own check aborts (``optimizer-abort``)
 ``double-free-b``  the same double free, reached from another pass: one memory fault, one
                    crash state (``fuzz --crash-states``), the ground truth of crash states
+``pause``          sleeps :data:`PAUSE_SECONDS`, then leaves the model as it is: a slow
+                   case that is no hang (past a calibrated time limit, not past the
+                   per-case timeout: :mod:`fuzzer.campaign.calibration`)
 =================  ==========================================================================
 
 Campaigns draw one to three passes of the pool in random order, so localization has lists
@@ -117,6 +120,10 @@ def _segv(graph: Any) -> None:
 def _hang(graph: Any) -> None:
     while True:
         time.sleep(3600)
+
+
+def _pause(graph: Any) -> None:
+    time.sleep(PAUSE_SECONDS)
 
 
 def _invalid(graph: Any) -> None:
@@ -308,6 +315,9 @@ def _forget_untyped(graph: Any) -> None:
 
 #: peers each node is compared with by ``slow-linear``.
 LINEAR_PEERS = 512
+#: seconds ``pause`` sleeps: a slow case that is no hang (the ground truth of a calibrated
+#: time limit's candidates, :mod:`fuzzer.campaign.calibration`).
+PAUSE_SECONDS = 1.5
 #: bytes ``leak`` keeps per call.
 LEAK_BYTES = 2 << 20
 _leaked: list[Any] = []
@@ -370,7 +380,7 @@ def _double_free(graph: Any) -> None:
 ON_REQUEST = frozenset({"hog", "slow-quadratic", "slow-linear", "leak", "ladder",
                         "double-free", "double-free-b", "exit", "rank0-shape", "trust-shape",
                         "drop-transpose",
-                        "bad-unary", "name-leak"})
+                        "bad-unary", "name-leak", "pause"})
 
 
 PASSES: Registry[Callable[[Any], None]] = Registry("fake pass", {
@@ -410,6 +420,7 @@ PASSES: Registry[Callable[[Any], None]] = Registry("fake pass", {
     "drop-transpose": _drop_transpose,
     "bad-unary": _bad_unary,
     "name-leak": _name_leak,
+    "pause": _pause,
 })
 BUGS = tuple(name for name in PASSES if name != "clean")
 

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzer.campaign.calibration import CaseTimeLimit
 from fuzzer.campaign.finding_thread import policy_at_hand
 from fuzzer.campaign.stream import CaseStream, StreamConfig
 from fuzzer.cluster.plan import CaseRange
@@ -93,10 +94,11 @@ class SandboxActor:
 
 
 class CaseRunner(SandboxActor):
-    """Runs ranges of a campaign's cases in a one-worker sandbox. The driver makes it an actor
-    that runs two calls at once (threads), so the next range's cases are queued in the
-    sandbox while the last ones of the current range run and its results travel: the worker
-    never waits between ranges.
+    """Runs ranges of a campaign's cases in a one-worker sandbox, generated cases within the
+    limit calibrated from this actor's own run times (:mod:`fuzzer.campaign.calibration`).
+    The driver makes it an actor that runs two calls at once (threads), so the next range's
+    cases are queued in the sandbox while the last ones of the current range run and its
+    results travel: the worker never waits between ranges.
 
     Args:
         config: the campaign's case stream (its corpus is the corpus list; mutated cases draw
@@ -109,6 +111,7 @@ class CaseRunner(SandboxActor):
         limit_malloc_arenas()
         self.config, self.timeout, self.memory_limit = config, timeout, memory_limit
         self.target = get_target(config.target_name)
+        self.time_limit = CaseTimeLimit(timeout)  # calibrated on this actor's own cases
 
     def run(self, case_range: CaseRange, skipped: list[str], offset: int = 0,
             count: int | None = None) -> RangeResult:
@@ -119,10 +122,13 @@ class CaseRunner(SandboxActor):
         cases = self.cases(dataclasses.replace(case_range, start=case_range.start + offset,
                                                count=end - offset), skipped) \
             if case_range.kind == "corpus" else self.cases(case_range, skipped)[offset:end]
+        cases = [self.time_limit.apply(case) for case in cases]
         sandbox = self.sandbox()
         futures = [sandbox.submit(case) for case in cases]
         node, address = node_identity()
         runs = [(case, future.result()) for case, future in zip(cases, futures, strict=True)]
+        for case, result in runs:
+            self.time_limit.observe(case, result)
         return RangeResult(case_range.number, runs, node, address, time.monotonic() - started)
 
     def cases(self, case_range: CaseRange, skipped: list[str]) -> list[TestCase]:

@@ -11,8 +11,9 @@ its seeds and keeps the longer hang timeout for confirming a hang (LibAFL's
 ``VerifyTimeoutsStage`` runs a timed-out input again at a longer limit too):
 
 - after :data:`WARMUP` generated cases, each generated case gets the limit
-  ``clamp(FACTOR * p99, FLOOR, timeout)``, where ``p99`` is the 99th percentile of the last
-  :data:`WINDOW` generated cases' run times (seconds);
+  ``clamp(ceil(FACTOR * p99), FLOOR, timeout)`` in whole seconds, where ``p99`` is the 99th
+  percentile of the last :data:`WINDOW` generated cases' run times (seconds), kept where a
+  new one is within :data:`STEADY` of it;
 - a case past that limit is a hang candidate only: the recording thread runs it again at the
   whole timeout (:func:`fuzzer.handling.determinism.confirmed`), and only a case that hangs
   there too is a hang; one that finishes ends as ``unconfirmed``;
@@ -23,6 +24,7 @@ its seeds and keeps the longer hang timeout for confirming a hang (LibAFL's
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from collections import deque
 
@@ -41,6 +43,9 @@ FACTOR = 10.0
 FLOOR = 5.0
 #: the limit is computed again after this many new run times.
 EVERY = 50
+#: a new limit within this share of the one in force leaves it as it is (a limit that
+#: wavers around the floor would change, and be logged, every few seconds).
+STEADY = 0.25
 #: source kinds whose cases get the calibrated limit.
 CALIBRATED_KINDS = frozenset({"generated"})
 
@@ -90,7 +95,10 @@ class CaseTimeLimit:
             if self._seen < WARMUP or self._seen % EVERY:
                 return False
             p99 = float(np.percentile(np.fromiter(self._times, float), 99))
-            limit = min(self.timeout, max(FLOOR, FACTOR * p99))
-            new = None if limit >= self.timeout else round(limit, 1)
+            limit = min(self.timeout, max(FLOOR, math.ceil(round(FACTOR * p99, 6))))
+            new = None if limit >= self.timeout else float(limit)
+            if new is not None and self._limit is not None and \
+                    abs(new - self._limit) < self._limit * STEADY:
+                return False
             changed, self._limit = new != self._limit, new
             return changed

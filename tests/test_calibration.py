@@ -86,7 +86,7 @@ def test_a_candidate_is_judged_at_the_whole_timeout(tmp_path):
 
     model = unary_chain_model().SerializeToString()
     store = BundleStore(tmp_path)
-    with Sandbox(jobs=1, timeout=4.0) as box:
+    with Sandbox(jobs=1, timeout=2.5) as box:
         paused = TestCase("fake", {"passes": ["pause"]}, {"kind": "bytes"}, model_bytes=model,
                           timeout=0.5)
         found = box.run(paused)
@@ -100,4 +100,4 @@ def test_a_candidate_is_judged_at_the_whole_timeout(tmp_path):
                                  FindingPolicy(reduce_seconds=0))
     assert handled.status == "new" and handled.bundle_id.startswith("hang-")
     meta = (tmp_path / handled.bundle_id / "meta.json").read_text()
-    assert "no result after 4 s" in meta and "no result after 0.5 s" not in meta
+    assert "no result after 2.5 s" in meta and "no result after 0.5 s" not in meta

@@ -267,7 +267,8 @@ def candidates(op: str, name: str, attr_type: int, level: str, current: Any,
         vals = FLOAT_EDGES if level == EDGE else (1.0, 2.0, 0.5)
         for v in vals:
             try:
-                out.append(numpy_helper.from_array(np.full(arr.shape, v).astype(arr.dtype)))
+                with np.errstate(over="ignore", invalid="ignore"):  # an edge wraps: intended
+                    out.append(numpy_helper.from_array(np.full(arr.shape, v).astype(arr.dtype)))
             except (ValueError, OverflowError):
                 continue
     return out

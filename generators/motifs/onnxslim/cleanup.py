@@ -108,11 +108,15 @@ def _neutral_broadcast(b: GraphBuilder, x: Value) -> Value:
 
 def _symbolic_broadcast(b: GraphBuilder, x: Value) -> Value:
     """A graph input whose first dim is symbolic (size 1 at run time), broadcast against a
-    constant of size 2 or 3 along that dim by Add, Mul or Expand."""
-    inputs = [v for v in b.pool if v.name in b.input_names and v.dtype in _FLOATS and
+    constant of size 2 or 3 along that dim by Add, Mul or Expand: an input of ``x``'s type
+    whose first dim is 1, else a new one of ``x``'s type and shape, its first dim symbolic."""
+    inputs = [v for v in b.pool if v.name in b.input_names and v.dtype == x.dtype and
               v.shape and v.shape[0] == 1]
-    x = b.rng.choice(inputs) if inputs else x
-    if not x.shape or x.shape[0] != 1:
+    if inputs:
+        x = b.rng.choice(inputs)
+    elif x.dtype in _FLOATS and x.shape:
+        x = b.graph_input(x.dtype, (1, *x.shape[1:]), {0: "batch"})
+    else:
         return None
     big = (b.rng.randint(2, 3), *x.shape[1:])
     expand = "Expand" if b.opset >= 8 and b.rng.random() < 0.3 else ""

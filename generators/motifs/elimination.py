@@ -113,14 +113,22 @@ def _nop_reshape(b: GraphBuilder, x: Value) -> Value:
 
 #: op -> (unit value, operand index that may hold it)
 _UNITS = {"Add": (0, None), "Mul": (1, None), "Sub": (0, 1), "Div": (1, 1), "Pow": (1, 1)}
+#: the generator's types that onnxruntime's CPU kernel of Pow takes for the base (not float16).
+_POW_TYPES = frozenset({FLOAT, INT32, INT64})
 
 
 def _nop_with_unit(b: GraphBuilder, x: Value) -> Value:
-    if x.dtype == BOOL:
+    """``x`` and-ed with True or or-ed with False (bool), else ``x`` plus 0, times 1, minus 0,
+    divided by 1 or to the power of 1, by a constant that may broadcast to a larger shape (a
+    near miss). A draw aimed at an arithmetic op or at Pow that ``x``'s type does not allow
+    reads ``x`` through a Cast to float."""
+    if x.dtype == BOOL and b.aim not in _UNITS:
         op = b.variant(b.rng.choice(["And", "Or"]), ["And", "Or"])
         c = b.const(np.full(x.shape[x.rank - 1:], op == "And"), op)
         return b.op(op, [x, c] if b.rng.random() < 0.5 else [c, x], BOOL, x.shape)
-    ops = [o for o in _UNITS if x.dtype == FLOAT or o != "Pow"]
+    if x.dtype == BOOL or (b.aim == "Pow" and x.dtype not in _POW_TYPES):
+        x = b.op("Cast", [x], FLOAT, x.shape, to=FLOAT)
+    ops = [o for o in _UNITS if x.dtype in _POW_TYPES or o != "Pow"]
     op = b.variant(b.rng.choice(ops), ops)
     unit, index = _UNITS[op]
     r = b.rng.random()

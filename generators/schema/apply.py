@@ -284,8 +284,13 @@ def _np(elem: int) -> np.dtype:
 
 
 def _conv_bias(c: InputContext) -> np.ndarray | None:
+    """One bias value per output channel: Conv's weight is ``(M, C / group, k...)``,
+    ConvTranspose's ``(C, M / group, k...)`` (ONNX operator docs)."""
     w = c.shape(1)
-    return None if w is None else (c.rng.gauss(0, 0.5) * np.ones(w[0])).astype(_np(c.elem(0)))
+    if w is None:
+        return None
+    m = w[0] if c.node.op_type == "Conv" else w[1] * (_attr(c.node, "group") or 1)
+    return (c.rng.gauss(0, 0.5) * np.ones(m)).astype(_np(c.elem(0)))
 
 
 def _gemm_c(c: InputContext) -> np.ndarray | None:

@@ -15,10 +15,17 @@ from generators.builder import GraphBuilder
 from generators.generate import _motif_pool, generate, stratum, walk_row, walk_seeds
 from generators.hints import GenerationHints
 from generators.recipe import RECIPES
-from generators.schema.apply import InputContext, Refused, _group_weight, emit_for_row
+from generators.schema.apply import (
+    PROVIDERS,
+    SETTLERS,
+    InputContext,
+    Refused,
+    _group_weight,
+    emit_for_row,
+)
 from generators.schema.plan import always_made, motif_plan
 from generators.schema.walk import Step, aimed_notes, walk_steps
-from tests.conftest import pass_hints, walked_draws
+from tests.conftest import cpu_session, pass_hints, walked_draws
 
 #: a pass hint whose pool holds a few motifs with anchors (conv-bn and its likes).
 HINT = GenerationHints.of(["fuse_bn_into_conv"])
@@ -115,6 +122,43 @@ def test_a_group_that_divides_no_channel_count_is_refused_with_the_reason() -> N
     c = _context("Conv", (1, 3, 5, 5), np.ones((4, 3, 3, 3), np.float32), None)
     with pytest.raises(Refused, match="does not divide the input channels"):
         _group_weight(c, helper.make_node("Conv", ["x", "w"], ["y"], group=2))
+
+
+@pytest.mark.parametrize(("op", "w", "group", "channels"), [
+    ("Conv", (6, 2, 3, 3), 2, 6),
+    ("ConvTranspose", (4, 3, 3, 3), None, 3),
+    ("ConvTranspose", (4, 3, 3, 3), 2, 6),
+])
+def test_an_added_conv_bias_has_one_value_per_output_channel(op: str, w: tuple[int, ...],
+                                                            group: int | None,
+                                                            channels: int) -> None:
+    """Conv's weight is (M, C / group, k...), ConvTranspose's (C, M / group, k...)."""
+    import random
+
+    c = _context(op, (1, 4, 5, 5), np.ones(w, np.float32), group)
+    c.rng = random.Random(0)
+    assert PROVIDERS[(op, "B")](c).shape == (channels,)
+
+
+def test_a_convtranspose_output_shape_is_held_within_what_its_strides_reach() -> None:
+    """An output_shape written as the node's own output (stride 2: 11) and a stride edited
+    to 1 in the same draw: lowered to 7, which onnxruntime runs; one within reach stays."""
+    x = np.ones((1, 2, 5, 5), np.float32)
+    types = {"x": helper.make_tensor_type_proto(1, list(x.shape)),
+             "w": helper.make_tensor_type_proto(1, [2, 3, 3, 3])}
+    for strides, written, held in (([1, 1], [11, 11], [7, 7]), ([2, 2], [11, 11], [11, 11]),
+                                   ([2, 2], [9, 10], [9, 10])):
+        node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=strides,
+                                output_shape=written)
+        SETTLERS["ConvTranspose"](node, types)
+        (shape,) = (a for a in node.attribute if a.name == "output_shape")
+        assert list(shape.ints) == held
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", 1, list(x.shape))],
+            [helper.make_tensor_value_info("y", 1, None)],
+            [numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        assert cpu_session(model).run(None, {"x": x})[0].shape[2:] == tuple(held)
 
 
 @pytest.mark.parametrize(("name", "passes"), [

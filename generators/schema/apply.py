@@ -1198,6 +1198,8 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
             posts.append(post)
     except Refused as exc:
         return str(exc)
+    if (settle := SETTLERS.get(new.op_type)) is not None:
+        settle(new, types)
     t_types, t_consts = dict(types), dict(consts)
     for t in weights:
         t_types[t.name] = helper.make_tensor_type_proto(t.data_type, list(t.dims))
@@ -1484,6 +1486,41 @@ def _group_fits(c: InputContext, level: str) -> bool:
         return level != NONDEFAULT or bool(_group_divisors(c, level))
     except Refused:
         return False
+
+
+def _reachable_output_shape(node: NodeProto, types: dict[str, TypeProto]) -> None:
+    """Hold a ConvTranspose's ``output_shape`` within what its other attributes reach, once
+    a draw's edits are all made: an output dim is at most ``stride * (in - 1) +
+    output_padding + (kernel - 1) * dilation + 1``, the size with no padding (ONNX operator
+    docs, ConvTranspose: ``total_padding = stride * (in - 1) + output_padding + ((kernel -
+    1) * dilation + 1) - output_shape``, which onnxruntime refuses below 0: "Explicit
+    output_shape is inconsistent with input spatial dimensions"). An ``output_shape`` written
+    as the node's own output dims passes that bound where another edit of the same draw
+    lowered the stride, kernel or dilation; it is lowered to it (the output shape then
+    changes, where the window can take it). Nothing where the input or weight shape is not
+    known."""
+    out = _attr(node, "output_shape")
+    x, w = _shape(types, node.input[0]), _shape(types, node.input[1])
+    if not out or x is None or w is None or len(x) - 2 != len(out):
+        return
+    rank = len(out)
+    strides = _attr(node, "strides") or [1] * rank
+    dilations = _attr(node, "dilations") or [1] * rank
+    padding = _attr(node, "output_padding") or [0] * rank
+    kernel = _attr(node, "kernel_shape") or list(w[2:])
+    reach = [s * (i - 1) + p + (k - 1) * d + 1
+             for s, i, p, k, d in zip(strides, x[2:], padding, kernel, dilations, strict=True)]
+    held = [max(1, min(o, r)) for o, r in zip(out, reach, strict=True)]
+    written = next(a for a in node.attribute if a.name == "output_shape")
+    del written.ints[:]
+    written.ints.extend(held)
+
+
+#: op -> ``(edited node, graph types)``: what an edited node's attributes must agree on
+#: once all of a draw's edits are made, set in place before the node is checked.
+SETTLERS: dict[str, Callable[[NodeProto, dict[str, TypeProto]], None]] = {
+    "ConvTranspose": _reachable_output_shape,
+}
 
 
 #: ``(op, factor) -> (context, level) -> bool``: whether an emitted node can take a level

@@ -20,6 +20,7 @@ from generators.schema.apply import (
     SETTLERS,
     InputContext,
     Refused,
+    _converted,
     _group_weight,
     emit_for_row,
 )
@@ -138,6 +139,15 @@ def test_an_added_conv_bias_has_one_value_per_output_channel(op: str, w: tuple[i
     c = _context(op, (1, 4, 5, 5), np.ones(w, np.float32), group)
     c.rng = random.Random(0)
     assert PROVIDERS[(op, "B")](c).shape == (channels,)
+
+
+def test_a_divisor_retyped_to_an_integer_type_never_rounds_to_zero() -> None:
+    """A float scale of 0.5 that a Div reads becomes 1 in int32, not 0 (onnxruntime refuses
+    an integer division by zero); another constant keeps its rounded value."""
+    t = numpy_helper.from_array(np.array([0.5, 2.0, -0.25], np.float32), "s")
+    assert numpy_helper.to_array(_converted(t, 6, divisor=True)).tolist() == [1, 2, 1]
+    assert numpy_helper.to_array(_converted(t, 6)).tolist() == [0, 2, 0]
+    assert numpy_helper.to_array(_converted(t, 10, divisor=True)).tolist() == [0.5, 2.0, -0.25]
 
 
 def test_a_convtranspose_output_shape_is_held_within_what_its_strides_reach() -> None:

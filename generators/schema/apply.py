@@ -924,9 +924,10 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
             raise Refused(why)
     # weights of the window
     feedable = target in NP_DTYPE
+    divisors = {n.input[1] for n in window if n.op_type in DIVIDING and len(n.input) > 1}
     for name, i in window_inits.items():
         if name in comp:
-            b.initializers[i] = _converted(b.initializers[i], target)
+            b.initializers[i] = _converted(b.initializers[i], target, name in divisors)
             for vi in list(b.inputs[draw.mark.inputs:]):
                 if vi.name == name and feedable:
                     vi.type.tensor_type.elem_type = target
@@ -935,7 +936,8 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
                     b.input_names.discard(name)
     for name, node in constants.items():
         if name in comp:
-            node.attribute[0].t.CopyFrom(_converted(node.attribute[0].t, target))
+            node.attribute[0].t.CopyFrom(_converted(node.attribute[0].t, target,
+                                                    name in divisors))
     for n in window:
         if any(o in comp for o in n.output):
             for a in n.attribute:
@@ -1063,11 +1065,23 @@ def _tied_refusal(node: NodeProto, params: set[str], level: str,
     return kernel_reason(node.op_type, node.domain, s.since_version, binds)
 
 
-def _converted(t: TensorProto, target: int) -> TensorProto:
+#: ops whose input 1 divides: a constant there that a retype to an integer type rounds to 0
+#: becomes 1 (onnxruntime refuses an integer division by zero, at initialization where the
+#: divisor is constant).
+DIVIDING = frozenset({"Div", "Mod"})
+
+
+def _converted(t: TensorProto, target: int, divisor: bool = False) -> TensorProto:
     """``t``'s values in element type ``target`` (same name; clipped to an integer type's
-    range, rounded toward zero; non-zero is True)."""
+    range, rounded toward zero; non-zero is True); a ``divisor``'s zeros in an integer type
+    become 1."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return _convert(t, target)
+        new = _convert(t, target)
+    if divisor and _np(target).kind in "iu":
+        arr = numpy_helper.to_array(new)
+        if not arr.all():
+            new = numpy_helper.from_array(np.where(arr == 0, 1, arr).astype(arr.dtype), t.name)
+    return new
 
 
 def _convert(t: TensorProto, target: int) -> TensorProto:

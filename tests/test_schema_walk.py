@@ -23,6 +23,7 @@ from generators.schema.apply import (
     _converted,
     _group_weight,
     emit_for_row,
+    runtime_reason,
 )
 from generators.schema.plan import always_made, motif_plan
 from generators.schema.walk import Step, aimed_notes, walk_steps
@@ -139,6 +140,27 @@ def test_an_added_conv_bias_has_one_value_per_output_channel(op: str, w: tuple[i
     c = _context(op, (1, 4, 5, 5), np.ones(w, np.float32), group)
     c.rng = random.Random(0)
     assert PROVIDERS[(op, "B")](c).shape == (channels,)
+
+
+def test_a_convtranspose_output_padding_onnxruntime_refuses_is_told_before_the_run() -> None:
+    """output_padding 1 at stride 1 (the spec allows it below the dilation, 2): onnxruntime
+    refuses it, and the draw says so before running it; at stride 2 both take it."""
+    x = np.ones((1, 2, 5, 5), np.float32)
+    for strides, refused in (([1, 1], True), ([2, 2], False)):
+        node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=strides,
+                                dilations=[2, 2], output_padding=[1, 1])
+        assert (runtime_reason(node, {}) is not None) is refused
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", 1, list(x.shape))],
+            [helper.make_tensor_value_info("y", 1, None)],
+            [numpy_helper.from_array(np.ones((2, 3, 3, 3), np.float32), "w")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        try:
+            cpu_session(model).run(None, {"x": x})
+            ran = True
+        except Exception:  # onnxruntime's Fail or InvalidArgument
+            ran = False
+        assert ran is not refused
 
 
 def test_a_divisor_retyped_to_an_integer_type_never_rounds_to_zero() -> None:

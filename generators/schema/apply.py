@@ -1831,6 +1831,14 @@ def _attr(node: NodeProto, name: str) -> Any:
     return attr_value(a) if a is not None else None
 
 
+def _output_padding_past_stride(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    """ConvTranspose: an ``output_padding`` at least its stride along some axis (onnxruntime
+    then computes the input size back from the output and refuses the mismatch)."""
+    padding = _attr(node, "output_padding") or []
+    strides = _attr(node, "strides") or [1] * len(padding)
+    return any(p >= s for p, s in zip(padding, strides, strict=False))
+
+
 def _conv_group_mismatch(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     """Conv: input channels = weight dim 1 x group, output channels (weight dim 0) a
     multiple of group; ConvTranspose: input channels = weight dim 0, a multiple of group
@@ -1971,6 +1979,9 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
     ("ConvTranspose", _conv_group_mismatch,
      "onnxruntime's ConvTranspose requires input channels = weight dim 0, a multiple of "
      "group"),
+    ("ConvTranspose", _output_padding_past_stride,
+     "onnxruntime's ConvTranspose requires output_padding below the stride (\"output_padding "
+     "may be too large for stride\"; the spec allows it below the dilation too)"),
 ]
 
 

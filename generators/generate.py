@@ -141,7 +141,7 @@ def _first_input_shape(rng: random.Random) -> tuple[int, ...]:
     return (rng.randint(2, 6),)
 
 
-def _graph_inputs(b: GraphBuilder, recipe: Recipe, shapes: dict[str, list[int]]) -> None:
+def _graph_inputs(b: GraphBuilder, recipe: Recipe) -> None:
     n = 1 + (b.rng.random() < 0.5) * b.rng.randint(1, recipe.max_inputs - 1) \
         if recipe.max_inputs > 1 else 1
     first = _first_input_shape(b.rng)
@@ -151,9 +151,19 @@ def _graph_inputs(b: GraphBuilder, recipe: Recipe, shapes: dict[str, list[int]])
         symbolic = None
         if shape[0] == 1 and b.rng.random() < recipe.dynamic_dims:
             symbolic = {0: b.rng.choice(["batch", "N", "batch_size", "unk__0"])}
-        v = b.graph_input(dtype, shape, symbolic)
-        if symbolic:
-            shapes[v.name] = list(shape)
+        b.graph_input(dtype, shape, symbolic)
+
+
+def _record_shapes(b: GraphBuilder, shapes: dict[str, list[int]]) -> None:
+    """Record in ``shapes`` the concrete shape of every graph input declared with a symbolic
+    or unknown dim, whether :func:`_graph_inputs` or a motif made it
+    (``GeneratedModel.input_shapes``): such a dim is 1 at run time
+    (:meth:`GraphBuilder.graph_input`), the others as declared."""
+    for vi in b.inputs:
+        dims = vi.type.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") for d in dims):
+            shapes.setdefault(vi.name, [d.dim_value if d.HasField("dim_value") else 1
+                                        for d in dims])
 
 
 def _pick_value(b: GraphBuilder, pred: Any = None) -> Value | None:
@@ -462,7 +472,7 @@ def generate(seed: int, generator: str = "v2",
             m.setup(b)
             b.motifs.append(m.name)
     shapes: dict[str, list[int]] = {}
-    _graph_inputs(b, recipe, shapes)
+    _graph_inputs(b, recipe)
     lo_n, hi_n = nodes or hints.steps or recipe.nodes
     steps = rng.randint(lo_n, hi_n)
     emitters = [(m, r) for m, r in kept if m.emit is not None]
@@ -493,6 +503,7 @@ def generate(seed: int, generator: str = "v2",
             b.graph_output(rng.choice(inner))
     if rng.random() < recipe.annotate:
         b.annotate(1.0 if rng.random() < 0.7 else 0.5)
+    _record_shapes(b, shapes)
     model, forms = apply_interfaces(b, seed, recipe.interfaces, style, shapes, interfaces,
                                     spans)
     if random.Random(seed ^ TYPED_STORAGE_SALT).random() < TYPED_STORAGE_SHARE:

@@ -151,6 +151,27 @@ def test_a_corrupt_pending_finding_is_skipped_with_one_line_and_kept(sandbox, tm
     assert [m.symptom for m in BundleStore(tmp_path).read_all()[0]] == ["optimizer-error"]
 
 
+def test_pending_hangs_are_finished_after_the_other_findings(sandbox, tmp_path):
+    """As the campaign's recording thread: a hang waits behind a newer crash (its
+    screening runs it again at the whole timeout); within each kind, oldest first."""
+    from fuzzer.handling.pending import cheap_first
+    from oracles.base import Finding
+
+    keeper = PendingKeeper(tmp_path)
+    (case, result), _ = planted(sandbox)
+    hang = dataclasses.replace(result, findings=[
+        Finding("hang", "optimize", "no result after 5 s in stage optimize",
+                {"timeout_s": 5.0})])
+    for found, run in (("2026-01-01T00:00:00Z", hang), ("2026-01-01T00:00:01Z", result),
+                       ("2026-01-01T00:00:02Z", hang), ("2026-01-01T00:00:03Z", result)):
+        assert keeper.keep(case, run, found, Handled("pending")) is None
+    kept = keeper.store
+    assert [kept.symptom(i) for i in kept.ids()] == ["hang", "optimizer-error"] * 2
+    order = cheap_first(kept)
+    assert [kept.symptom(i) for i in order] == ["optimizer-error"] * 2 + ["hang"] * 2
+    assert order == sorted(order[:2]) + sorted(order[2:])  # oldest first within each
+
+
 def test_a_folder_without_pending_findings_is_one_line_of_error(tmp_path):
     proc = optfuzz("triage", str(tmp_path), "--pending")
     assert proc.returncode == 2, proc.stdout + proc.stderr

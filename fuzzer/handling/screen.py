@@ -71,11 +71,19 @@ class Screened:
 
 
 def costly_screening(finding: Finding) -> bool:
-    """Whether :func:`screen` of ``finding`` itself takes long: its symptom must recur
-    (a hang runs again up to its timeout) or has steps of its own
+    """Whether :func:`screen` of ``finding`` itself takes long (:func:`costly_symptom`)."""
+    return costly_symptom(finding.symptom)
+
+
+def costly_symptom(name: str) -> bool:
+    """Whether :func:`screen` of a finding of symptom ``name`` itself takes long: the
+    symptom must recur (a hang runs again up to its timeout) or has steps of its own
     (:attr:`oracles.base.Symptom.handling`: a slow finding is timed at three sizes and
-    scaled down)."""
-    record = symptom(finding.symptom)
+    scaled down); False for a name no oracle registers."""
+    try:
+        record = symptom(name)
+    except KeyError:
+        return False
     return record.confirm or record.handling is not None
 
 

@@ -132,6 +132,12 @@ class PendingStore:
         return sorted(p.name for p in self.folder.iterdir()
                       if p.is_dir() and not p.name.startswith("."))
 
+    def symptom(self, pending_id: str) -> str:
+        """The symptom of pending finding ``pending_id``'s primary finding, as its id names
+        it (``<found>-<symptom>-<token>``, :meth:`add`); ``""`` for an id not of that form."""
+        parts = pending_id.split("-", 1)
+        return parts[1].rsplit("-", 1)[0] if len(parts) == 2 and "-" in parts[1] else ""
+
     def count(self) -> int:
         """How many pending findings there are."""
         return len(self.ids())

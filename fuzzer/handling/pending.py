@@ -119,9 +119,9 @@ def finish_pending(store: BundleStore, pending: PendingStore, sandbox: Sandbox,
     """Handle the pending findings of ``pending`` (in :func:`cheap_first` order), each in
     full as the campaign would have: :func:`fuzzer.handling.record.handle_finding` into
     ``store``, through ``sandbox``, with ``policy``, ``memo`` and ``roots`` and the
-    installed version of its target. Each outcome is reported (``report``), and so are the findings that
-    waited for it; a new bundle's ``first_seen`` is the time the finding was found; then
-    the folder goes. A pending finding that cannot be read or handled is counted in the
+    installed version of its target. Each outcome is reported (``report``), and so are the
+    findings that waited for it; a new bundle's ``first_seen`` is the time the finding was
+    found; then the folder goes. A pending finding that cannot be read or handled is counted in the
     returned :class:`PendingRun` and kept. ``progress(id, outcome)`` follows each;
     ``stop()``, before each, may raise to stop with the rest kept.
 

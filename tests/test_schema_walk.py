@@ -163,6 +163,15 @@ def test_a_convtranspose_output_padding_onnxruntime_refuses_is_told_before_the_r
         assert ran is not refused
 
 
+def test_a_retype_to_a_narrower_integer_type_clips_and_never_wraps() -> None:
+    """A Slice end of INT64_MAX ("to the end") stays the largest int32, not -1, and a float
+    past the range its largest value (a Slice with int32 bounds then slices as before)."""
+    ends = numpy_helper.from_array(np.array([2**63 - 1, -2**63, 5], np.int64), "e")
+    assert numpy_helper.to_array(_converted(ends, 6)).tolist() == [2**31 - 1, -2**31, 5]
+    edges = numpy_helper.from_array(np.array([1e20, -np.inf, -2.7], np.float32), "f")
+    assert numpy_helper.to_array(_converted(edges, 6)).tolist() == [2**31 - 1, -2**31, -2]
+
+
 def test_a_divisor_retyped_to_an_integer_type_never_rounds_to_zero() -> None:
     """A float scale of 0.5 that a Div reads becomes 1 in int32, not 0 (onnxruntime refuses
     an integer division by zero); another constant keeps its rounded value."""

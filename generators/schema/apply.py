@@ -1090,9 +1090,12 @@ def _convert(t: TensorProto, target: int) -> TensorProto:
     if target == TensorProto.STRING:
         out = np.array([str(v).encode() for v in arr.reshape(-1)], dtype=object).reshape(
             arr.shape)
-    elif dt.kind in "iu" and arr.dtype.kind == "f":
+    elif dt.kind in "iu" and arr.dtype.kind in "fiu":  # clipped in exact integers, not
+        # wrapped: a Slice end of INT64_MAX stays "to the end" in int32, 1e20 the largest
         info = np.iinfo(dt)
-        out = np.clip(np.nan_to_num(arr), info.min, info.max).astype(dt)
+        exact = [int(v) for v in np.nan_to_num(arr).reshape(-1).tolist()]
+        out = np.array([min(max(v, int(info.min)), int(info.max)) for v in exact],
+                       dtype=dt).reshape(arr.shape)
     elif dt.kind == "V" or str(dt) in ("int4", "uint4"):
         out = arr.astype(np.float32).astype(dt)
     else:

@@ -188,6 +188,9 @@ class GraphBuilder:
         #: takes a schema plan row is emitted: :func:`generators.schema.apply.emit_for_row`);
         #: a motif of variants reads it through :meth:`variant`. None: no aim.
         self.aim: str | None = None
+        #: the lowest IR version :meth:`model` declares (4 keeps opsets 7 and 8 from IR 3,
+        #: which lists every initializer as a graph input).
+        self.min_ir = 0
 
     def variant(self, drawn: str, options: Iterable[str]) -> str:
         """The variant a motif emits: ``drawn`` (its choice among ``options``, anchor op
@@ -331,10 +334,11 @@ class GraphBuilder:
                 self.value_infos.append(value_info(v.name, v.dtype, v.shape))
 
     def model(self, producer: str = "optfuzz") -> ModelProto:
-        """The ModelProto: default-domain ``opset``, matching IR version; for IR < 4 every
+        """The ModelProto: default-domain ``opset``, matching IR version (at least
+        :attr:`min_ir`); for IR < 4 every
         initializer is also listed as a graph input; :attr:`functions` as its model-local
         functions."""
-        ir = ir_version_for(self.opset)
+        ir = max(ir_version_for(self.opset), self.min_ir)
         if ir < 4:
             listed = {i.name for i in self.inputs}
             for t in self.initializers:

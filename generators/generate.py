@@ -41,7 +41,6 @@ from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, Value
 from generators.versions import (
     MAX_OPSET,
     MIN_OPSET,
-    ir_version_for,
 )
 
 _DTYPE = {"float": FLOAT, "float16": FLOAT16, "int64": INT64, "int32": INT32, "bool": BOOL}
@@ -439,6 +438,7 @@ def generate(seed: int, generator: str = "v2",
     if pinned is not None and not MIN_OPSET <= pinned <= MAX_OPSET:
         raise ValueError(f"opset {pinned} outside {MIN_OPSET}..{MAX_OPSET}")
     pool, hinted = _motif_pool(recipe, hints.passes, pinned)
+    pool = tuple(m for m in pool if not hints.avoids("motif", m.name)) or pool
     opset = pinned if pinned is not None else opset
     places: list[Place]
     if motifs is not None:
@@ -465,6 +465,8 @@ def generate(seed: int, generator: str = "v2",
     style = restyle(style, seed) if recipe.interfaces else style
     b = GraphBuilder(rng, PooledRandom(rng), opset,
                      Namer(style, rng), weights="initializer")
+    if hints.avoids("ir", 3):
+        b.min_ir = 4
     if recipe.name == "v2" and rng.random() < 0.15:
         b.weights = "input"
     for m in chosen:
@@ -505,9 +507,9 @@ def generate(seed: int, generator: str = "v2",
         b.annotate(1.0 if rng.random() < 0.7 else 0.5)
     _record_shapes(b, shapes)
     model, forms = apply_interfaces(b, seed, recipe.interfaces, style, shapes, interfaces,
-                                    spans)
+                                    spans, avoid=hints.avoid)
     if random.Random(seed ^ TYPED_STORAGE_SALT).random() < TYPED_STORAGE_SHARE:
         for tensor in stored_tensors(model):
             store_typed(tensor)
-    return GeneratedModel(model, seed, b.motifs, opset, generator, ir_version_for(opset),
+    return GeneratedModel(model, seed, b.motifs, opset, generator, model.ir_version,
                           style, shapes or None, spans, varied, forms)

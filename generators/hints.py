@@ -2,8 +2,10 @@
 
 A target's configuration becomes hints (``Target.generation_hints``): pass names that bias the
 motif choice, an opset the models declare (the version converter's ``from`` opset), and a
-bound on the random ops around the motifs (for one rewrite at a time). A case's source
-records them as JSON (:meth:`GenerationHints.as_source`, :meth:`GenerationHints.from_source`).
+bound on the random ops around the motifs (for one rewrite at a time). A campaign adds the
+features its frequent known faults absorb (``avoid``, :mod:`fuzzer.campaign.avoidance`). A
+case's source records them as JSON (:meth:`GenerationHints.as_source`,
+:meth:`GenerationHints.from_source`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 #: its pass names (``"opset=9"``, ``"steps=0..2"``); :meth:`GenerationHints.key` keeps that
 #: form, so that a recorded seed regenerates the same model.
 _OPSET, _STEPS = "opset=", "steps="
+#: kinds of generator features a case may leave out (:attr:`GenerationHints.avoid`).
+FEATURE_KINDS = ("motif", "interface", "ir")
 
 
 @dataclass(frozen=True)
@@ -27,11 +31,21 @@ class GenerationHints:
         opset: the default-domain opset the model declares (only motifs that exist at it
             are drawn); None: drawn.
         steps: ``(low, high)`` random ops around the motifs; None: the recipe's.
+        avoid: generator features left out of the draws (:data:`FEATURE_KINDS`):
+            ``"motif:<name>"`` (a motif of the pool), ``"interface:<name>"`` (an interface
+            form of :mod:`generators.interfaces`), ``"ir:3"`` (opsets 7 and 8 declare IR 4,
+            so initializers are not listed as graph inputs). Not part of :meth:`key`: the
+            model's random source stays that of its seed.
     """
 
     passes: tuple[str, ...] = ()
     opset: int | None = None
     steps: tuple[int, int] | None = None
+    avoid: tuple[str, ...] = ()
+
+    def avoids(self, kind: str, name: object) -> bool:
+        """Whether feature ``kind:name`` is left out (``kind`` one of :data:`FEATURE_KINDS`)."""
+        return f"{kind}:{name}" in self.avoid
 
     @classmethod
     def of(cls, hints: GenerationHints | Sequence[str] | None) -> GenerationHints:
@@ -49,13 +63,15 @@ class GenerationHints:
         return (*head, *self.passes)
 
     def as_source(self) -> dict[str, Any]:
-        """The JSON fields of a generated case's source: ``passes``, and ``opset`` and
-        ``steps`` where set."""
+        """The JSON fields of a generated case's source: ``passes``, and ``opset``,
+        ``steps`` and ``avoid`` where set."""
         out: dict[str, Any] = {"passes": list(self.passes)}
         if self.opset is not None:
             out["opset"] = self.opset
         if self.steps is not None:
             out["steps"] = list(self.steps)
+        if self.avoid:
+            out["avoid"] = list(self.avoid)
         return out
 
     @classmethod
@@ -73,4 +89,5 @@ class GenerationHints:
             else:
                 passes.append(name)
         return cls(passes=tuple(passes), opset=opset,
-                   steps=tuple(steps) if steps is not None else None)
+                   steps=tuple(steps) if steps is not None else None,
+                   avoid=tuple(source.get("avoid") or ()))

@@ -42,7 +42,7 @@ A graph input without any shape (rank unknown) is no form: ``onnx.checker`` requ
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -586,6 +586,7 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
                      shapes: dict[str, list[int]],
                      only: list[str] | None = None,
                      spans: list[tuple[str, int, int]] | None = None,
+                     avoid: Sequence[str] = (),
                      ) -> tuple[ModelProto, list[str]]:
     """Draw the interface forms of one model, apply them and build its ModelProto.
 
@@ -599,6 +600,8 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
             instead of drawing (``[]``: none).
         spans: ``(motif, first node, end)`` of the loop's motif draws, moved in place past
             the nodes a form took out or put at the head.
+        avoid: features left out of the draw; forms named ``"interface:<name>"`` here are
+            not drawn (:attr:`generators.hints.GenerationHints.avoid`).
 
     Returns:
         ``(model, names of the forms applied, in registry order)``.
@@ -620,7 +623,8 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
         if form.group:
             decided.add(form.group)
         members = [f for f in _members(form) if f.since <= b.opset <= f.until and f.fits(site)
-                   and (only is None or f.name in only)]
+                   and (only is None or f.name in only)
+                   and (only is not None or f"interface:{f.name}" not in avoid)]
         if only is None and site.rng.random() >= form.rate * scale:
             continue
         if members:

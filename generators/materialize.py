@@ -36,7 +36,8 @@ def materialize(source: dict[str, Any], input_seed: int,
     Args:
         source: ``{"kind": "generated", "seed": int, "generator": "v1" | "v2" (default
             "v2"), the JSON of :class:`~generators.hints.GenerationHints` ("passes": [pass
-            names], "opset": int, "steps": [low, high], each optional), "with_motifs": [motif names]
+            names], "opset": int, "steps": [low, high], "avoid": [features], each optional),
+            "with_motifs": [motif names]
             (optional: exactly these motifs, e.g. the ``block-run`` of a case that asks for
             the scaling probe), "with_interfaces": [interface form names] (optional: exactly
             these forms of :mod:`generators.interfaces`)}``.

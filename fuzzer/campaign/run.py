@@ -30,6 +30,7 @@ from rich.live import Live
 # the generator is preloaded before the workers fork: a worker started after a crash would
 # import it again, 0.2 s each
 import generators.generate  # noqa: F401
+from fuzzer.campaign.avoidance import KnownFaultAvoidance
 from fuzzer.campaign.calibration import CaseTimeLimit
 from fuzzer.campaign.failure import (
     CampaignError,
@@ -209,6 +210,7 @@ class Campaign:
         self.last_save = time.monotonic()
         self._lock = threading.Lock()
         self.time_limit = CaseTimeLimit(settings.timeout)
+        self.avoidance = KnownFaultAvoidance(settings.seed) if settings.avoid_known else None
         self.guide = _guide(settings, self.store.root, self.target)
         self.batch = GUIDED_BATCH if self.guide is not None else BATCH
         self.sanitizer = _sanitizer(settings, self.target)
@@ -431,6 +433,8 @@ class Campaign:
                     case = self.guide.steer(case, case.input_seed)
                     self.guide.measure(case)
                 case = self.time_limit.apply(case)
+                if self.avoidance is not None:
+                    case = self.avoidance.apply(case)
                 self.corpus_in_flight += _is_corpus(case)
                 cases.append(case)
             for case, future in zip(cases, sandbox.submit_many(cases), strict=True):
@@ -448,6 +452,8 @@ class Campaign:
             self.log.info("time limit of generated cases: %s", f"{limit:g} s (calibrated from "
                           "their run times; a hang is confirmed at the whole timeout)"
                           if limit is not None else "the whole timeout")
+        if self.avoidance is not None:
+            self._avoid(case, result)
         if result.unusable and case.source.get("kind") == "corpus":
             self.stream.skip_model(case.source.get("model", ""))
         if result.documented:
@@ -456,6 +462,26 @@ class Campaign:
             self.findings.put(case, result, self.ctrl_c.check)
         elif (lost := result.unrecordable()) is not None:
             self.findings.errors.append(lost)
+
+    def _avoid(self, case: TestCase, result: CaseResult) -> None:
+        """Count ``case`` for known-fault avoidance; log and record each feature it now
+        leaves out of generated cases or draws again."""
+        assert self.avoidance is not None
+        changed = self.avoidance.observe(case, result)
+        if not changed:
+            return
+        avoided = {a.feature: a for a in self.avoidance.avoided}
+        with self._lock:
+            self.stats.avoided = self.avoidance.to_json()
+        for change in changed:
+            feature = change[1:]
+            if change[0] == "+":
+                a = avoided[feature]
+                self.log.info("avoiding %s in generated cases: %d of its %d cases ended in "
+                              "%s", feature, round(a.share * a.cases), a.cases, a.ending[:160])
+            else:
+                self.log.info("drawing %s again: no known fault takes most of its cases any "
+                              "more", feature)
 
     def _log_documented(self, result: CaseResult) -> None:
         """Log the first finding of each documented behaviour in this run; the rest are

@@ -6,7 +6,8 @@ Settings come in three kinds:
 - identity (target, passes, fixed passes, seed, sources, generator, input shapes, tolerances):
   they decide which cases a campaign runs and how it judges them; they never change within a
   campaign;
-- operational (timeout, memory limit, reduce seconds, localize): they may change on resume with
+- operational (timeout, memory limit, reduce seconds, localize, avoid known): they may change
+  on resume with
   ``--allow-change NAME``;
 - per run (time and case limits, jobs, the live display): never recorded, never compared.
 """
@@ -32,7 +33,7 @@ IDENTITY: dict[str, str] = {
 }
 OPERATIONAL: dict[str, str] = {
     "timeout": "timeout", "memory_limit": "memory-limit", "reduce_seconds": "reduce-seconds",
-    "localize": "localize",
+    "localize": "localize", "avoid_known": "avoid-known",
 }
 _LABELS = {"generated": "generated source", "mutated": "mutated source",
            "corpus": "corpus sources",
@@ -67,6 +68,8 @@ class CampaignSettings:
         crash_states: run each new native crash once more on the target's sanitize build
             for its crash state (:mod:`fuzzer.handling.crash_state`); None: where a sanitize
             build of a native target is there, unless ``build`` is already ``sanitize``.
+        avoid_known: leave out of generated cases the features that a frequent known fault
+            absorbs (:mod:`fuzzer.campaign.avoidance`).
     """
 
     out: Path
@@ -94,6 +97,7 @@ class CampaignSettings:
     ray: str | None = None
     build: str | None = None
     crash_states: bool | None = None
+    avoid_known: bool = True
 
     def record(self) -> dict[str, Any]:
         """The identity and operational settings as campaign.json keeps them (JSON types)."""
@@ -107,6 +111,7 @@ class CampaignSettings:
             "tolerances": tolerances(), "timeout": self.timeout,
             "memory_limit": self.memory_limit, "reduce_seconds": self.policy.reduce_seconds,
             "localize": self.policy.localize, "guided": self.guided, "build": self.build,
+            "avoid_known": self.avoid_known,
         }
         return json.loads(json.dumps(record))
 

@@ -140,6 +140,7 @@ class CampaignStats:
     last_bundle_at: float | None = None
     loop_s: float = 0.0
     runs: list[dict[str, Any]] = field(default_factory=list)
+    avoided: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     _last_point: float = 0.0
 
@@ -258,7 +259,7 @@ class CampaignStats:
             "bundles_by_symptom": dict(self.bundles_by_symptom),
             "hits_by_symptom": dict(self.hits_by_symptom),
             "last_bundle_at": self.last_bundle_at, "loop_s": round(self.loop_s, 3),
-            "runs": self.runs,
+            "runs": self.runs, **({"avoided": self.avoided} if self.avoided else {}),
         }
 
     def save(self, folder: Path) -> None:
@@ -310,6 +311,7 @@ class CampaignStats:
         stats.last_bundle_at = float(last) if isinstance(last, int | float) else None
         stats.loop_s = float(data.get("loop_s") or loop_seconds(data))
         stats.runs = [r for r in data.get("runs") or [] if isinstance(r, dict)]
+        stats.avoided = [r for r in data.get("avoided") or [] if isinstance(r, dict)]
         stats.guided = dict(data.get("guided", {}))
         stats.cluster = dict(data.get("cluster", {}))
         stats.failed_keys = dict(data.get("failed_keys", {}))

@@ -39,12 +39,16 @@ def fuzz(
     execution: options.ExecutionArgs = None,
     reduce_seconds: options.ReduceSeconds = 120.0,
     no_localize: bool = typer.Option(False, "--no-localize", help="Skip localization."),
+    avoid_known: bool = typer.Option(
+        True, "--avoid-known/--no-avoid-known", help="Leave out of most generated cases "
+        "the generator features (a motif, an interface form, IR 3) on which a known fault "
+        "takes at least 80% of the cases, so that they reach the faults behind it."),
     resume: bool = typer.Option(False, help="Continue the campaign saved in --out "
                                 "(refused if its settings differ)."),
     allow_change: str = typer.Option(
         None, "--allow-change", metavar="LIST", help="With --resume: comma list of "
         "settings that may differ from the saved campaign's: timeout, memory-limit, "
-        "reduce-seconds, localize."),
+        "reduce-seconds, localize, avoid-known."),
     quiet: bool = typer.Option(False, help="No live progress display."),
     guided: bool = typer.Option(False, "--guided", help="Steer cases by the target's own "
                                 "branch coverage: half of the workers run its coverage "
@@ -103,7 +107,8 @@ def fuzz(
         policy=FindingPolicy(localize=not no_localize, reduce_seconds=reduce_seconds),
         resume=resume, live=not quiet, allow_change=allowed, guided=guided,
         ray=None if ray is None else "" if ray == "local" else ray,
-        build="sanitize" if build == "sanitize" else None, crash_states=crash_states)
+        build="sanitize" if build == "sanitize" else None, crash_states=crash_states,
+        avoid_known=avoid_known)
     if not settings.generated and not settings.mutated and not models:
         raise InputError("no test cases: no generated or mutated source and an empty "
                          "corpus")

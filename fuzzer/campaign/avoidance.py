@@ -25,7 +25,8 @@ learns them from its own cases:
   them, the feature is avoided: the generated cases drawn from then on name it in their
   source's ``avoid`` (:attr:`generators.hints.GenerationHints.avoid`), and the generator
   draws another motif, no interface form of it, or IR 4.
-- One case in :data:`EXPLORE_ONE_IN` keeps every feature, so that a fault behind the
+- One case in :data:`EXPLORE_ONE_IN` (by its seed: :func:`exploring`) keeps every
+  feature, so that a fault behind the
   known one stays reachable, and the share stays measured: a feature whose share drops below
   :data:`SHARE` (the known fault fixed, say, within a resumed campaign) is drawn again.
 
@@ -36,7 +37,6 @@ depends on the campaign's findings, as guided mode's does.
 from __future__ import annotations
 
 import dataclasses
-import random
 import threading
 from collections import Counter
 from typing import Any
@@ -55,8 +55,24 @@ EXPLORE_ONE_IN = 10
 MAX_CORES = 64
 #: words from which a finding's root-cause core is a rule's sentence, finer than its message.
 RULE_WORDS = 4
-#: salt of the random source that picks the exploring cases.
-EXPLORE_SALT = 0x5A4B3C2D
+
+
+def exploring(source: dict[str, Any]) -> bool:
+    """Whether a generated case keeps every feature whatever is avoided: one seed in
+    :data:`EXPLORE_ONE_IN`, by the seed's top bits (the case seed is a sha256 digest,
+    :func:`fuzzer.campaign.stream.case_seed`), so that any process decides alike."""
+    return (int(source.get("seed", 0)) >> 40) % EXPLORE_ONE_IN == 0
+
+
+def avoiding(case: TestCase, avoid: list[str]) -> TestCase:
+    """``case`` with ``avoid`` (feature names, sorted) in its source where it is a
+    generated case drawn freely (not one of exactly named motifs) and not an exploring one
+    (:func:`exploring`); else ``case`` itself."""
+    source = case.source
+    if not avoid or source.get("kind") != "generated" or source.get("with_motifs") or \
+            exploring(source):
+        return case
+    return dataclasses.replace(case, source={**source, "avoid": list(avoid)})
 
 
 def features(source: dict[str, Any]) -> list[str]:
@@ -86,16 +102,12 @@ class KnownFaultAvoidance:
     """The features a campaign's generated cases leave out (module docstring).
 
     Thread-safe: results are observed and cases drawn on different threads.
-
-    Args:
-        seed: the campaign seed (which cases explore).
     """
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self) -> None:
         self._cases: Counter[str] = Counter()
         self._endings: dict[str, Counter[str]] = {}
         self._avoided: dict[str, Avoided] = {}
-        self._rng = random.Random(seed ^ EXPLORE_SALT)
         self._lock = threading.Lock()
 
     @property
@@ -104,18 +116,14 @@ class KnownFaultAvoidance:
         with self._lock:
             return sorted(self._avoided.values(), key=lambda a: a.feature)
 
-    def apply(self, case: TestCase) -> TestCase:
-        """``case`` with the avoided features in its source's ``avoid`` where it is a
-        generated case drawn freely (not one of exactly named motifs) and not an exploring
-        one; else ``case`` itself."""
-        source = case.source
-        if source.get("kind") != "generated" or source.get("with_motifs"):
-            return case
+    def names(self) -> list[str]:
+        """The names of the features avoided now, sorted."""
         with self._lock:
-            if not self._avoided or self._rng.randrange(EXPLORE_ONE_IN) == 0:
-                return case
-            avoid = sorted(self._avoided)
-        return dataclasses.replace(case, source={**source, "avoid": avoid})
+            return sorted(self._avoided)
+
+    def apply(self, case: TestCase) -> TestCase:
+        """``case`` avoiding the features avoided now (:func:`avoiding`)."""
+        return avoiding(case, self.names())
 
     def observe(self, case: TestCase, result: CaseResult) -> list[str]:
         """Count a finished generated case under each of its features, with its ending

@@ -210,7 +210,7 @@ class Campaign:
         self.last_save = time.monotonic()
         self._lock = threading.Lock()
         self.time_limit = CaseTimeLimit(settings.timeout)
-        self.avoidance = KnownFaultAvoidance(settings.seed) if settings.avoid_known else None
+        self.avoidance = KnownFaultAvoidance() if settings.avoid_known else None
         self.guide = _guide(settings, self.store.root, self.target)
         self.batch = GUIDED_BATCH if self.guide is not None else BATCH
         self.sanitizer = _sanitizer(settings, self.target)

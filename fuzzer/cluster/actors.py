@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzzer.campaign.avoidance import avoiding
 from fuzzer.campaign.calibration import CaseTimeLimit
 from fuzzer.campaign.finding_thread import policy_at_hand
 from fuzzer.campaign.stream import CaseStream, StreamConfig
@@ -114,15 +115,16 @@ class CaseRunner(SandboxActor):
         self.time_limit = CaseTimeLimit(timeout)  # calibrated on this actor's own cases
 
     def run(self, case_range: CaseRange, skipped: list[str], offset: int = 0,
-            count: int | None = None) -> RangeResult:
+            count: int | None = None, avoid: list[str] | None = None) -> RangeResult:
         """Run ``count`` cases (None: all) from ``offset`` of ``case_range`` (corpus models in
-        ``skipped`` left out) and return every result."""
+        ``skipped`` left out), the generated ones leaving out the features in ``avoid``
+        (:func:`fuzzer.campaign.avoidance.avoiding`), and return every result."""
         started = time.monotonic()
         end = case_range.count if count is None else offset + count
         cases = self.cases(dataclasses.replace(case_range, start=case_range.start + offset,
                                                count=end - offset), skipped) \
             if case_range.kind == "corpus" else self.cases(case_range, skipped)[offset:end]
-        cases = [self.time_limit.apply(case) for case in cases]
+        cases = [avoiding(self.time_limit.apply(case), avoid or []) for case in cases]
         sandbox = self.sandbox()
         futures = [sandbox.submit(case) for case in cases]
         node, address = node_identity()

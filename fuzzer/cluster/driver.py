@@ -137,10 +137,12 @@ class ActorPool:
                 if self.liveness.up(i) and load[i] < RANGES_PER_ACTOR]
         return min(free, key=lambda i: load[i]) if free else None
 
-    def submit(self, index: int, portion: Portion, skipped: list[str]) -> None:
-        """Hand ``portion`` to actor ``index``."""
+    def submit(self, index: int, portion: Portion, skipped: list[str],
+               avoid: list[str]) -> None:
+        """Hand ``portion`` to actor ``index``, its generated cases leaving out the features
+        in ``avoid`` (:mod:`fuzzer.campaign.avoidance`)."""
         ref = self.actors[index].run.remote(portion.case_range, skipped, portion.offset,
-                                            portion.count)
+                                            portion.count, avoid)
         self.in_flight[ref] = (index, portion)
 
     def close(self) -> None:
@@ -248,7 +250,8 @@ class ClusterCampaign(Campaign):
             if portion is None:
                 self.exhausted = True
                 return
-            pool.submit(index, portion, sorted(self.skipped))
+            pool.submit(index, portion, sorted(self.skipped),
+                        self.avoidance.names() if self.avoidance is not None else [])
             self.dispatched += portion.count
 
     def _loop(self, pool: ActorPool, live: Any) -> None:
@@ -322,6 +325,8 @@ class ClusterCampaign(Campaign):
         _, runs, portion = self.unsettled.pop(key)
         for case, run in runs:
             self.stats.add(case, run)
+            if self.avoidance is not None:
+                self._avoid(case, run)
         number, end = portion.case_range.number, portion.offset + portion.count
         if end >= portion.case_range.count:
             self.done.add(number)

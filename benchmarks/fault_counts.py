@@ -11,7 +11,12 @@ reader's verdict (``fault``, ``same as <id>``, ``not a bug``), and, per target, 
 causes only the after run has (the new ones to read first).
 
     python benchmarks/fault_counts.py --before ../optfuzz-before --after . \\
-        [--targets LIST] [--minutes 10] [--jobs 2] [--seed 0] [--out DIR] [--side-by-side]
+        [--targets LIST] [--minutes 10] [--jobs 2] [--seed 0] [--out DIR] [--side-by-side] \\
+        [--before-args ARGS] [--after-args ARGS]
+
+``--before-args`` and ``--after-args`` add ``optfuzz fuzz`` options to one side (split as a
+shell would): with the same checkout on both sides they compare two settings, e.g. known-fault
+avoidance off and on (``--before . --after . --before-args=--no-avoid-known``).
 
 Both checkouts run with the packages installed here (onnx, onnxruntime, the targets): only
 optfuzz's own code differs. By default the two runs of a target follow each other, so a
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -35,15 +41,17 @@ TARGETS = ("onnxoptimizer", "onnxruntime", "onnxruntime-transformers", "onnxsim"
 SIDES = ("before", "after")
 
 
-def campaign(checkout: Path, target: str, folder: Path,
-             args: argparse.Namespace) -> subprocess.Popen:
-    """Start one campaign of ``target`` from ``checkout`` into ``folder`` (a child process;
-    its stderr is piped)."""
+def campaign(checkout: Path, target: str, folder: Path, args: argparse.Namespace,
+             extra: str = "") -> subprocess.Popen:
+    """Start one campaign of ``target`` from ``checkout`` into ``folder`` with the fuzz
+    options ``extra`` (a shell-quoted string) added (a child process; its stderr is
+    piped)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(checkout.resolve()), *filter(None, [os.environ.get("PYTHONPATH")])])}
     return subprocess.Popen([sys.executable, "-m", "fuzzer", "fuzz", "--target", target,
                              "--minutes", str(args.minutes), "--jobs", str(args.jobs),
-                             "--seed", str(args.seed), "--out", str(folder), "--quiet"],
+                             "--seed", str(args.seed), "--out", str(folder), "--quiet",
+                             *shlex.split(extra)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=checkout)
 
@@ -110,6 +118,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--side-by-side", action="store_true",
                         help="run a target's two campaigns at the same time")
+    parser.add_argument("--before-args", default="", help="fuzz options of the before side")
+    parser.add_argument("--after-args", default="", help="fuzz options of the after side")
     args = parser.parse_args()
     for side in SIDES:
         if not (getattr(args, side) / "fuzzer" / "__main__.py").is_file():
@@ -125,7 +135,8 @@ def main() -> None:
         errors: dict[str, str] = {}
         running: dict[str, subprocess.Popen] = {}
         for side in SIDES:
-            running[side] = campaign(getattr(args, side), target, base / side / target, args)
+            running[side] = campaign(getattr(args, side), target, base / side / target, args,
+                                     getattr(args, f"{side}_args"))
             if not args.side_by_side:
                 errors[side] = finish(running[side])
         for side in SIDES:

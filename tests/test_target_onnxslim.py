@@ -10,6 +10,7 @@ removing."""
 
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -141,6 +142,45 @@ def test_an_ir3_model_leaves_invalid_whatever_runs(target):
         onnx.checker.check_model(slimmed)
     finding = Finding("invalid-model", "validate", f"ValidationError: {info.value}", {})
     assert target.shared_cause(finding) == "freeze-ir3-initializers"
+
+
+def _string_constant(folded: bool) -> onnx.ModelProto:
+    """A string constant that onnxslim's exporter must write: folded by constant_folding
+    from a Cast to string of an int64 initializer, or a string initializer that
+    dead_node_elimination keeps beside a Concat."""
+    if folded:
+        nodes = [helper.make_node("Cast", ["w"], ["s"], to=TensorProto.STRING),
+                 helper.make_node("Shape", ["s"], ["y"])]
+        inits = [numpy_helper.from_array(np.full((1, 4), 2, np.int64), "w")]
+        io = ([], [helper.make_tensor_value_info("y", TensorProto.INT64, [2])])
+    else:
+        nodes = [helper.make_node("Cast", ["x"], ["c"], to=TensorProto.STRING),
+                 helper.make_node("Concat", ["c", "w"], ["y"], axis=0)]
+        inits = [helper.make_tensor("w", TensorProto.STRING, [1, 2], [b"a", b"b"])]
+        io = ([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+              [helper.make_tensor_value_info("y", TensorProto.STRING, [2, 2])])
+    graph = helper.make_graph(nodes, "g", *io, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+@pytest.mark.parametrize("folded", [True, False])
+def test_a_crash_in_the_exporter_is_one_cause_whatever_pass_made_its_input(target, folded):
+    """Both passes hand the exporter a string constant, which it stores in raw_data: the
+    same exporter function raises, so both findings share one cause."""
+    model = _string_constant(folded)
+    onnx.checker.check_model(model, full_check=True)
+    passes = ["constant_folding"] if folded else ["dead_node_elimination"]
+    with pytest.raises(TypeError, match="raw_data") as info:
+        target.optimize(model, target.with_passes({}, passes))
+    text = "".join(traceback.format_exception(info.value))
+    finding = Finding("optimizer-error", "optimize", f"TypeError: {info.value}",
+                      {"traceback": text})
+    assert target.shared_cause(finding) == "exporter constant_to_onnx_tensor: TypeError"
+    elsewhere = text.replace("exporters/onnx_exporter.py", "core/pattern/fusion/gemm.py")
+    assert target.shared_cause(Finding("optimizer-error", "optimize", finding.message,
+                                       {"traceback": elsewhere})) is None
+    assert target.shared_cause(Finding("optimizer-error", "optimize", "TypeError: x",
+                                       {})) is None
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,6 +93,27 @@ DOCUMENTED = (
         "'<name>_post_reshape' (Reshape back): one node more than it replaces",
         _documented_expansion),
 )
+
+
+
+#: onnxslim's copy of onnx-graphsurgeon's exporter, as a traceback's path ends.
+EXPORTER_MODULE = "onnx_graphsurgeon/exporters/onnx_exporter.py"
+#: a frame line of a Python traceback: ``File "<path>", line <n>, in <function>``.
+_FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
+
+
+def exporter_site(traceback: str, message: str) -> str | None:
+    """``exporter <function>: <exception class>`` where the innermost frame of onnxslim's
+    own code in ``traceback`` (a Python traceback's text) is a function of its exporter
+    (:data:`EXPORTER_MODULE`), the exception class taken from ``message`` (``"TypeError:
+    ..."``); None otherwise (no traceback, or the innermost onnxslim frame elsewhere)."""
+    frames = [(path.replace("\\", "/"), function) for path, function in _FRAME.findall(traceback)]
+    own = [(path, function) for path, function in frames if "/onnxslim/" in path]
+    if not own or not own[-1][0].endswith(EXPORTER_MODULE):
+        return None
+    function = own[-1][1].strip("<>")
+    kind = message.split(":", 1)[0].strip() or "exception"
+    return f"exporter {function}: {kind}"
 
 
 class OnnxSlimTarget(EnabledRewrites):
@@ -197,10 +219,20 @@ class OnnxSlimTarget(EnabledRewrites):
         """``freeze-ir3-initializers`` for the checker's IR <= 3 rule that every initializer
         be a graph input: ``slim`` starts with ``freeze`` ("removing the initializers from
         the input graph", onnxslim/core/__init__.py) and keeps the IR version, so every IR 3
-        model leaves invalid whatever rewrite ran."""
+        model leaves invalid whatever rewrite ran.
+
+        ``exporter <function>: <exception>`` for an exception raised inside onnx-graphsurgeon's
+        exporter (:func:`exporter_site`): every round of ``slim`` ends in ``gs.export_onnx``
+        (core/optimization/__init__.py), so one exporter function that cannot write what it
+        is given (a string constant, which it stores in ``raw_data``) fails alike whichever
+        pass made it (constant_folding folding a Cast to string, dead_node_elimination
+        keeping a string initializer): one fault, not one per pass."""
         if shows(finding, "invalid-model") and \
                 "in initializer but not in graph input" in finding.message:
             return "freeze-ir3-initializers"
+        if shows(finding, "optimizer-error"):
+            return exporter_site(str(finding.detail.get("traceback") or ""),
+                                 finding.message)
         return None
 
     def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:

@@ -197,6 +197,15 @@ def test_the_models_own_names_are_no_part_of_a_crash_site():
         root_cause_key("onnxsim", "(framework)", two, names=model_names(second))
 
 
+def test_a_number_in_a_message_is_a_number_whatever_the_model_names():
+    """A model with a tensor named ``30`` (an exporter's plain-number names) keys its hang's
+    "no result after 30 s" as every other model does."""
+    hang = Finding("hang", "optimize", "no result after 30 s in stage optimize")
+    keys = {root_cause_key("onnxslim", "shape_infer", hang, names=names)
+            for names in ((), {"30", "t1"})}
+    assert len(keys) == 1 and "<n> s" in keys.pop()
+
+
 def test_a_name_clash_is_one_root_cause_whatever_rule_it_breaks():
     """fuse_bn_into_conv (onnxoptimizer 0.4.2) names its new initializers from onnx IR's
     value counter: on a model with plain-number names the clash breaks initializer

@@ -113,11 +113,14 @@ MESSAGE_WORDS = frozenset({
 def _replace_names(text: str, names: Iterable[str]) -> str:
     """``text`` with every whole-word occurrence of one of ``names`` replaced by
     ``<name>``, longest names first (so ``conv.weight`` goes before ``conv``); empty names,
-    :data:`MESSAGE_WORDS` and op type names are left alone."""
+    :data:`MESSAGE_WORDS`, op type names and plain numbers are left alone (a number is
+    :func:`normalize_message`'s ``<n>`` whether or not the model names a tensor so: a hang's
+    "no result after 30 s" of a model with a tensor ``30`` made a second bundle of one
+    onnxslim hang)."""
     # only names the text holds at all: a model's names run to thousands, and a pattern of
     # all of them was compiled anew for every finding
     wanted = sorted({n for n in names if n and n in text and n not in MESSAGE_WORDS
-                     and n not in _op_types()}, key=len, reverse=True)
+                     and not n.isdigit() and n not in _op_types()}, key=len, reverse=True)
     if not wanted:
         return text
     pattern = re.compile("|".join(f"(?<![\\w.:/]){re.escape(n)}(?![\\w:/]|\\.\\w)"

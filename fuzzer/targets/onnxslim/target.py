@@ -226,7 +226,9 @@ class OnnxSlimTarget(EnabledRewrites):
         (core/optimization/__init__.py), so one exporter function that cannot write what it
         is given (a string constant, which it stores in ``raw_data``) fails alike whichever
         pass made it (constant_folding folding a Cast to string, dead_node_elimination
-        keeping a string initializer): one fault, not one per pass."""
+        keeping a string initializer): one fault, not one per pass. What the exporter refuses
+        on purpose (through its logger's ``critical``: a graph output a pass left without a
+        dtype) stays the pass's fault: the innermost frame is then the logger's."""
         if shows(finding, "invalid-model") and \
                 "in initializer but not in graph input" in finding.message:
             return "freeze-ir3-initializers"

@@ -52,7 +52,7 @@ SHARE = 0.8
 EXPLORE_ONE_IN = 10
 #: distinct endings counted per feature; past it the rarest are dropped (a feature's share
 #: only needs its most frequent ending).
-MAX_CORES = 64
+MAX_ENDINGS = 64
 #: words from which a finding's root-cause core is a rule's sentence, finer than its message.
 RULE_WORDS = 4
 
@@ -140,7 +140,7 @@ class KnownFaultAvoidance:
                 endings = self._endings.setdefault(feature, Counter())
                 if ending is not None:
                     endings[ending] += 1
-                    if len(endings) > MAX_CORES:
+                    if len(endings) > MAX_ENDINGS:
                         endings.pop(min(endings, key=endings.__getitem__))
                 change = self._judge(feature)
                 if change:

@@ -100,20 +100,32 @@ DOCUMENTED = (
 EXPORTER_MODULE = "onnx_graphsurgeon/exporters/onnx_exporter.py"
 #: a frame line of a Python traceback: ``File "<path>", line <n>, in <function>``.
 _FRAME = re.compile(r'File "([^"]+)", line \d+, in (\S+)')
+#: the exporter's own defects: ``(exception class, start of its text) -> cause``, each a
+#: failure to write content that is valid ONNX, so no pass that made the content is at
+#: fault. Not here: ``ValueError: Could not infer attribute ... from empty iterator``, which
+#: the exporter also raises for an empty ints attribute that a pass wrote wrongly (an empty
+#: ``perm`` or ``pads``): there the pass's output is already wrong.
+EXPORTER_DEFECTS: dict[tuple[str, str], str] = {
+    ("TypeError", "Can not use raw_data to store string type"):
+        "exporter stores a string tensor in raw_data",
+    ("UnboundLocalError", ""): "exporter {function}: UnboundLocalError",
+}
 
 
-def exporter_site(traceback: str, message: str) -> str | None:
-    """``exporter <function>: <exception class>`` where the innermost frame of onnxslim's
-    own code in ``traceback`` (a Python traceback's text) is a function of its exporter
-    (:data:`EXPORTER_MODULE`), the exception class taken from ``message`` (``"TypeError:
-    ..."``); None otherwise (no traceback, or the innermost onnxslim frame elsewhere)."""
+def exporter_defect(traceback: str, message: str) -> str | None:
+    """The cause :data:`EXPORTER_DEFECTS` names for ``message`` (``"TypeError: ..."``)
+    where the innermost frame of onnxslim's own code in ``traceback`` (a Python traceback's
+    text) is a function of its exporter (:data:`EXPORTER_MODULE`); None otherwise (no
+    traceback, the innermost onnxslim frame elsewhere, say the logger through which the
+    exporter refuses a graph on purpose, or an exception not listed)."""
     frames = [(path.replace("\\", "/"), function) for path, function in _FRAME.findall(traceback)]
     own = [(path, function) for path, function in frames if "/onnxslim/" in path]
     if not own or not own[-1][0].endswith(EXPORTER_MODULE):
         return None
-    function = own[-1][1].strip("<>")
-    kind = message.split(":", 1)[0].strip() or "exception"
-    return f"exporter {function}: {kind}"
+    kind, _, text = message.partition(": ")
+    cause = next((c for (k, start), c in EXPORTER_DEFECTS.items()
+                  if k == kind.strip() and text.startswith(start)), None)
+    return cause.format(function=own[-1][1].strip("<>")) if cause is not None else None
 
 
 class OnnxSlimTarget(EnabledRewrites):
@@ -221,20 +233,18 @@ class OnnxSlimTarget(EnabledRewrites):
         the input graph", onnxslim/core/__init__.py) and keeps the IR version, so every IR 3
         model leaves invalid whatever rewrite ran.
 
-        ``exporter <function>: <exception>`` for an exception raised inside onnx-graphsurgeon's
-        exporter (:func:`exporter_site`): every round of ``slim`` ends in ``gs.export_onnx``
-        (core/optimization/__init__.py), so one exporter function that cannot write what it
-        is given (a string constant, which it stores in ``raw_data``) fails alike whichever
-        pass made it (constant_folding folding a Cast to string, dead_node_elimination
-        keeping a string initializer): one fault, not one per pass. What the exporter refuses
-        on purpose (through its logger's ``critical``: a graph output a pass left without a
-        dtype) stays the pass's fault: the innermost frame is then the logger's."""
+        An exporter defect (:func:`exporter_defect`) for an exception that onnx-graphsurgeon's
+        exporter raises on content that is valid ONNX: every round of ``slim`` ends in
+        ``gs.export_onnx`` (core/optimization/__init__.py), so it fails alike whichever pass
+        made the content (constant_folding folding a Cast to string, dead_node_elimination
+        keeping a string initializer: both reach ``constant_to_onnx_tensor``, which stores
+        strings in ``raw_data``): one fault, not one per pass."""
         if shows(finding, "invalid-model") and \
                 "in initializer but not in graph input" in finding.message:
             return "freeze-ir3-initializers"
         if shows(finding, "optimizer-error"):
-            return exporter_site(str(finding.detail.get("traceback") or ""),
-                                 finding.message)
+            return exporter_defect(str(finding.detail.get("traceback") or ""),
+                                   finding.message)
         return None
 
     def oracle_context(self, config: dict[str, Any]) -> dict[str, Any]:

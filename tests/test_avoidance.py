@@ -133,7 +133,7 @@ def test_a_campaign_leaves_out_what_its_known_fault_absorbs(monkeypatch, tmp_pat
     out = tmp_path / "crashes"
     result = CliRunner().invoke(app, [
         "fuzz", "--target", "fake", "--source", "generated", "--passes", "raise",
-        "--fixed-passes", "--max-cases", "60", "--jobs", "1", "--quiet", "--reduce-seconds",
+        "--fixed-passes", "--max-cases", "40", "--jobs", "1", "--quiet", "--reduce-seconds",
         "0", "--out", str(out), *([] if avoid else ["--no-avoid-known"])])
     assert result.exit_code == 0, result.output
     campaign = json.loads((out / "campaign.json").read_text())

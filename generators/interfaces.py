@@ -623,8 +623,8 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
         if form.group:
             decided.add(form.group)
         members = [f for f in _members(form) if f.since <= b.opset <= f.until and f.fits(site)
-                   and (only is None or f.name in only)
-                   and (only is not None or f"interface:{f.name}" not in avoid)]
+                   and (f.name in only if only is not None
+                        else f"interface:{f.name}" not in avoid)]
         if only is None and site.rng.random() >= form.rate * scale:
             continue
         if members:

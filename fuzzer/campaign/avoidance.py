@@ -64,13 +64,18 @@ def exploring(source: dict[str, Any]) -> bool:
     return (int(source.get("seed", 0)) >> 40) % EXPLORE_ONE_IN == 0
 
 
+def drawn_freely(source: dict[str, Any]) -> bool:
+    """Whether a case's source is a generated model whose features were drawn, not named
+    (``with_motifs``: exactly these motifs): the cases avoidance counts and edits."""
+    return source.get("kind") == "generated" and not source.get("with_motifs")
+
+
 def avoiding(case: TestCase, avoid: list[str]) -> TestCase:
-    """``case`` with ``avoid`` (feature names, sorted) in its source where it is a
-    generated case drawn freely (not one of exactly named motifs) and not an exploring one
-    (:func:`exploring`); else ``case`` itself."""
+    """``case`` with ``avoid`` (feature names, sorted) in its source where it is drawn
+    freely (:func:`drawn_freely`) and not an exploring one (:func:`exploring`); else
+    ``case`` itself."""
     source = case.source
-    if not avoid or source.get("kind") != "generated" or source.get("with_motifs") or \
-            exploring(source):
+    if not avoid or not drawn_freely(source) or exploring(source):
         return case
     return dataclasses.replace(case, source={**source, "avoid": list(avoid)})
 
@@ -129,8 +134,7 @@ class KnownFaultAvoidance:
         """Count a finished generated case under each of its features, with its ending
         (module docstring); the features whose avoidance this changed, each as
         ``"+feature"`` (now avoided) or ``"-feature"`` (drawn again)."""
-        if case.source.get("kind") != "generated" or case.source.get("with_motifs") or \
-                result.unusable:
+        if not drawn_freely(case.source) or result.unusable:
             return []
         ending = _ending(result)
         changed = []

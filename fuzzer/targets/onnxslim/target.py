@@ -95,7 +95,6 @@ DOCUMENTED = (
 )
 
 
-
 #: onnxslim's copy of onnx-graphsurgeon's exporter, as a traceback's path ends.
 EXPORTER_MODULE = "onnx_graphsurgeon/exporters/onnx_exporter.py"
 #: a frame line of a Python traceback: ``File "<path>", line <n>, in <function>``.

@@ -1090,12 +1090,15 @@ def _convert(t: TensorProto, target: int) -> TensorProto:
     if target == TensorProto.STRING:
         out = np.array([str(v).encode() for v in arr.reshape(-1)], dtype=object).reshape(
             arr.shape)
-    elif dt.kind in "iu" and arr.dtype.kind in "fiu":  # clipped in exact integers, not
-        # wrapped: a Slice end of INT64_MAX stays "to the end" in int32, 1e20 the largest
+    elif dt.kind in "iu" and arr.dtype.kind in "fiu":  # clipped, not wrapped: a Slice end
+        # of INT64_MAX stays "to the end" in int32, 1e20 the largest. The bounds are compared
+        # in the source type and written as integers; only values strictly inside them are
+        # cast (a float64 INT64_MAX is 2**63, past int64, so it must not be cast)
         info = np.iinfo(dt)
-        exact = [int(v) for v in np.nan_to_num(arr).reshape(-1).tolist()]
-        out = np.array([min(max(v, int(info.min)), int(info.max)) for v in exact],
-                       dtype=dt).reshape(arr.shape)
+        src = np.nan_to_num(arr)
+        high, low = src >= info.max, src <= info.min
+        out = np.where(high | low, 0, src).astype(dt)
+        out[high], out[low] = info.max, info.min
     elif dt.kind == "V" or str(dt) in ("int4", "uint4"):
         out = arr.astype(np.float32).astype(dt)
     else:

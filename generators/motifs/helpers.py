@@ -201,14 +201,19 @@ class Form:
     emit: Callable[[GraphBuilder, Value], Value | None]
 
 
-def chain_forms(b: GraphBuilder, x: Value, forms: dict[str, Form], least: int,
+def chain_forms(b: GraphBuilder, x: Value, forms: dict[str, Form], least: int, most: int,
                 each: Callable[[GraphBuilder, Value], Value] | None = None) -> Value:
-    """``least`` to all of ``forms`` (a random sample, in random order, drawn over every
+    """``least`` to ``most`` of ``forms`` (a random sample, in random order, drawn over every
     name whatever the opset) appended one after the other on ``x``, each form that exists
     at the builder's opset and fits the value at hand; ``each`` is applied to the value
-    before every form drawn. Returns the last value."""
+    before every form drawn. Returns the last value.
+
+    ``most`` bounds a model's size: a Python rewriter's cost grows faster than its node
+    count (onnxslim's symbolic shape inference and toposort run on the whole graph in every
+    round), and the first form that breaks masks every form after it, so a few forms per
+    model reach more of them per second of a campaign than all of them at once."""
     y = x
-    for name in b.rng.sample(list(forms), b.rng.randint(least, len(forms))):
+    for name in b.rng.sample(list(forms), b.rng.randint(least, min(most, len(forms)))):
         if each is not None:
             y = each(b, y)
         form = forms[name]

@@ -161,7 +161,7 @@ def _partial_slice(b: GraphBuilder, x: Value) -> Value:
 
 
 def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
-    """Five or more of the forms dead_node_elimination tells apart (module docstring), one
+    """Three to six of the forms dead_node_elimination tells apart (module docstring), one
     after the other on ``x``, each input's shape declared most of the time
     (:func:`declared`)."""
     forms = {"pad": Form(0, _zero_pad),
@@ -175,7 +175,7 @@ def _dead_node_forms(b: GraphBuilder, x: Value) -> Value:
     if b.opset >= 10 and x.rank >= 2 and x.dtype == FLOAT:
         forms["resize"] = Form(10, lambda b, y: _plain_resize(b, y)
                                if y.rank >= 2 and y.size * 4 <= 4096 else None)
-    return chain_forms(b, x, forms, 5, declared)
+    return chain_forms(b, x, forms, 3, 6, declared)
 
 
 # -- EliminationTransposeViewTranspose -------------------------------------------------------
@@ -520,7 +520,7 @@ MOTIFS = (
     shaped_motif("slim-reduce-forms", ("FusionReduce",), repeated(_reduce_forms, 3, 5),
                  dtypes=frozenset({FLOAT}), ranks=(1, 4), since=13),
     shaped_motif("slim-reshape-as-forms", ("EliminationReshapeAs",),
-                 repeated(_reshape_as_forms, 3, 5),
+                 repeated(_reshape_as_forms, 2, 3),
                  dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4)),
     shaped_motif("slim-slice-forms", ("EliminationSlice",), repeated(_slice_forms, 2, 3),
                  dtypes=frozenset({FLOAT, FLOAT16, INT64}), ranks=(1, 4), since=10),

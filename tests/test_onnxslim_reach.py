@@ -407,3 +407,27 @@ def test_configurations_draw_the_options_sometimes(target) -> None:
     assert all(r and set(r) <= set(interface.OPTIONS) for r in restated)
     assert 5 <= sum(interface.DTYPE in c for c in configs) <= 40
     assert "restated" in target.config_phrase({"passes": None, interface.INTERFACE: ["inputs"]})
+
+
+def test_chained_forms_stay_between_their_bounds() -> None:
+    """chain_forms appends ``least`` to ``most`` forms (each one that exists at the opset):
+    a model of slim-shape-values no longer holds all of its 23 forms at once."""
+    import random
+
+    from generators.builder import GraphBuilder
+    from generators.motifs.helpers import Form, chain_forms
+    from generators.names import Namer
+    from generators.pooled_random import PooledRandom
+
+    drawn: list[int] = []
+    for seed in range(40):
+        rng = random.Random(seed)
+        b = GraphBuilder(rng, PooledRandom(rng), 13, Namer("plain", rng))
+        calls: list[str] = []
+        forms = {name: Form(0 if name != "late" else 99,  # no opset has the late one
+                            lambda b, y, name=name, calls=calls: calls.append(name) or y)
+                 for name in [*(f"f{i}" for i in range(23)), "late"]}
+        chain_forms(b, None, forms, 2, 6)  # type: ignore[arg-type]
+        assert "late" not in calls and len(calls) <= 6 and len(set(calls)) == len(calls)
+        drawn.append(len(calls))
+    assert min(drawn) <= 2 and max(drawn) >= 5  # the whole range is drawn

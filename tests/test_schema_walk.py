@@ -426,6 +426,40 @@ def test_a_type_the_kernel_registry_lists_but_the_kernel_refuses_is_refused() ->
     assert kernel_reason("ConstantOfShape", "", 20, {"T2": "bfloat16"}) is None
 
 
+@pytest.mark.parametrize(("op", "opset", "binds"), [
+    ("CastLike", 21, {"T1": "float", "T2": "double"}),
+    ("CastLike", 15, {"T1": "int64", "T2": "float16"}),
+    ("Constant", 21, {"T": "float16"}),
+    ("Constant", 13, {"T": "bool"}),
+])
+def test_ops_without_a_kernel_of_their_own_run(op, opset, binds) -> None:
+    """The kernel registry lists neither CastLike (expanded by its function) nor Constant
+    (made an initializer): both are feasible, and onnxruntime runs them indeed."""
+    from onnx import TensorProto
+
+    from generators.schema.kernels import kernel_reason
+
+    assert kernel_reason(op, "", opset, binds) is None
+    elem = {n: getattr(TensorProto, n.upper()) for n in ("float", "double", "float16",
+                                                         "int64", "bool")}
+    if op == "CastLike":
+        node = helper.make_node("CastLike", ["x", "like"], ["y"])
+        inputs = [helper.make_tensor_value_info("x", elem[binds["T1"]], [2]),
+                  helper.make_tensor_value_info("like", elem[binds["T2"]], [1])]
+        feeds = {"x": np.ones(2, helper.tensor_dtype_to_np_dtype(elem[binds["T1"]])),
+                 "like": np.ones(1, helper.tensor_dtype_to_np_dtype(elem[binds["T2"]]))}
+        out = elem[binds["T2"]]
+    else:
+        out = elem[binds["T"]]
+        value = numpy_helper.from_array(np.ones(2, helper.tensor_dtype_to_np_dtype(out)), "v")
+        node, inputs, feeds = helper.make_node("Constant", [], ["y"], value=value), [], {}
+    model = helper.make_model(helper.make_graph(
+        [node], "g", inputs, [helper.make_tensor_value_info("y", out, [2])]),
+        opset_imports=[helper.make_opsetid("", opset)])
+    (y,) = cpu_session(model).run(None, feeds)
+    assert y.dtype == helper.tensor_dtype_to_np_dtype(out) and y.tolist() == [1, 1]
+
+
 def test_a_clip_whose_bounds_onnxruntime_refuses_is_told_before_the_run() -> None:
     from generators.schema.apply import runtime_reason
 

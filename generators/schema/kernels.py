@@ -9,6 +9,7 @@ the reference run cannot execute; such choices are kept out with the reason
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from generators.schema.space import type_name
@@ -54,8 +55,37 @@ def has_kernel(op: str, domain: str, version: int, bindings: dict[str, str]) -> 
     return kernel_reason(op, domain, version, bindings) is None
 
 
+def _constant(version: int, bindings: dict[str, str]) -> str | None:
+    """A Constant node of any element type: onnxruntime makes its value an initializer when
+    it loads the graph (``Graph::Graph`` in onnxruntime/core/graph/graph.cc), so no kernel
+    runs it."""
+    return None
+
+
+def _cast_like(version: int, bindings: dict[str, str]) -> str | None:
+    """CastLike ``T1 -> T2``: onnxruntime has no kernel of it and expands the node by its
+    schema's function, one Cast to the element type of ``target_type``
+    (onnx/defs/tensor/defs.cc), which needs its own kernel."""
+    src, dst = bindings.get("T1"), bindings.get("T2")
+    if src is None or dst is None:
+        return None
+    return cast_reason(src, dst, version)
+
+
+#: ``(domain, op) -> reason`` for the ops onnxruntime's CPU execution provider runs without a
+#: kernel of their own (the registry lists none): each says, for a version and its type
+#: bindings, None where the session runs the node, else why not.
+WITHOUT_KERNEL: dict[tuple[str, str], Callable[[int, dict[str, str]], str | None]] = {
+    ("", "Constant"): _constant,
+    ("", "CastLike"): _cast_like,
+}
+
+
 def kernel_reason(op: str, domain: str, version: int, bindings: dict[str, str]) -> str | None:
-    """None where :func:`has_kernel` holds, else why not, in a sentence."""
+    """None where :func:`has_kernel` holds, else why not, in a sentence. An op of
+    :data:`WITHOUT_KERNEL` is judged by its entry there."""
+    if (domain, op) in WITHOUT_KERNEL:
+        return WITHOUT_KERNEL[(domain, op)](version, bindings)
     kernels = [k for k in cpu_kernels().get((domain, op), ()) if k[0] <= version <= k[1]]
     if not kernels:
         return f"onnxruntime has no CPU kernel for {op}-{version}"

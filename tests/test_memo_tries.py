@@ -55,3 +55,51 @@ def test_the_other_answer_of_an_exact_key_is_tried_before_a_search(monkeypatch):
         assert where.passes == [culprit] and where.method == "memo"
         assert len(sandbox.runs) <= 2
     assert searches == ["pair-a", "pair-b"]
+
+
+def test_a_folders_bundles_are_recognised_without_a_search(monkeypatch):
+    """A memo of a folder's bundles tries their passes first: a known hang costs the runs
+    that confirm it, not a search whose every hanging run waits out the timeout. A bundle
+    keyed on a detail meta.json does not keep (an invalid model's rule), or without passes,
+    teaches nothing."""
+    from types import SimpleNamespace
+
+    searches: list[str] = []
+
+    def search(sandbox, case, result, finding, max_seconds=None):
+        searches.append(sandbox.culprit)
+        return Localization([sandbox.culprit], 5, "bisect")
+
+    class _Hangs(_Probe):
+        def submit(self, case: TestCase):
+            from concurrent.futures import Future
+
+            passes = tuple(case.config["passes"])
+            self.runs.append(passes)
+            done: Future = Future()
+            found = [Finding("hang", "optimize", "no result after 30 s in stage optimize")] \
+                if self.culprit in passes else []
+            done.set_result(CaseResult(found, None, "optimize", {}))
+            return done
+
+    monkeypatch.setattr(memo_module, "localize", search)
+    config = {"name": "fake", "version": "1", "config": {"passes": ["clean", "pair-b"]}}
+    metas = [SimpleNamespace(target=config, symptom="hang", responsible_passes=["pair-b"],
+                             message="no result after 30 s in stage optimize"),
+             SimpleNamespace(target=config, symptom="invalid-model", message="rule x",
+                             responsible_passes=["pair-a"]),
+             SimpleNamespace(target=config, symptom="hang", responsible_passes=None,
+                             message="no result after 30 s in stage optimize")]
+    memo, sandbox = LocalizationMemo.of_bundles(metas), _Hangs()
+    sandbox.culprit = "pair-b"
+    case = TestCase("fake", {"passes": ["pair-a", "pair-b", "clean"]}, {"kind": "bytes"})
+    finding = Finding("hang", "optimize", "no result after 5 s in stage optimize")
+    where = memo.localize(sandbox, case, CaseResult([finding], None, "optimize", {}), finding)
+    assert where.passes == ["pair-b"] and where.method == "memo"
+    # the passes alone, run until most runs agree (a hang must recur), and no search
+    assert set(sandbox.runs) == {("pair-b",)} and len(sandbox.runs) <= 3 and searches == []
+    # the invalid model's bundle taught nothing: its finding is searched
+    sandbox.culprit = "pair-a"
+    rule = Finding("invalid-model", "validate", "rule x", {"rule": "x"})
+    memo.localize(sandbox, case, CaseResult([rule], None, "validate", {}), rule)
+    assert searches == ["pair-a"]

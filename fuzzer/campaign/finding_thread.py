@@ -188,8 +188,11 @@ class FindingWorker:
         self.policy = dataclasses.replace(policy, cutoff=Cutoff())
         self._factory = sandbox_factory
         # unbounded itself: put() holds both bounds under self._room
-        self._screen = _Lane("findings", queue.Queue(), LocalizationMemo())
-        self._record = _Lane("findings-record", CheapFirst(RECORD_SIZE), LocalizationMemo())
+        # a resumed folder's bundles are known faults: each lane tries their passes first
+        known = store.index()
+        self._screen = _Lane("findings", queue.Queue(), LocalizationMemo.of_bundles(known))
+        self._record = _Lane("findings-record", CheapFirst(RECORD_SIZE),
+                             LocalizationMemo.of_bundles(known))
         self._queued_bytes = 0
         self._room = threading.Condition()
         self._keys = threading.Lock()

@@ -234,7 +234,8 @@ def run_pending(folder: Path, execution: options.ExecutionArgs, jobs: int,
                     if outcome is not None:  # those kept are said once, with why, below
                         console.print(f"{pending_id}: {describe(outcome)}", markup=False)
 
-                run = finish_pending(store, kept, sandbox, policy, LocalizationMemo(), roots,
+                run = finish_pending(store, kept, sandbox, policy,
+                                     LocalizationMemo.of_bundles(store.index()), roots,
                                      report, progress)
             flush_and_refresh(store)
             _save_stats(folder, stats, roots)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.search import Localization, Prober, localize
+from oracles import symptom
 from oracles.base import Finding
 
 #: remembered answers tried on a case before its own search (each costs one run; a search
@@ -46,6 +48,39 @@ class LocalizationMemo:
         self._known: OrderedDict[tuple, list[str] | None] = OrderedDict()
         self._answers: dict[tuple, list[tuple[str, ...]]] = {}
         self.saved_searches = 0
+
+    @classmethod
+    def of_bundles(cls, metas: Iterable[Any]) -> LocalizationMemo:
+        """A memo that knows the answers of a folder's bundles (``BundleMeta``: ``target``,
+        ``symptom``, ``message``, ``responsible_passes``), so that a resumed campaign or
+        ``optfuzz triage --pending`` recognises a known fault in one run. A hang's search
+        runs each pass list that hangs up to the whole timeout: about three minutes per
+        onnxslim hang, against one run where the bundle's passes are tried first.
+
+        Only bundles whose symptom keys on the message (no ``Symptom.key_detail``: a hang,
+        an exception) are learnt; a key detail such as an invalid model's rule is not in
+        meta.json, and those findings cost no timeouts to search anyway. A bundle without
+        localized passes, or of a symptom no oracle registers, is left out."""
+        memo = cls()
+        for meta in metas:
+            try:
+                keyed_on_message = symptom(meta.symptom).key_detail is None
+            except KeyError:
+                continue
+            if keyed_on_message and meta.responsible_passes:
+                config = (meta.target or {}).get("config") or {}
+                memo.learn(str((meta.target or {}).get("name")),
+                           bool(config.get("fixed_point", False)),
+                           FindingCore.of_parts(meta.symptom, meta.message),
+                           meta.responsible_passes)
+        return memo
+
+    def learn(self, target: str, fixed_point: bool, core: FindingCore,
+              passes: Sequence[str]) -> None:
+        """Remember ``passes`` as an answer to the findings of ``core`` on ``target``
+        (with ``fixed_point`` as given), to be tried before a search of a case whose pass
+        list holds them."""
+        self._remember((target, (), fixed_point, core), tuple(passes))
 
     @staticmethod
     def key(case: TestCase, finding: Finding) -> tuple:

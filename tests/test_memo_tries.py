@@ -64,6 +64,8 @@ def test_a_folders_bundles_are_recognised_without_a_search(monkeypatch):
     teaches nothing."""
     from types import SimpleNamespace
 
+    from fuzzer.store.meta import TargetInfo
+
     searches: list[str] = []
 
     def search(sandbox, case, result, finding, max_seconds=None):
@@ -83,7 +85,7 @@ def test_a_folders_bundles_are_recognised_without_a_search(monkeypatch):
             return done
 
     monkeypatch.setattr(memo_module, "localize", search)
-    config = {"name": "fake", "version": "1", "config": {"passes": ["clean", "pair-b"]}}
+    config = TargetInfo(name="fake", version="1", config={"passes": ["clean", "pair-b"]})
     metas = [SimpleNamespace(target=config, symptom="hang", responsible_passes=["pair-b"],
                              message="no result after 30 s in stage optimize"),
              SimpleNamespace(target=config, symptom="invalid-model", message="rule x",

@@ -161,15 +161,19 @@ class FindingHandler(SandboxActor):
         memory_limit: the worker's address-space limit in bytes (None: none).
         failures: the root-cause keys an earlier run failed on
             (:meth:`fuzzer.handling.outcome.RootCauseMemo.failures`).
+        memo: the localization memo to start from (the driver's folder's bundles:
+            :meth:`fuzzer.localize.memo.LocalizationMemo.of_bundles`); None: an empty one.
     """
 
     def __init__(self, version: str, policy: FindingPolicy, timeout: float,
-                 memory_limit: int | None, failures: dict[str, Any] | None = None) -> None:
+                 memory_limit: int | None, failures: dict[str, Any] | None = None,
+                 memo: LocalizationMemo | None = None) -> None:
         limit_malloc_arenas()
         # a cutoff of its own: :meth:`cut` ends this handler's reductions, nobody else's
         self.version, self.policy = version, dataclasses.replace(policy, cutoff=Cutoff())
         self.timeout, self.memory_limit = timeout, memory_limit
-        self.memo, self.roots = LocalizationMemo(), RootCauseMemo(failures)
+        self.memo = memo if memo is not None else LocalizationMemo()
+        self.roots = RootCauseMemo(failures)
 
     def handle(self, batch: list[tuple[TestCase, CaseResult]], known: dict[str, str | None],
                quick: bool = False) -> list[tuple[Handled | None, list[StoreOp], str]]:

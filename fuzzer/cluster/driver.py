@@ -34,6 +34,7 @@ from fuzzer.cluster.liveness import Liveness
 from fuzzer.cluster.nodes import NodeStats
 from fuzzer.cluster.plan import CaseRange, RangePlan, compact, expand
 from fuzzer.errors import InputError
+from fuzzer.localize.memo import LocalizationMemo
 
 #: ranges held by one case actor at a time, run at once (their cases share its sandbox).
 RANGES_PER_ACTOR = 2
@@ -198,8 +199,10 @@ class ClusterCampaign(Campaign):
                                   max_concurrency=2)(FindingHandler)
         count = min(MAX_HANDLERS, max(1, self.actor_count // ACTORS_PER_HANDLER))
         settings = self.settings
+        # the folder's bundles are known faults: each handler tries their passes first
+        memo = LocalizationMemo.of_bundles(self.store.index())
         handlers = [handler.remote(self.target.version(), settings.policy, settings.timeout,
-                                   settings.memory_limit, self.stats.failed_keys)
+                                   settings.memory_limit, self.stats.failed_keys, memo)
                     for _ in range(count)]
         return ClusterFindings(self.ray, handlers, self.store, self._report,
                                self._finding_settled, self.stats.failed_keys)

@@ -89,7 +89,8 @@ class ClusterFindings:
         self.driver_seconds = 0.0
         self.quick = False
         self.kept = PendingKeeper(store.root)
-        self.memo, self.roots = LocalizationMemo(), RootCauseMemo(failures)
+        self.memo = LocalizationMemo.of_bundles(store.index())
+        self.roots = RootCauseMemo(failures)
         self.liveness = Liveness(ray, handlers)
         self._last_flush = time.monotonic()
 

@@ -51,11 +51,12 @@ class LocalizationMemo:
 
     @classmethod
     def of_bundles(cls, metas: Iterable[Any]) -> LocalizationMemo:
-        """A memo that knows the answers of a folder's bundles (``BundleMeta``: ``target``,
-        ``symptom``, ``message``, ``responsible_passes``), so that a resumed campaign or
-        ``optfuzz triage --pending`` recognises a known fault in one run. A hang's search
-        runs each pass list that hangs up to the whole timeout: about three minutes per
-        onnxslim hang, against one run where the bundle's passes are tried first.
+        """A memo that knows the answers of a folder's bundles (``BundleMeta``: ``target``
+        with its ``name`` and ``config``, ``symptom``, ``message``, ``responsible_passes``),
+        so that a resumed campaign or ``optfuzz triage --pending`` recognises a known fault
+        in one run. A hang's search runs each pass list that hangs up to the whole timeout:
+        about three minutes per onnxslim hang, against the runs that confirm it where the
+        bundle's passes are tried first.
 
         Only bundles whose symptom keys on the message (no ``Symptom.key_detail``: a hang,
         an exception) are learnt; a key detail such as an invalid model's rule is not in
@@ -68,9 +69,7 @@ class LocalizationMemo:
             except KeyError:
                 continue
             if keyed_on_message and meta.responsible_passes:
-                config = (meta.target or {}).get("config") or {}
-                memo.learn(str((meta.target or {}).get("name")),
-                           bool(config.get("fixed_point", False)),
+                memo.learn(meta.target.name, bool(meta.target.config.get("fixed_point", False)),
                            FindingCore.of_parts(meta.symptom, meta.message),
                            meta.responsible_passes)
         return memo

@@ -298,3 +298,26 @@ def test_a_quantize_without_zero_point_or_output_dtype_makes_uint8_only() -> Non
     assert refusal("QuantizeLinear", 21, {**no_zero, "attr:output_dtype": "nondefault"}) \
         is None
     assert refusal("QuantizeLinear", 19, {**no_zero, "in:y_zero_point": "present"}) is None
+
+
+def test_a_constant_takes_exactly_one_value_attribute_of_its_type() -> None:
+    """Two value attributes, none where all are given, or a value_float on an int32 node are
+    refused, and onnx's checker refuses such a Constant indeed; one value attribute of its
+    own type is not."""
+    from onnx import helper
+
+    from generators.schema.levels import ABSENT
+    from generators.schema.rules import refusal
+
+    assert refusal("Constant", 21, {"attr:value": "nondefault", "attr:value_ints": "edge"})
+    assert refusal("Constant", 21, {"attr:value_float": "nondefault", "dtype:T": "int32"})
+    assert refusal("Constant", 11, {"attr:value": ABSENT, "attr:sparse_value": ABSENT})
+    assert refusal("Constant", 21, {"attr:value_float": "nondefault", "dtype:T": "float"}) \
+        is None
+    assert refusal("Constant", 21, {"attr:value": ABSENT, "attr:value_int": ABSENT}) is None
+    node = helper.make_node("Constant", [], ["y"], value_float=1.0, value_int=2)
+    model = helper.make_model(helper.make_graph([node], "g", [], [
+        helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [])]),
+        opset_imports=[helper.make_opsetid("", 21)])
+    with pytest.raises(onnx.shape_inference.InferenceError, match="One and only one"):
+        onnx.shape_inference.infer_shapes(model, strict_mode=True)

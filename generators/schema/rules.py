@@ -97,6 +97,27 @@ def _bfloat16_stash_with_statistics(a: dict[str, str]) -> bool:
         a.get(f) in _NAMED for f in ("out:Mean", "out:InvStdDev"))
 
 
+#: Constant's value attributes (from version 12) -> the element type its output then has
+#: (None: the tensor's own).
+_CONSTANT_VALUES = {"value": None, "sparse_value": None, "value_float": "float",
+                    "value_floats": "float", "value_int": "int64", "value_ints": "int64",
+                    "value_string": "string", "value_strings": "string"}
+
+
+def _one_constant_value(*names: str) -> Callable[[dict[str, str]], bool]:
+    """Constant with more than one of its value attributes ``names`` set, with none where
+    every one of them is assigned, or with one whose type is not the node's ``T``."""
+    def refuses(a: dict[str, str]) -> bool:
+        given = [n for n in names if a.get(f"attr:{n}") not in (None, ABSENT)]
+        if len(given) > 1:
+            return True
+        if not given:
+            return all(f"attr:{n}" in a for n in names)
+        typed = _CONSTANT_VALUES[given[0]]
+        return typed is not None and a.get("dtype:T", typed) != typed
+    return refuses
+
+
 _CONV_LIKE = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"})
 _POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
 _WINDOWED = _CONV_LIKE | _POOLS
@@ -113,6 +134,11 @@ RULES: tuple[Rule, ...] = (
     Rule(frozenset({"BatchNormalization"}), (7, 8), _level_is("attr:spatial", NONDEFAULT),
          "BatchNormalization-7 with spatial=0 needs scale, B, mean and var of the input's "
          "shape without its batch dim: no attribute edit of a per-channel pattern gives it"),
+    Rule(frozenset({"Constant"}), (12, 10_000), _one_constant_value(*_CONSTANT_VALUES),
+         "Constant takes exactly one of value, sparse_value and the value_* attributes, and "
+         "a value_float(s), value_int(s) or value_string(s) makes float, int64 or string"),
+    Rule(frozenset({"Constant"}), (11, 11), _one_constant_value("value", "sparse_value"),
+         "Constant-11 takes exactly one of value and sparse_value"),
     Rule(frozenset({"Cast"}), (19, 10_000), _saturate_not_float8,
          "onnxruntime's Cast takes saturate only for a cast to a float 8 type"),
     Rule(frozenset({"Split"}), (18, 10_000), _split_sizes,

@@ -9,8 +9,9 @@ for a feature whose cases cost what the average case costs, 10 for one whose cas
 times as much. Both shares come from the same run, so the ratio means what it says on a
 shared machine; the milliseconds beside it do not.
 
-A model holds one or two motifs and any number of interface forms, so a case counts once
-under each of its features, and the shares of a column need not add up to 1.
+A model holds one or two motifs and any number of interface forms (the features known-fault
+avoidance counts, :func:`fuzzer.campaign.avoidance.features`), so a case counts once under
+each of its features, and the shares of a column need not add up to 1.
 
     python benchmarks/motif_costs.py [--target onnxslim] [--cases 1000] [--top 15]
 """
@@ -26,15 +27,10 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from throughput import campaign_cases
 
-
-def _cases(target_name: str, count: int) -> list[Any]:
-    """A campaign's cases ``0 .. count - 1`` (seed 0, generated, its drawn configurations)."""
-    from fuzzer.campaign.stream import CaseStream, StreamConfig
-    from fuzzer.targets import get_target
-
-    stream = CaseStream(StreamConfig(target_name, 0), get_target(target_name), 0, 0)
-    return [stream.draw(corpus_ok=False) for _ in range(count)]
+#: the feature kinds tabled (:func:`fuzzer.campaign.avoidance.features`; ``ir:3`` is left out).
+KINDS = ("motif", "interface")
 
 
 def _timed(target_name: str, count: int, timeout: int, out: Any) -> None:
@@ -44,6 +40,7 @@ def _timed(target_name: str, count: int, timeout: int, out: Any) -> None:
 
     import onnxruntime
 
+    from fuzzer.campaign.avoidance import features
     from fuzzer.execution.pipeline import materialize_case
     from fuzzer.targets import get_target
 
@@ -55,14 +52,14 @@ def _timed(target_name: str, count: int, timeout: int, out: Any) -> None:
         raise TimeoutError
 
     signal.signal(signal.SIGALRM, alarm)
-    for case in _cases(target_name, count):
+    for case in campaign_cases(target_name, count, fixed_passes=False):
         try:
             model, _, built = materialize_case(case)
         except Exception:  # unusable in a campaign too
             continue
-        prov = built.provenance
-        names = [f"motif {m}" for m in dict.fromkeys(prov.get("motifs") or ["(none)"])]
-        names += [f"interface {f}" for f in prov.get("interfaces") or ["(none)"]]
+        names = features(built.provenance)  # the features known-fault avoidance counts
+        names += [f"{kind}:(none)" for kind in KINDS
+                  if not any(n.startswith(f"{kind}:") for n in names)]
         start = time.perf_counter()
         signal.alarm(timeout)
         try:
@@ -97,16 +94,16 @@ def main() -> None:
     console = Console()
     console.print(f"{args.target}: {cases} usable cases of the first {args.cases}, "
                   f"{1e3 * total / max(cases, 1):.1f} ms of optimize per case on average")
-    for kind in ("motif", "interface"):
+    for kind in KINDS:
         table = Table(title=f"per {kind}, by share of the time")
         table.add_column(kind, overflow="fold")  # a name wraps, never cut
         for col in ("cases", "case share", "time share", "cost ratio", "ms/case"):
             table.add_column(col, justify="right", no_wrap=True)
-        rows = sorted(((k, v) for k, v in seconds.items() if k.startswith(kind)),
+        rows = sorted(((k, v) for k, v in seconds.items() if k.startswith(f"{kind}:")),
                       key=lambda kv: -sum(kv[1]))
         for name, took in rows[:args.top]:
             case_share, time_share = len(took) / cases, sum(took) / total
-            table.add_row(name.split(" ", 1)[1], str(len(took)), f"{case_share:.3f}",
+            table.add_row(name.split(":", 1)[1], str(len(took)), f"{case_share:.3f}",
                           f"{time_share:.3f}", f"{time_share / case_share:.2f}",
                           f"{1e3 * sum(took) / len(took):.1f}")
         console.print(table)

@@ -54,13 +54,14 @@ from typing import Any
 from rich.console import Console
 
 
-def campaign_cases(target_name: str, count: int) -> list[Any]:
-    """The campaign's cases ``0 .. count - 1`` (seed 0, generated source, the target's
-    default configuration) as drawn by its case stream: seeds, not yet models."""
+def campaign_cases(target_name: str, count: int, fixed_passes: bool = True) -> list[Any]:
+    """The campaign's cases ``0 .. count - 1`` (seed 0, generated source) as drawn by its case
+    stream: seeds, not yet models. With ``fixed_passes``, each in the target's default
+    configuration; without, in the configurations a campaign draws."""
     from fuzzer.campaign.stream import CaseStream, StreamConfig
     from fuzzer.targets import get_target
 
-    stream = CaseStream(StreamConfig(target_name, 0, fixed_passes=True),
+    stream = CaseStream(StreamConfig(target_name, 0, fixed_passes=fixed_passes),
                         get_target(target_name), 0, 0)
     return [stream.draw(corpus_ok=False) for _ in range(count)]
 

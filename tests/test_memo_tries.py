@@ -12,8 +12,10 @@ from oracles.base import Finding
 
 
 class _Probe:
-    """A sandbox stand-in whose runs reproduce the finding only with ``culprit`` in the
+    """A sandbox stand-in whose runs reproduce ``finding`` only with ``culprit`` in the
     pass list; counts its runs."""
+
+    finding = Finding("invalid-model", "validate", "rule x", {"rule": "x"})
 
     def __init__(self) -> None:
         self.culprit = "pair-a"
@@ -25,9 +27,8 @@ class _Probe:
         passes = tuple(case.config["passes"])
         self.runs.append(passes)
         done: Future = Future()
-        found = [Finding("invalid-model", "validate", "rule x", {"rule": "x"})] \
-            if self.culprit in passes else []
-        done.set_result(CaseResult(found, None, "validate", {}))
+        found = [self.finding] if self.culprit in passes else []
+        done.set_result(CaseResult(found, None, self.finding.stage, {}))
         return done
 
 
@@ -73,16 +74,7 @@ def test_a_folders_bundles_are_recognised_without_a_search(monkeypatch):
         return Localization([sandbox.culprit], 5, "bisect")
 
     class _Hangs(_Probe):
-        def submit(self, case: TestCase):
-            from concurrent.futures import Future
-
-            passes = tuple(case.config["passes"])
-            self.runs.append(passes)
-            done: Future = Future()
-            found = [Finding("hang", "optimize", "no result after 30 s in stage optimize")] \
-                if self.culprit in passes else []
-            done.set_result(CaseResult(found, None, "optimize", {}))
-            return done
+        finding = Finding("hang", "optimize", "no result after 30 s in stage optimize")
 
     monkeypatch.setattr(memo_module, "localize", search)
     config = TargetInfo(name="fake", version="1", config={"passes": ["clean", "pair-b"]})

@@ -310,6 +310,36 @@ def test_reduce_forms_fuse_some(target) -> None:
     assert fused >= 1 and kept >= 3, (fused, kept)
 
 
+def _breaks(target: Any, gm: GeneratedModel, passes: list[str], seed: int) -> bool:
+    """Whether slimming ``gm`` by ``passes`` gives a model onnxruntime refuses or whose
+    outputs take other shapes than the original's."""
+    feeds = synthesize_inputs(gm.model, seed, gm.input_shapes)
+    want = cpu_session(gm.model).run(None, feeds)
+    slim = _slim(target, gm, passes)
+    try:
+        got = cpu_session(slim).run(None, {i.name: feeds[i.name] for i in slim.graph.input})
+    except Exception:  # noqa: BLE001 - onnxruntime refuses the model: the fault's symptom
+        return True
+    return [w.shape for w in want] != [g.shape for g in got]
+
+
+def test_reduce_forms_reach_empty_axes_fault(target) -> None:
+    """ReduceSum and Unsqueeze both of empty axes (``noop_with_empty_axes`` 0: a sum of every
+    axis, put back by none): FusionReduce takes them for equal axes and its ``keepdims`` 1
+    keeps every axis, so an output changes shape."""
+    assert any(_breaks(target, gm, ["FusionReduce"], seed)
+               for seed, gm in zip(range(8), _draws("slim-reduce-forms"), strict=False))
+
+
+def test_concat_reshape_reaches_allowzero_fault(target) -> None:
+    """An empty tensor reshaped with ``allowzero`` 1 by Concat(dynamic dim, [0]):
+    FusionConcatReshape writes ``[-1, 0]``, which onnxruntime refuses with ``allowzero``."""
+    draws = (generate_model(seed, motifs=["slim-concat-reshape"], opset=17, nodes=(0, 0),
+                            interfaces=[]) for seed in range(12))
+    assert any(_breaks(target, gm, ["FusionConcatReshape"], seed)
+               for seed, gm in enumerate(draws))
+
+
 def test_reshape_as_forms_are_replaced_only_untwisted(target) -> None:
     replaced = kept = 0
     for gm in _draws("slim-reshape-as-forms"):

@@ -18,7 +18,8 @@ per draw where they chain):
   ``perm`` left out of a Transpose whose output shape looked the same at the draw's sizes
   broke the value_info declared after it);
 - ``FusionReduce`` (``core/pattern/fusion/reduce.py``, its opset-13 matcher): ReduceSum and
-  Unsqueeze with axes as inputs, constant or computed, absent, equal or not, ``keepdims``;
+  Unsqueeze with axes as inputs, constant or computed, absent, empty, equal or not,
+  ``keepdims``, ``noop_with_empty_axes``;
 - ``EliminationReshapeAs`` (``core/pattern/elimination/reshape_as.py``): the rebuilt-shape
   chain with each deviation its check rejects (no anchors for the chained reductions: a
   varied ``keepdims`` broke the shapes the chain declared after it);
@@ -303,18 +304,31 @@ def _axes_input(b: GraphBuilder, axes: list[int], op: str, x: Value) -> Value:
 def _reduce_forms(b: GraphBuilder, x: Value) -> Value:
     """ReduceSum then Unsqueeze in the opset-13 form (axes as inputs): axes constant or
     computed, absent from the ReduceSum at times (all axes), the Unsqueeze's the same, negative
-    or others, ``keepdims`` 0 or 1, the ReduceSum read a second time."""
+    or others, ``keepdims`` 0 or 1, the ReduceSum read a second time; at times both axes
+    empty (``[]``), where ``noop_with_empty_axes`` 0 reduces every axis and 1 none: the
+    matcher takes two empty lists as equal axes, and its ``keepdims`` 1 then keeps every
+    reduced axis that the Unsqueeze of no axes did not put back."""
+    if x.rank == 0:  # the sum of every axis, put back by no axes
+        return None
     axes = sorted(b.rng.sample(range(x.rank), b.rng.randint(1, x.rank)))
     spelled = [a - x.rank if b.rng.random() < 0.3 else a for a in axes]
     keep = b.rng.choice([0, 0, 0, 1])
     inputs = [x]
-    if b.rng.random() < 0.85:
+    attrs: dict[str, int] = {}
+    if b.rng.random() < 0.15:
+        spelled, noop = [], b.rng.choice([0, 1])
+        inputs.append(ints(b, [], "ReduceSum"))
+        axes = [] if noop else list(range(x.rank))
+        if noop or b.rng.random() < 0.5:
+            attrs["noop_with_empty_axes"] = noop
+    elif b.rng.random() < 0.85:
         inputs.append(_axes_input(b, spelled, "ReduceSum", x))
     else:
         axes = list(range(x.rank))
     out = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keep else \
         tuple(d for i, d in enumerate(x.shape) if i not in axes)
-    attrs = {"keepdims": keep} if keep == 0 or b.rng.random() < 0.5 else {}
+    if keep == 0 or b.rng.random() < 0.5:
+        attrs["keepdims"] = keep
     y = b.op("ReduceSum", inputs, x.dtype, out, **attrs)
     if b.rng.random() < 0.2:
         b.op("Neg", [y], y.dtype, y.shape)

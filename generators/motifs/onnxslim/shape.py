@@ -21,6 +21,7 @@ import numpy as np
 
 from generators.builder import GraphBuilder, value_info
 from generators.motifs.helpers import ints, slice_op, tap, weight
+from generators.motifs.onnxslim.symbolic import symbolic_input
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
 from generators.ops.reduce import reduce
@@ -221,14 +222,33 @@ def _dims_of(b: GraphBuilder, x: Value, index: int) -> Value:
     return shape_ops.unsqueeze(b, picked, [0])
 
 
+def _empty_reshape(b: GraphBuilder, x: Value, dyn: Value, keep: int) -> None:
+    """A graph output ``Reshape(x[0:0 on an axis], Concat(dyn, [0]), allowzero=1)``: an empty
+    tensor of shape ``(x.shape[keep], 0)``, where the 0 is a literal extent. A ``-1`` in
+    place of ``dyn`` cannot stand beside it: with ``allowzero`` 1 the spec forbids a 0 and a
+    -1 in one shape (onnxruntime refuses the model). Half the time ``dyn`` is instead the
+    Shape of a new input of one symbolic dim (run as 1), which no inference can fold into a
+    constant."""
+    first = x.shape[keep]
+    if b.rng.random() < 0.5:
+        dyn = b.op("Shape", [symbolic_input(b, x.dtype, (1,), {0: "n"})], INT64, (1,))
+        first = 1
+    empty = slice_op(b, x, [0], [0], [b.rng.randrange(x.rank)])
+    shape = b.op("Concat", [dyn, ints(b, [0], "Concat")], INT64, (2,), axis=0)
+    b.graph_output(b.op("Reshape", [empty, shape], x.dtype, (first, 0), allowzero=1))
+
+
 def _concat_reshape(b: GraphBuilder, x: Value) -> Value:
     """Reshape whose shape is a Concat of one dynamic dim (Shape, Gather, Unsqueeze) and
-    one-element constants (a merged dim, a 0 that copies, or a -1)."""
+    one-element constants (a merged dim, a 0 that copies, or a -1); at times (opset 14 on)
+    also an empty tensor reshaped by a dynamic dim and a literal 0 (:func:`_empty_reshape`)."""
     if x.rank < 2:
         return None
     keep = b.rng.randrange(x.rank)
     spell = keep - x.rank if b.opset >= 11 and b.rng.random() < 0.3 else keep
     dyn = _dims_of(b, x, spell)
+    if b.opset >= 14 and b.rng.random() < 0.2:
+        _empty_reshape(b, x, dyn, keep)
     rest = math.prod(x.shape) // x.shape[keep]
     pieces = [dyn, ints(b, [rest if b.rng.random() < 0.8 else -1], "Concat")]
     target = [x.shape[keep], rest]

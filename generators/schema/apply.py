@@ -1244,12 +1244,13 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
     except Refused as exc:
         return str(exc)
     for i, name in enumerate(new.output):
-        if name and name not in node.output and _shape(got, name) is None:
+        if name and _shape(got, name) is None:  # for the output edits' readers (their post)
             like = _known_output_shape(new, schema, i, t_types, got) or \
                 _sibling_shape(schema, new, i, got)
-            if like is None:
+            if like is not None:
+                got[name] = helper.make_tensor_type_proto(_elem(got, name), list(like))
+            elif name not in node.output:
                 return "the new output's shape is not inferred"
-            got[name] = helper.make_tensor_type_proto(_elem(got, name), list(like))
     if reshaped is None:
         _place(b, node, new, weights)
     else:
@@ -1818,13 +1819,18 @@ def _output_edits(b: GraphBuilder, node: NodeProto, index: int, level: str) -> l
             if level in (ABSENT, UNUSED):
                 return
             elem, shape = _elem(got, fresh), _shape(got, fresh)
+            # an output whose shape no inference gives stays unused rather than a graph
+            # output (the checker wants the output's shape), and its reader's result stays
+            # out of the pool (later ops would take it for a scalar)
             if level == OUTPUT:
-                b.graph_output(Value(fresh, elem, shape or ()))
+                if shape is not None:
+                    b.graph_output(Value(fresh, elem, shape))
             else:
                 out = b.namer.tensor("Identity")
                 b.nodes.append(helper.make_node("Identity", [fresh], [out]))
                 b.consumed.add(fresh)
-                b.add(Value(out, elem, shape or ()))
+                if shape is not None:
+                    b.add(Value(out, elem, shape))
         return [], post
 
     return [edit]

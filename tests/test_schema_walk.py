@@ -311,9 +311,10 @@ def test_a_pinned_opset_counts_only_the_pairs_a_model_of_it_can_hold() -> None:
 
 def test_a_pair_the_ties_of_all_variants_refuse_gets_a_row_under_its_own_variants_ties() -> None:
     # ort-quant-after-act ties its anchors' types one way in one variant and another way in
-    # another: under the union of the variants' ties no row holds 152 of its pairs; rows
-    # checked under the ties of the draws that make the pair's op hold them, and a walk
-    # aimed at the op takes them
+    # another: under the union of the variants' ties no row holds some of its pairs; rows
+    # checked under the ties of the draws that make the pair's op hold them (a walk aimed at
+    # the op takes them), or those ties give the pair its reason (Clip in float16, which
+    # onnxruntime runs, tied to a QuantizeLinear-10 input, which the schema keeps float)
     from generators.motifs import MOTIFS
     from generators.schema.plan import build_plan, op_pairs_with_opset, probe
 
@@ -325,7 +326,8 @@ def test_a_pair_the_ties_of_all_variants_refuse_gets_a_row_under_its_own_variant
     left = {(op, p) for op, ps in union.unplanned.items() for p in ps}
     assert len(left) >= 10 and not plan.unplanned
     held = set().union(*(op_pairs_with_opset(r, plan.spaces) for r in plan.rows))
-    assert left <= held
+    reasoned = {(op, p) for op, ps in plan.infeasible.items() for p in ps}
+    assert len(left & held) >= 5 and left <= held | reasoned
 
 
 def test_a_draw_aimed_at_a_variant_holds_its_type_or_notes_why() -> None:
@@ -364,7 +366,8 @@ def test_a_draw_aimed_at_a_variant_holds_its_type_or_notes_why() -> None:
 def test_a_row_with_a_conv_group_keeps_an_emission_whose_channels_take_it() -> None:
     # a non-default group needs input and output channels with a common divisor above 1;
     # the draw emits again until the Conv's channels have one (generators.schema.apply.PREVIEWS)
-    # where its input has more than one channel
+    # where its input has more than one channel (or another edit of the row undid the draw,
+    # which its notes say)
     grouped = 0
     for _, gm, _ in walked_draws("pad-conv", GenerationHints.of(["fuse_pad_into_conv"]),
                                  "Conv|attr:group", ("nondefault",)):
@@ -372,8 +375,9 @@ def test_a_row_with_a_conv_group_keeps_an_emission_whose_channels_take_it() -> N
         if any(a.name == "group" and a.i > 1 for a in conv.attribute):
             grouped += 1
         else:
-            assert any("the input channels (1)" in n for v in gm.varied for n in v["notes"])
-    assert grouped >= 3
+            assert any("the input channels (1)" in n or "draw undone" in n
+                       for v in gm.varied for n in v["notes"])
+    assert grouped >= 2
 
 
 def test_a_walk_aims_a_row_only_at_a_variant_whose_ties_it_keeps() -> None:
@@ -458,6 +462,34 @@ def test_ops_without_a_kernel_of_their_own_run(op, opset, binds) -> None:
         opset_imports=[helper.make_opsetid("", opset)])
     (y,) = cpu_session(model).run(None, feeds)
     assert y.dtype == helper.tensor_dtype_to_np_dtype(out) and y.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize(("x", "params"), [("float16", "float"), ("float", "float16"),
+                                           ("float16", "float16")])
+def test_float16_without_a_kernel_runs_as_float(x, params) -> None:
+    """BatchNormalization-15's CPU kernels are float and double only; onnxruntime runs
+    float16 inputs through float (its InsertCastTransformer), in any mix of its three type
+    constraints: feasible, and run indeed. bfloat16, and float16 on an output alone, stay
+    refused."""
+    from onnx import TensorProto
+
+    from generators.schema.kernels import kernel_reason
+
+    binds = {"T": x, "T1": params, "T2": params}
+    assert kernel_reason("BatchNormalization", "", 15, binds) is None
+    assert kernel_reason("BatchNormalization", "", 15, {**binds, "T": "bfloat16"})
+    assert kernel_reason("RandomNormalLike", "", 1, {"T1": "float", "T2": "float16"})
+    elem = {"float": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
+    weights = [numpy_helper.from_array(np.full(3, 0.5, helper.tensor_dtype_to_np_dtype(
+        elem[params])), name) for name in ("scale", "bias", "mean", "var")]
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", elem[x], [1, 3, 2])],
+        [helper.make_tensor_value_info("y", elem[x], [1, 3, 2])], weights),
+        opset_imports=[helper.make_opsetid("", 15)])
+    (y,) = cpu_session(model).run(None, {"x": np.ones((1, 3, 2), helper.tensor_dtype_to_np_dtype(
+        elem[x]))})
+    assert y.dtype == helper.tensor_dtype_to_np_dtype(elem[x]) and y.shape == (1, 3, 2)
 
 
 def test_a_clip_whose_bounds_onnxruntime_refuses_is_told_before_the_run() -> None:

@@ -81,9 +81,32 @@ WITHOUT_KERNEL: dict[tuple[str, str], Callable[[int, dict[str, str]], str | None
 }
 
 
+def cast_to_float(op: str, domain: str, version: int,
+                  bindings: dict[str, str]) -> dict[str, str] | None:
+    """The type bindings onnxruntime runs a node of ``bindings`` with where no kernel takes
+    its float16: its InsertCastTransformer (``onnxruntime/core/optimizer/
+    insert_cast_transformer.cc``) casts each float16 input of a node that no execution
+    provider took to float, and each float16 output back, so the node runs the float kernel
+    (every float16 binding read as float). None where no input of the op's schema is bound
+    to float16 (the transformer looks at inputs only) or the op has no schema."""
+    halves = {t for t, d in bindings.items() if d == "float16"}
+    if not halves:
+        return None
+    from onnx import defs
+
+    try:
+        schema = defs.get_schema(op, version, domain)
+    except defs.SchemaError:
+        return None
+    if not any(p.type_str in halves for p in schema.inputs):
+        return None
+    return {t: "float" if d == "float16" else d for t, d in bindings.items()}
+
+
 def kernel_reason(op: str, domain: str, version: int, bindings: dict[str, str]) -> str | None:
     """None where :func:`has_kernel` holds, else why not, in a sentence. An op of
-    :data:`WITHOUT_KERNEL` is judged by its entry there."""
+    :data:`WITHOUT_KERNEL` is judged by its entry there; float16 bindings without a kernel
+    of their own by the float kernel onnxruntime runs them with (:func:`cast_to_float`)."""
     if (domain, op) in WITHOUT_KERNEL:
         return WITHOUT_KERNEL[(domain, op)](version, bindings)
     kernels = [k for k in cpu_kernels().get((domain, op), ()) if k[0] <= version <= k[1]]
@@ -94,9 +117,10 @@ def kernel_reason(op: str, domain: str, version: int, bindings: dict[str, str]) 
         if d in refused.get(t, ()):
             return f"onnxruntime's CPU kernel for {op} refuses {t}={d} when the session " \
                    "initializes (the kernel registry lists it)"
-    for _, _, cons in kernels:
-        if all(t not in cons or d in cons[t] for t, d in bindings.items()):
-            return None
+    for binds in filter(None, (bindings, cast_to_float(op, domain, version, bindings))):
+        for _, _, cons in kernels:
+            if all(t not in cons or d in cons[t] for t, d in binds.items()):
+                return None
     what = ", ".join(f"{t}={d}" for t, d in sorted(bindings.items()))
     return f"onnxruntime has no CPU kernel for {op}-{version} with {what}"
 

@@ -340,6 +340,16 @@ def test_concat_reshape_reaches_allowzero_fault(target) -> None:
                for seed, gm in enumerate(draws))
 
 
+def test_conv_bn_reaches_mixed_types_fault(target) -> None:
+    """BatchNormalization-15 of a float16 input with float statistics (or the reverse), as
+    its schema allows: FusionConvBN folds them into a Conv weight of the wider type, beside
+    an input of the other (onnxruntime refuses the Conv)."""
+    draws = (generate_model(seed, motifs=["slim-conv-bn"], opset=17, nodes=(0, 0),
+                            interfaces=[]) for seed in range(12))
+    assert any(_breaks(target, gm, ["FusionConvBN", "constant_folding"], seed)
+               for seed, gm in enumerate(draws))
+
+
 def test_reshape_as_forms_are_replaced_only_untwisted(target) -> None:
     replaced = kept = 0
     for gm in _draws("slim-reshape-as-forms"):

@@ -162,10 +162,17 @@ def _conv_last_axis_scale(b: GraphBuilder, x: Value) -> Value:
 
 
 def _bn_inputs(b: GraphBuilder, c: int, dtype: int) -> list[Value]:
-    return [weight(b, (c,), dtype, "BatchNormalization", positive=True),
-            weight(b, (c,), dtype, "BatchNormalization"),
-            weight(b, (c,), dtype, "BatchNormalization"),
-            weight(b, (c,), dtype, "BatchNormalization", positive=True)]
+    """BatchNormalization's scale, bias, mean and variance, each of ``c`` channels: of the
+    input's ``dtype``, or from opset 15 at times scale and bias of one float type (``T1``)
+    and mean and variance of another (``T2``), as its schema allows and onnxruntime runs
+    (float and float16 in any mix). A fold into the producer's weight must then cast them."""
+    scale_type = mean_type = dtype
+    if b.opset >= 15 and b.rng.random() < 0.3:
+        scale_type, mean_type = b.rng.choice(sorted(_CONV_INPUT)), b.rng.choice(sorted(_CONV_INPUT))
+    return [weight(b, (c,), scale_type, "BatchNormalization", positive=True),
+            weight(b, (c,), scale_type, "BatchNormalization"),
+            weight(b, (c,), mean_type, "BatchNormalization"),
+            weight(b, (c,), mean_type, "BatchNormalization", positive=True)]
 
 
 def _conv_bn(transposed: bool) -> Emit:

@@ -12,6 +12,8 @@ Each builds what the step decides on from a node's inputs, attributes and inferr
   tensor into different numbers of outputs (same op, attributes and inputs);
 - Mul by ones, Add of zeros, Div by ones, Sub of zeros whose constant broadcasts the other
   operand to a larger shape, or spans a symbolic dim;
+- ``1 / (x * +0)`` beside ``1 / (x * -0)``: constants (or ConstantOfShape values) equal as
+  numbers and not as bits;
 - a graph input of a symbolic dim broadcast against a constant of size 2 or 3 there, which
   symbolic shape inference must not merge into the input's dim.
 """
@@ -19,11 +21,12 @@ Each builds what the step decides on from a node's inputs, attributes and inferr
 from __future__ import annotations
 
 import numpy as np
+from onnx import numpy_helper
 
 from generators.builder import GraphBuilder
 from generators.motifs.helpers import ints, slice_op, tap, weight
 from generators.motifs.shaped import shaped_motif
-from generators.values import BOOL, FLOAT, FLOAT16, NP_DTYPE, NUMERIC, Value, broadcast
+from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, NUMERIC, Value, broadcast
 
 _FLOATS = frozenset({FLOAT, FLOAT16})
 
@@ -88,6 +91,29 @@ def _split_counts(b: GraphBuilder, x: Value) -> Value:
     return b.op("Neg", [Value(whole, x.dtype, x.shape)], x.dtype, x.shape)
 
 
+def _signed_zeros(b: GraphBuilder, x: Value) -> Value:
+    """``1 / (x * +0)`` as a graph output and ``1 / (x * -0)`` as the result: two constants
+    equal as numbers but not as bits (of one shape, or ConstantOfShape values of ``x``'s
+    shape), so a step that ties constants or merges nodes by comparing values turns one
+    infinity into the other's."""
+    shape = b.rng.choice([(), (1,), x.shape[-1:]])
+    cast = b.opset >= 9 and b.rng.random() < 0.3
+    dims = b.op("Shape", [x], INT64, (x.rank,)) if cast else None
+    results = []
+    for zero in (0.0, -0.0):
+        value = np.full(shape if not cast else (1,), zero, dtype=NP_DTYPE[x.dtype])
+        if cast:
+            c = b.op("ConstantOfShape", [dims], x.dtype, x.shape,
+                     value=numpy_helper.from_array(value, "value"))
+        else:
+            c = b.const(value, "Mul")
+        y = b.op("Mul", [x, c] if b.rng.random() < 0.7 else [c, x], x.dtype,
+                 broadcast(x.shape, c.shape))
+        results.append(b.op("Reciprocal", [y], x.dtype, y.shape))
+    b.graph_output(results[0])
+    return results[1]
+
+
 def _neutral_broadcast(b: GraphBuilder, x: Value) -> Value:
     """``x * 1``, ``x + 0``, ``x - 0`` or ``x / 1`` with a constant that has a dim more or a
     larger dim than ``x`` (the result is larger than ``x``), or a plain one."""
@@ -141,6 +167,9 @@ MOTIFS = (
                                        "eliminate_common_subexpression"),
                  _split_counts, dtypes=frozenset(NUMERIC), ranks=(1, 4), until=17,
                  anchors=("Split",)),
+    shaped_motif("slim-signed-zeros", ("weight_tying", "subexpression_elimination"),
+                 _signed_zeros, dtypes=_FLOATS, ranks=(1, 4),
+                 anchors=("Mul", "Reciprocal")),
     shaped_motif("slim-neutral-broadcast", ("dead_node_elimination", "eliminate_nop_with_unit"),
                  _neutral_broadcast, dtypes=frozenset(NUMERIC), ranks=(1, 3),
                  anchors=("Mul", "Add", "Sub", "Div")),

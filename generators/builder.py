@@ -12,6 +12,7 @@ only legal layout for IR < 4, and an overridable input from IR 4 on).
 from __future__ import annotations
 
 import random
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ from onnx import (
     GraphProto,
     ModelProto,
     NodeProto,
+    SparseTensorProto,
     TensorProto,
     ValueInfoProto,
     numpy_helper,
@@ -33,6 +35,13 @@ from generators.versions import ir_version_for
 
 #: How a weight reaches its consumer.
 WEIGHT_PLACEMENTS: tuple[str, ...] = ("initializer", "constant", "input")
+#: Opset of Constant's ``sparse_value``.
+SPARSE_SINCE = 11
+#: One Constant-placed weight in this many (of rank 1 or more, not empty) holds its value as
+#: ``sparse_value``: the form a pruned exporter writes, which a tool's own load and save must
+#: keep. Chosen by a hash of the weight's name, so the choice draws nothing from the random
+#: stream and every other draw of a seed stays as it was.
+SPARSE_EVERY = 32
 
 _NP_TO_ONNX = {v: k for k, v in NP_DTYPE.items()}
 
@@ -49,6 +58,19 @@ def tensor_proto(array: np.ndarray, name: str) -> TensorProto:
     t.dims.extend(array.shape)
     t.raw_data = np.ascontiguousarray(array).tobytes()
     return t
+
+
+def sparse_tensor(array: np.ndarray, name: str) -> SparseTensorProto:
+    """``array`` (rank 1 or more) as a SparseTensorProto of its nonzero elements: ``values``
+    named ``name``, ``indices`` 1-D int64 linear indices into the flattened array (ONNX spec,
+    SparseTensorProto), ``dims`` the array's shape."""
+    flat = array.ravel()
+    idx = np.flatnonzero(flat).astype(np.int64)
+    st = SparseTensorProto()
+    st.values.CopyFrom(numpy_helper.from_array(flat[idx], name))
+    st.indices.CopyFrom(numpy_helper.from_array(idx, name + "_indices"))
+    st.dims.extend(array.shape)
+    return st
 
 
 #: the typed field of each element type (ONNX spec, TensorProto): 8- and 16-bit types and
@@ -82,7 +104,8 @@ def store_typed(tensor: TensorProto) -> TensorProto:
 
 
 def attribute(name: str, value: Any) -> AttributeProto:
-    """An AttributeProto for an int, float, str, bytes, TensorProto, GraphProto, a non-empty
+    """An AttributeProto for an int, float, str, bytes, TensorProto, SparseTensorProto,
+    GraphProto, a non-empty
     list of ints / floats, or a copy of an AttributeProto under ``name``.
 
     Raises:
@@ -109,6 +132,9 @@ def attribute(name: str, value: Any) -> AttributeProto:
     elif isinstance(value, GraphProto):
         a.type = AttributeProto.GRAPH
         a.g.CopyFrom(value)
+    elif isinstance(value, SparseTensorProto):
+        a.type = AttributeProto.SPARSE_TENSOR
+        a.sparse_tensor.CopyFrom(value)
     elif isinstance(value, list | tuple) and value:
         if all(isinstance(v, int | np.integer) for v in value):
             a.type = AttributeProto.INTS
@@ -242,13 +268,17 @@ class GraphBuilder:
     def const(self, array: np.ndarray, op: str = "Const", placement: str | None = None,
               props: Iterable[str] = ()) -> Value:
         """A weight holding ``array`` placed as ``placement`` (default: the builder's), not
-        pooled. Returns its Value (``const`` set)."""
+        pooled; a Constant holds it as ``value``, or as ``sparse_value`` one time in
+        :data:`SPARSE_EVERY`. Returns its Value (``const`` set)."""
         placement = placement or self.weights
         if placement == "constant" and self.opset < 9 and array.dtype.kind != "f":
             placement = "initializer"  # Constant-1 holds floating-point tensors only
         name = self.namer.weight(op)
         t = tensor_proto(array, name)
-        if placement == "constant":
+        if placement == "constant" and self.opset >= SPARSE_SINCE and array.ndim and \
+                array.size and zlib.crc32(name.encode()) % SPARSE_EVERY == 0:
+            self.node("Constant", [], outputs=[name], sparse_value=sparse_tensor(array, name))
+        elif placement == "constant":
             self.node("Constant", [], outputs=[name], value=t)
         else:
             self.initializers.append(t)

@@ -82,3 +82,31 @@ def test_subgraphs_read_outer_scope() -> None:
                     if any(i not in local for n in body.node for i in n.input if i):
                         return
     raise AssertionError("no subgraph read an outer-scope value")
+
+
+def test_a_constant_weight_is_sparse_at_times_and_runs_dense() -> None:
+    """One Constant weight in SPARSE_EVERY holds ``sparse_value`` (opset 11 on), which
+    onnxruntime reads back dense (the motif validity tests check and run the models that
+    hold one)."""
+    import random
+
+    import numpy as np
+    from onnx import helper
+
+    from generators.builder import SPARSE_EVERY, GraphBuilder, sparse_tensor
+    from generators.names import Namer
+    from tests.conftest import cpu_session
+
+    array = np.array([[0, 1.5, 0], [-2, 0, 0]], np.float32)
+    onnx.checker.check_model(model := helper.make_model(helper.make_graph(
+        [helper.make_node("Constant", [], ["c"], sparse_value=sparse_tensor(array, "c")),
+         helper.make_node("Identity", ["c"], ["y"])], "g",
+        [], [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])]),
+        opset_imports=[helper.make_opsetid("", 13)]), full_check=True)
+    assert (cpu_session(model).run(None, {})[0] == array).all()
+    b = GraphBuilder(random.Random(0), np.random.default_rng(0), 13,
+                     Namer("plain", random.Random(0)))
+    for _ in range(SPARSE_EVERY * 4):
+        b.const(array, "Mul", "constant")
+    forms = [a.name for n in b.nodes for a in n.attribute]
+    assert 0 < forms.count("sparse_value") < forms.count("value")

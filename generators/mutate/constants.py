@@ -17,14 +17,13 @@ import numpy as np
 from onnx import AttributeProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from fuzzer.registry import Registry
+from generators.builder import SPARSE_SINCE, sparse_tensor
 from generators.mutate.graft import builder_for, merge
 from generators.mutate.graph import consumers, list_initializers_as_inputs
 from generators.mutate.spec import Mutator
 
 #: Opset of Constant's list, scalar and string forms.
 LIST_FORMS_SINCE = 12
-#: Opset of Constant's ``sparse_value``.
-SPARSE_SINCE = 11
 #: Opset from which Constant's ``value`` holds any element type.
 ANY_TYPE_SINCE = 9
 #: Element types a string Constant is cast back to.
@@ -40,20 +39,12 @@ def _strings(array: np.ndarray) -> list[bytes]:
     return [str(int(v)).encode() for v in array.ravel()]
 
 
-def _sparse(array: np.ndarray, name: str) -> object:
-    flat = array.ravel()
-    idx = np.flatnonzero(flat).astype(np.int64)
-    values = numpy_helper.from_array(flat[idx], name)
-    return helper.make_sparse_tensor(values, numpy_helper.from_array(idx, name + "_indices"),
-                                     list(array.shape))
-
-
 #: form -> ``(array, opset) -> (attribute value, element type of the Constant) | None``.
 FORMS: Registry[Callable[[np.ndarray, int], tuple[object, int] | None]] = Registry(
     "constant form", {
     "value": lambda a, opset: (numpy_helper.from_array(a), 0)
     if opset >= ANY_TYPE_SINCE or a.dtype.kind == "f" else None,
-    "sparse_value": lambda a, opset: (_sparse(a, "sparse"), 0)
+    "sparse_value": lambda a, opset: (sparse_tensor(a, "sparse"), 0)
     if opset >= SPARSE_SINCE and a.ndim and a.size and a.dtype.kind in "fiu" else None,
     "value_float": lambda a, opset: (float(a.ravel()[0]), TensorProto.FLOAT)
     if a.dtype == np.float32 and a.size == 1 else None,

@@ -58,6 +58,29 @@ def test_footprint_is_the_op_types_removed_added_or_rewritten():
     assert op_footprint(_model(["Neg"]), _model(["Neg"])) == ""
 
 
+def test_a_rewrite_that_keeps_its_op_types_is_keyed_by_the_attributes_it_dropped():
+    from fuzzer.report.fault import footprint_words
+
+    value = helper.make_tensor("v", 1, [2], [0.0, 1.5])
+    sparse = helper.make_sparse_tensor(value, helper.make_tensor("i", 7, [1], [1]), [2])
+
+    def constant(**attrs: object):
+        graph = helper.make_graph([helper.make_node("Constant", [], ["c"], **attrs),
+                                   helper.make_node("Neg", ["c"], ["y"])], "g", [],
+                                  [helper.make_tensor_value_info("y", 1, [2])])
+        return helper.make_model(graph)
+
+    dropped = op_footprint(constant(sparse_value=sparse), constant())
+    assert dropped == "-Constant.sparse_value"
+    assert op_footprint(constant(value=value), constant(sparse_value=sparse)) == \
+        "-Constant.value+Constant.sparse_value"
+    assert op_footprint(constant(value=value), constant(value=value)) == ""
+    assert footprint_words(dropped) == "removes Constant.sparse_value wrongly"
+    finding = Finding("invalid-model", "check", "(op_type:Constant): no data attributes")
+    assert root_cause_key("t", FRAMEWORK, finding, dropped) != \
+        root_cause_key("t", FRAMEWORK, finding, "")
+
+
 def test_a_fusion_is_keyed_by_what_it_folded_in_not_by_its_helpers():
     fused = _graph(("Conv", ["x", "w"], "c"), ("Mul", ["c", "s"], "y"))
     by_initializer = _graph(("Mul", ["w", "s"], "w2"), ("Conv", ["x", "w2"], "y"))

@@ -19,8 +19,10 @@ key = target | culprit | kind | fault signature
   removed and added on the minimized model, from the op-type multisets of its input and
   output (``-BatchNormalization+Mul``), or for a fusion only the op types it folded in
   (``-Add-Conv``: the helpers it adds vary with where the fused parameters come from): the
-  same rewrite in any surrounding model gives the same footprint; `` (element type)`` is
-  appended where the damage is a wrong element type (:data:`TYPE_DAMAGE`).
+  same rewrite in any surrounding model gives the same footprint; for a rewrite that keeps
+  every op type, the attributes its nodes lost or gained (``-Constant.sparse_value``);
+  `` (element type)`` is appended where the damage is a wrong element type
+  (:data:`TYPE_DAMAGE`).
   For a crash, the *crash site*, as bucketing by crash state does it
   (ClusterFuzz groups crashes by the top frames of their stack; OATest and GenCoG by the
   normalized last error line): the exception class and the source location the optimizer
@@ -169,7 +171,8 @@ def model_names_of(*datas: bytes | None) -> set[str]:
 
 def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> str:
     """``-A-B+C``: op types (main graph and subgraphs) of which ``optimized`` has fewer
-    (``-``) or more (``+``) nodes than ``original``, sorted; ``""`` when the multisets agree.
+    (``-``) or more (``+``) nodes than ``original``, sorted; when the multisets agree, the
+    attributes its kept nodes lost or gained (:func:`attribute_footprint`).
     Where the pass only removed nodes, the removed side names only the nodes it acted on
     (:func:`removal_last`): of its ``anchors`` (the op types its rewrites match) the last it
     removed, as erasing one leaves its producers dead (onnxslim's dead_node_elimination
@@ -202,7 +205,28 @@ def op_footprint(original: Any, optimized: Any, anchors: Iterable[str] = ()) -> 
             removed = sorted(removal_last(original, optimized) & acted or acted)
         elif set(anchors) >= ANY:  # it acts on any op (folding): what it removed is the model's
             removed = []
-    return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added)
+    return "".join(f"-{t}" for t in removed) + "".join(f"+{t}" for t in added) or \
+        attribute_footprint(original, optimized)
+
+
+def attribute_footprint(original: Any, optimized: Any) -> str:
+    """``-Op.attr+Op.attr``: the attributes that nodes of ``original``'s main graph lost
+    (``-``) or gained (``+``) in ``optimized``, a node matched by its op type and first
+    output, sorted; ``""`` where none did. The footprint of a rewrite that keeps every op
+    type (:func:`op_footprint`): a load and save that drops a Constant's ``sparse_value``
+    is another fault than one that drops a type's shape field. Names only, not values: a
+    value is the model's. Arguments are ``onnx.ModelProto``."""
+    before = {(n.op_type, n.output[0]): {a.name for a in n.attribute}
+              for n in original.graph.node if n.output}
+    changes = set()
+    for node in optimized.graph.node:
+        old = before.get((node.op_type, node.output[0])) if node.output else None
+        if old is not None:
+            new = {a.name for a in node.attribute}
+            changes |= {("-", f"{node.op_type}.{a}") for a in old - new}
+            changes |= {("+", f"{node.op_type}.{a}") for a in new - old}
+    return "".join(sign + name for sign, name in sorted(changes, key=lambda c: (c[0] != "-",
+                                                                             c[1])))
 
 
 def rewritten(original: Any, optimized: Any) -> set[str]:

@@ -342,8 +342,12 @@ def _reduce_forms(b: GraphBuilder, x: Value) -> Value:
     dims = list(y.shape)
     for a in norm:
         dims.insert(a, 1)
-    return b.op("Unsqueeze", [y, _axes_input(b, u_axes, "Unsqueeze", y)], y.dtype,
-                tuple(dims))
+    z = b.op("Unsqueeze", [y, _axes_input(b, u_axes, "Unsqueeze", y)], y.dtype, tuple(dims))
+    if z.rank:
+        return z
+    # a sum of every axis put back by no axes: broadcast to (1,), so a wrong shape shows in
+    # the value that goes on (a scalar graph output meets onnxslim's export first)
+    return b.op("Add", [z, b.random_weight((1,), z.dtype, "Add")], z.dtype, (1,))
 
 
 def _reshape_as_forms(b: GraphBuilder, x: Value) -> Value:

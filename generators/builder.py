@@ -105,8 +105,8 @@ def store_typed(tensor: TensorProto) -> TensorProto:
 
 def attribute(name: str, value: Any) -> AttributeProto:
     """An AttributeProto for an int, float, str, bytes, TensorProto, SparseTensorProto,
-    GraphProto, a non-empty
-    list of ints / floats, or a copy of an AttributeProto under ``name``.
+    GraphProto, a non-empty list of ints / floats, or a copy of an AttributeProto under
+    ``name``.
 
     Raises:
         TypeError: any other value (including an empty list, whose type is ambiguous).

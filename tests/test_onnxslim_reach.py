@@ -335,8 +335,8 @@ def test_reduce_forms_reach_empty_axes_fault(target) -> None:
 def test_concat_reshape_reaches_allowzero_fault(target) -> None:
     """An empty tensor reshaped with ``allowzero`` 1 by Concat(dynamic dim, [0]):
     FusionConcatReshape writes ``[-1, 0]``, which onnxruntime refuses with ``allowzero``."""
-    draws = (generate_model(seed, motifs=["slim-concat-reshape"], opset=17, nodes=(0, 0),
-                            interfaces=[]) for seed in range(12))
+    draws = (generate_model(seed, motifs=["slim-concat-reshape-empty"], opset=17,
+                            nodes=(0, 0), interfaces=[]) for seed in range(12))
     assert any(_breaks(target, gm, ["FusionConcatReshape"], seed)
                for seed, gm in enumerate(draws))
 

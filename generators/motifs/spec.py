@@ -35,6 +35,8 @@ class Motif:
             ``BatchNormalization`` for Conv→BatchNormalization), whose schema features the
             generator varies pairwise (:mod:`generators.schema`); a contrib op is written
             ``domain::Op``. Empty: the motif's draws are not varied.
+        nonfinite: the motif's result holds infinities by design (``1 / (x * -0)``: a
+            rewrite that loses the sign of a zero flips them).
     """
 
     name: str
@@ -48,6 +50,7 @@ class Motif:
     until: int = 99
     v1: bool = False
     anchors: tuple[str, ...] = ()
+    nonfinite: bool = False
 
     def fits(self, dtype: int, rank: int) -> bool:
         """Whether ``emit`` may consume a value of ``dtype``/``rank``."""

@@ -169,7 +169,7 @@ MOTIFS = (
                  anchors=("Split",)),
     shaped_motif("slim-signed-zeros", ("weight_tying", "subexpression_elimination"),
                  _signed_zeros, dtypes=_FLOATS, ranks=(1, 4),
-                 anchors=("Mul", "Reciprocal")),
+                 anchors=("Mul", "Reciprocal"), nonfinite=True),
     shaped_motif("slim-neutral-broadcast", ("dead_node_elimination", "eliminate_nop_with_unit"),
                  _neutral_broadcast, dtypes=frozenset(NUMERIC), ranks=(1, 3),
                  anchors=("Mul", "Add", "Sub", "Div")),

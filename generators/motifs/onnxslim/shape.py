@@ -10,7 +10,8 @@ pair, the default permutation (no ``perm``), a first op whose output has a secon
 an outer Concat on another (or the same, spelled negative) axis, a second Reshape whose
 shape holds ``0`` (copy a dim of its own input) given as a constant or computed at run time
 (``Shape * mask``: no constant folding can see the 0), ``allowzero``, a Reshape target
-assembled by Concat from a dynamic dim and constants, the attribute forms of old opsets.
+assembled by Concat from a dynamic dim and constants (and, with ``allowzero``, a literal 0
+of an empty tensor), the attribute forms of old opsets.
 """
 
 from __future__ import annotations
@@ -240,15 +241,12 @@ def _empty_reshape(b: GraphBuilder, x: Value, dyn: Value, keep: int) -> None:
 
 def _concat_reshape(b: GraphBuilder, x: Value) -> Value:
     """Reshape whose shape is a Concat of one dynamic dim (Shape, Gather, Unsqueeze) and
-    one-element constants (a merged dim, a 0 that copies, or a -1); at times (opset 14 on)
-    also an empty tensor reshaped by a dynamic dim and a literal 0 (:func:`_empty_reshape`)."""
+    one-element constants (a merged dim, a 0 that copies, or a -1)."""
     if x.rank < 2:
         return None
     keep = b.rng.randrange(x.rank)
     spell = keep - x.rank if b.opset >= 11 and b.rng.random() < 0.3 else keep
     dyn = _dims_of(b, x, spell)
-    if b.opset >= 14 and b.rng.random() < 0.2:
-        _empty_reshape(b, x, dyn, keep)
     rest = math.prod(x.shape) // x.shape[keep]
     pieces = [dyn, ints(b, [rest if b.rng.random() < 0.8 else -1], "Concat")]
     target = [x.shape[keep], rest]
@@ -257,6 +255,16 @@ def _concat_reshape(b: GraphBuilder, x: Value) -> Value:
         target.insert(0, 1)
     out = b.op("Concat", pieces, INT64, (len(pieces),), axis=0)
     return b.op("Reshape", [x, tap(b, out, 0.05)], x.dtype, tuple(target), x.props)
+
+
+def _concat_reshape_empty(b: GraphBuilder, x: Value) -> Value | None:
+    """:func:`_empty_reshape` of ``x`` by one of its dims; ``x`` goes on. No anchors: a schema
+    row's edit of the Concat's axis or of the Reshape's input breaks the empty extent."""
+    if x.rank < 2:
+        return None
+    keep = b.rng.randrange(x.rank)
+    _empty_reshape(b, x, _dims_of(b, x, keep), keep)
+    return b.op("Identity", [x], x.dtype, x.shape, x.props)
 
 
 def _reshape_as(b: GraphBuilder, x: Value) -> Value:
@@ -318,6 +326,8 @@ MOTIFS = (
                                          "constant_folding"),
                  _concat_reshape, dtypes=_DATA, ranks=(2, 4),
                  anchors=("Concat", "Reshape")),
+    shaped_motif("slim-concat-reshape-empty", ("FusionConcatReshape",),
+                 _concat_reshape_empty, dtypes=_DATA, ranks=(2, 4), since=14),
     shaped_motif("slim-reshape-as", ("EliminationReshapeAs", "constant_folding",
                                      "eliminate_shape_op"),
                  _reshape_as, dtypes=frozenset({FLOAT, INT64}), ranks=(2, 4),

@@ -236,7 +236,8 @@ def _empty_reshape(b: GraphBuilder, x: Value, dyn: Value, keep: int) -> None:
         first = 1
     empty = slice_op(b, x, [0], [0], [b.rng.randrange(x.rank)])
     shape = b.op("Concat", [dyn, ints(b, [0], "Concat")], INT64, (2,), axis=0)
-    b.graph_output(b.op("Reshape", [empty, shape], x.dtype, (first, 0), allowzero=1))
+    out = b.node("Reshape", [empty.name, shape.name], allowzero=1)[0]  # not pooled: empty
+    b.graph_output(Value(out, x.dtype, (first, 0)))
 
 
 def _concat_reshape(b: GraphBuilder, x: Value) -> Value:

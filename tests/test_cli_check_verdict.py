@@ -100,3 +100,25 @@ def test_tolerance_options_override_the_output_comparison(chain_file, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verdict"] == "clean"
     assert_one_line_error(optfuzz(*args, "--rtol", "1", "--save", str(tmp_path / "c")))
+
+
+@pytest.mark.parametrize("target", ["onnxoptimizer", "version-converter", "onnxscript"])
+def test_a_refused_sparse_constant_is_documented(tmp_path: Path, target: str) -> None:
+    """A Constant holding ``sparse_value``: the IR these targets load into refuses it on
+    purpose (``sparse-attributes-refused``); onnxslim, which loads it, drops it (a finding)."""
+    from generators.builder import sparse_tensor
+
+    array = np.array([[0, 1.5, 0], [2, 0, 0]], np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["c"], sparse_value=sparse_tensor(array, "c")),
+         helper.make_node("Add", ["x", "c"], ["y"])], "sparse",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    path = tmp_path / "sparse.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    proc = optfuzz("check", str(path), "--target", target)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "documented: sparse-attributes-refused" in proc.stdout
+    if target == "onnxoptimizer":
+        slim = optfuzz("check", str(path), "--target", "onnxslim")
+        assert slim.returncode == 1 and "sparse_value" in slim.stdout, slim.stdout

@@ -113,6 +113,25 @@ PORTABILITY: tuple[DocumentedBehaviour, ...] = (
 )
 
 
+def _sparse_refused(finding: Any, config: dict[str, Any]) -> bool:
+    """An optimizer error whose message or traceback is an IR's refusal of a sparse tensor
+    attribute (:data:`SPARSE_ATTRIBUTES_REFUSED`)."""
+    text = f"{finding.message}\n{finding.detail.get('traceback') or ''}"
+    return shows(finding, "optimizer-error") and ("Sparse tensors not supported" in text or
+                                                   "Sparse tensors are not supported" in text)
+
+
+#: A Constant's ``sparse_value`` (or any sparse tensor attribute) refused on load by the IR a
+#: target works in: onnx's C++ IR, which onnxoptimizer and the version converter load every
+#: model into, and onnx_ir, onnxscript's. Shared by those targets' documented behaviours.
+SPARSE_ATTRIBUTES_REFUSED = DocumentedBehaviour(
+    "sparse-attributes-refused",
+    "onnx/common/ir_pb_converter.cc, convertAttribute: fail_convert(\"Sparse tensors not "
+    "supported.\") for a SPARSE_TENSOR attribute; onnx_ir/serde.py: \"Sparse tensors are not "
+    "supported yet\"",
+    _sparse_refused)
+
+
 class Target:
     """A system under test. Subclasses set :attr:`name` and implement :meth:`version`,
     :meth:`optimize`, :meth:`available_passes`, :meth:`default_passes`,

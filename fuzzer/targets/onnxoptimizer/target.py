@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from fuzzer.targets.base import DocumentedBehaviour, Target
+from fuzzer.targets.base import SPARSE_ATTRIBUTES_REFUSED, DocumentedBehaviour, Target
 from fuzzer.targets.growth import Expansion, documented_growth
 from oracles import shows
 from oracles.base import STAGES
@@ -128,6 +128,7 @@ def _log_softmax_finite(finding: Any, config: dict[str, Any]) -> bool:
 
 #: what onnxoptimizer documents about its own behaviour.
 DOCUMENTED = (
+    SPARSE_ATTRIBUTES_REFUSED,
     DocumentedBehaviour(
         "ir-version-upgrade",
         "onnxoptimizer/optimize.h, Optimizer::optimize: \"Upgrade ir_version to 4 so that "

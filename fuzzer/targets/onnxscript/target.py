@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fuzzer.targets.base import ANY, DocumentedBehaviour, Target
+from fuzzer.targets.base import ANY, SPARSE_ATTRIBUTES_REFUSED, DocumentedBehaviour, Target
 from fuzzer.targets.onnxruntime_transformers.target import _quiet
 from fuzzer.targets.onnxscript.rules import (
     DONORS,
@@ -229,6 +229,7 @@ def _left_for_cleanup(finding: Any, config: dict[str, Any]) -> bool:
 
 #: what onnxscript documents about its optimizer.
 DOCUMENTED = (
+    SPARSE_ATTRIBUTES_REFUSED,
     DocumentedBehaviour(
         "dead-nodes-left-for-RemoveUnusedNodesPass",
         "onnxscript/rewriter/_rewrite_rule.py, RewriteRuleSet: rules that do not remove "

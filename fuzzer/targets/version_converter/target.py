@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from fuzzer.targets.base import DocumentedBehaviour, Target
+from fuzzer.targets.base import SPARSE_ATTRIBUTES_REFUSED, DocumentedBehaviour, Target
 from fuzzer.targets.version_converter.adapters import (
     NO_PREVIOUS,
     NON_REWRITING,
@@ -93,6 +93,7 @@ def _refusal(*patterns: str) -> Any:
 #: what onnx documents about its version converter (its sources are its documentation:
 #: docs/OpsetVersionConverter.md sends readers to convert.h for the adapters there are).
 DOCUMENTED = (
+    SPARSE_ATTRIBUTES_REFUSED,
     DocumentedBehaviour(
         "opset-converted",
         "onnx/version_converter.py, convert_version: 'Convert opset version of the "

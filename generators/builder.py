@@ -37,10 +37,11 @@ from generators.versions import ir_version_for
 WEIGHT_PLACEMENTS: tuple[str, ...] = ("initializer", "constant", "input")
 #: Opset of Constant's ``sparse_value``.
 SPARSE_SINCE = 11
-#: One Constant-placed weight in this many (of rank 1 or more, not empty) holds its value as
-#: ``sparse_value``: the form a pruned exporter writes, which a tool's own load and save must
-#: keep. Chosen by a hash of the weight's name, so the choice draws nothing from the random
-#: stream and every other draw of a seed stays as it was.
+#: In a builder that makes them (``sparse``), one Constant-placed weight in this many (of
+#: rank 1 or more, not empty) holds its value as ``sparse_value``: the form a pruned
+#: exporter writes, which a tool's own load and save must keep. Chosen by a hash of the
+#: weight's name, so the choice draws nothing from the random stream and every other draw of
+#: a seed stays as it was.
 SPARSE_EVERY = 32
 
 _NP_TO_ONNX = {v: k for k, v in NP_DTYPE.items()}
@@ -187,16 +188,18 @@ class GraphBuilder:
         namer: name source shared by the model and its subgraphs.
         weights: default weight placement, one of :data:`WEIGHT_PLACEMENTS`.
         outer: pool of outer-scope values a subgraph body may read.
+        sparse: some Constant weights hold ``sparse_value`` (:data:`SPARSE_EVERY`).
     """
 
     def __init__(self, rng: random.Random, nprng: Any, opset: int,
                  namer: Namer, weights: str = "initializer",
-                 outer: Iterable[Value] = ()) -> None:
+                 outer: Iterable[Value] = (), sparse: bool = False) -> None:
         self.rng = rng
         self.nprng = nprng
         self.opset = opset
         self.namer = namer
         self.weights = weights
+        self.sparse = sparse
         self.nodes: list[NodeProto] = []
         self.initializers: list[TensorProto] = []
         self.inputs: list[ValueInfoProto] = []
@@ -268,15 +271,16 @@ class GraphBuilder:
     def const(self, array: np.ndarray, op: str = "Const", placement: str | None = None,
               props: Iterable[str] = ()) -> Value:
         """A weight holding ``array`` placed as ``placement`` (default: the builder's), not
-        pooled; a Constant holds it as ``value``, or as ``sparse_value`` one time in
-        :data:`SPARSE_EVERY`. Returns its Value (``const`` set)."""
+        pooled; a Constant holds it as ``value``, or (a ``sparse`` builder) as
+        ``sparse_value`` one time in :data:`SPARSE_EVERY`. Returns its Value (``const``
+        set)."""
         placement = placement or self.weights
         if placement == "constant" and self.opset < 9 and array.dtype.kind != "f":
             placement = "initializer"  # Constant-1 holds floating-point tensors only
         name = self.namer.weight(op)
         t = tensor_proto(array, name)
-        if placement == "constant" and self.opset >= SPARSE_SINCE and array.ndim and \
-                array.size and zlib.crc32(name.encode()) % SPARSE_EVERY == 0:
+        if placement == "constant" and self.sparse and self.opset >= SPARSE_SINCE and \
+                array.ndim and array.size and zlib.crc32(name.encode()) % SPARSE_EVERY == 0:
             self.node("Constant", [], outputs=[name], sparse_value=sparse_tensor(array, name))
         elif placement == "constant":
             self.node("Constant", [], outputs=[name], value=t)

@@ -464,7 +464,7 @@ def generate(seed: int, generator: str = "v2",
     style = rng.choice(recipe.name_styles)
     style = restyle(style, seed) if recipe.interfaces else style
     b = GraphBuilder(rng, PooledRandom(rng), opset,
-                     Namer(style, rng), weights="initializer")
+                     Namer(style, rng), weights="initializer", sparse=hints.sparse)
     if hints.avoids("ir", 3):
         b.min_ir = 4
     if recipe.name == "v2" and rng.random() < 0.15:

@@ -36,12 +36,16 @@ class GenerationHints:
             form of :mod:`generators.interfaces`), ``"ir:3"`` (opsets 7 and 8 declare IR 4,
             so initializers are not listed as graph inputs). Not part of :meth:`key`: the
             model's random source stays that of its seed.
+        sparse: Constants may hold ``sparse_value`` (:data:`generators.builder.SPARSE_EVERY`):
+            the target loads such models (``Target.takes_sparse_constants``). Not part of
+            :meth:`key` either.
     """
 
     passes: tuple[str, ...] = ()
     opset: int | None = None
     steps: tuple[int, int] | None = None
     avoid: tuple[str, ...] = ()
+    sparse: bool = False
 
     def avoids(self, kind: str, name: object) -> bool:
         """Whether feature ``kind:name`` is left out (``kind`` one of :data:`FEATURE_KINDS`)."""
@@ -64,7 +68,7 @@ class GenerationHints:
 
     def as_source(self) -> dict[str, Any]:
         """The JSON fields of a generated case's source: ``passes``, and ``opset``,
-        ``steps`` and ``avoid`` where set."""
+        ``steps``, ``avoid`` and ``sparse`` where set."""
         out: dict[str, Any] = {"passes": list(self.passes)}
         if self.opset is not None:
             out["opset"] = self.opset
@@ -72,6 +76,8 @@ class GenerationHints:
             out["steps"] = list(self.steps)
         if self.avoid:
             out["avoid"] = list(self.avoid)
+        if self.sparse:
+            out["sparse"] = True
         return out
 
     @classmethod
@@ -90,4 +96,5 @@ class GenerationHints:
                 passes.append(name)
         return cls(passes=tuple(passes), opset=opset,
                    steps=tuple(steps) if steps is not None else None,
-                   avoid=tuple(source.get("avoid") or ()))
+                   avoid=tuple(source.get("avoid") or ()),
+                   sparse=bool(source.get("sparse")))

@@ -85,9 +85,9 @@ def test_subgraphs_read_outer_scope() -> None:
 
 
 def test_a_constant_weight_is_sparse_at_times_and_runs_dense() -> None:
-    """One Constant weight in SPARSE_EVERY holds ``sparse_value`` (opset 11 on), which
-    onnxruntime reads back dense (the motif validity tests check and run the models that
-    hold one)."""
+    """In a ``sparse`` builder one Constant weight in SPARSE_EVERY holds ``sparse_value``
+    (opset 11 on), which onnxruntime reads back dense; a target that loads such Constants
+    asks for them in its generation hints."""
     import random
 
     import numpy as np
@@ -104,9 +104,18 @@ def test_a_constant_weight_is_sparse_at_times_and_runs_dense() -> None:
         [], [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])]),
         opset_imports=[helper.make_opsetid("", 13)]), full_check=True)
     assert (cpu_session(model).run(None, {})[0] == array).all()
-    b = GraphBuilder(random.Random(0), np.random.default_rng(0), 13,
-                     Namer("plain", random.Random(0)))
-    for _ in range(SPARSE_EVERY * 4):
-        b.const(array, "Mul", "constant")
-    forms = [a.name for n in b.nodes for a in n.attribute]
-    assert 0 < forms.count("sparse_value") < forms.count("value")
+    for sparse in (True, False):
+        b = GraphBuilder(random.Random(0), np.random.default_rng(0), 13,
+                         Namer("plain", random.Random(0)), sparse=sparse)
+        for _ in range(SPARSE_EVERY * 4):
+            b.const(array, "Mul", "constant")
+        forms = [a.name for n in b.nodes for a in n.attribute]
+        assert (0 < forms.count("sparse_value") < forms.count("value")) == sparse, forms
+    # the targets that load them ask for them; those whose IR refuses them do not
+    from fuzzer.targets import get_target
+
+    for name, wanted in (("onnxslim", True), ("onnxruntime", True), ("onnxoptimizer", False),
+                         ("onnxscript", False), ("version-converter", False)):
+        target = get_target(name)
+        hints = target.generation_hints(target.default_config())
+        assert hints.sparse is wanted and type(hints).from_source(hints.as_source()) == hints

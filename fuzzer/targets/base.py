@@ -152,6 +152,10 @@ class Target:
     #: whether the target's output differs from its input with no pass at all (onnxruntime
     #: saves Constant nodes as initializers): footprints are then taken against that output.
     saves_its_own_form: bool = False
+    #: whether the target loads a Constant holding ``sparse_value`` (its generated models
+    #: then hold some: :attr:`generators.hints.GenerationHints.sparse`); False where its IR
+    #: refuses them by design (:data:`SPARSE_ATTRIBUTES_REFUSED`), so no case is spent on it.
+    takes_sparse_constants: bool = False
     #: whether one run of a configuration is nothing but its passes applied in turn to one
     #: in-memory graph, so that running the rest of the passes on a saved intermediate is
     #: the same run but for what saving drops: the culprit search may then split a run to
@@ -221,7 +225,8 @@ class Target:
     def generation_hints(self, config: dict[str, Any]) -> GenerationHints:
         """What the generator is told for a case of ``config``: the :meth:`motif_hints`
         (a target that pins the models' opset or bounds their random ops says so here)."""
-        return GenerationHints(passes=tuple(self.motif_hints(config)))
+        return GenerationHints(passes=tuple(self.motif_hints(config)),
+                               sparse=self.takes_sparse_constants)
 
     def config_phrase(self, config: dict[str, Any]) -> str:
         """Words that place a run of ``config`` for a report's first sentence, after the

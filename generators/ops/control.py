@@ -19,7 +19,8 @@ _BRANCH_OPS = ("Relu", "Tanh", "Sigmoid", "Neg", "Abs", "Identity")
 
 def body_builder(b: GraphBuilder) -> GraphBuilder:
     """A builder for a subgraph of ``b`` (same namer and random sources, Constant weights)."""
-    return GraphBuilder(b.rng, b.nprng, b.opset, b.namer, weights="constant", outer=b.pool)
+    return GraphBuilder(b.rng, b.nprng, b.opset, b.namer, weights="constant", outer=b.pool,
+                        sparse=b.sparse)
 
 
 def branch(b: GraphBuilder, x: Value, name: str) -> GraphBuilder:

@@ -133,6 +133,7 @@ class OnnxRuntimeTarget(Target):
     repository = "microsoft/onnxruntime"
     package = "onnxruntime"
     saves_its_own_form = True
+    takes_sparse_constants = True
 
     def __init__(self) -> None:
         import onnxruntime

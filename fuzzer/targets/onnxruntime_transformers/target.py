@@ -210,6 +210,7 @@ class OnnxRuntimeTransformersTarget(Target):
     repository = "microsoft/onnxruntime"
     package = "onnxruntime"
     saves_its_own_form = True
+    takes_sparse_constants = True
     code_coverage = "python"
     #: the fusions, ``optimize_model`` and the optimizer class of each model type drawn
     coverage_modules = ("onnxruntime.transformers.fusion_*",

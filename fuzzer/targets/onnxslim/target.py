@@ -135,6 +135,7 @@ class OnnxSlimTarget(EnabledRewrites):
     """
 
     name = "onnxslim"
+    takes_sparse_constants = True
     repository = "inisis/OnnxSlim"
     package = "onnxslim"
     code_coverage = "python"

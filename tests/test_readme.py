@@ -36,7 +36,7 @@ EXIT_STATUS = {"replay": 1}  # "exit 1 while any still fails": the fake bugs are
 #: options whose value is a file the command writes.
 WRITES = ("-o", "--sarif", "--junitxml")
 #: the campaign that makes the README's folder: the bugs whose bundles the README names.
-CAMPAIGN = ("fuzz", "--target", "fake", "--passes", "bad-neg,raise", "--max-cases", "8",
+CAMPAIGN = ("fuzz", "--target", "fake", "--passes", "bad-neg,raise", "--max-cases", "48",
             "--jobs", "1", "--reduce-seconds", "5", "--source", "generated", "--out", "crashes",
             "--quiet")
 

@@ -205,7 +205,7 @@ class ClusterCampaign(Campaign):
                                    settings.memory_limit, self.stats.failed_keys, memo)
                     for _ in range(count)]
         return ClusterFindings(self.ray, handlers, self.store, self._report,
-                               self._finding_settled, self.stats.failed_keys)
+                               self._finding_settled, self.stats.failed_keys, memo)
 
     def _open_workers(self) -> ActorPool:
         return ActorPool(self.ray, self.actor_count, self.settings, self.stream.config)

@@ -71,12 +71,14 @@ class ClusterFindings:
             (:class:`fuzzer.handling.pending.PendingKeeper`).
         memo, roots: the driver's own localization and root-cause memories, for findings
             it handles itself (pending ones, on resume); the failed keys ``roots`` learns
-            are part of :meth:`failures`.
+            are part of :meth:`failures`. ``memo`` starts from the one given (the memo the
+            handlers were made with), else from the folder's bundles.
     """
 
     def __init__(self, ray: Any, handlers: list[Any], store: BundleStore, report: Report,
                  settle: Callable[[Any], None],
-                 failures: dict[str, Any] | None = None) -> None:
+                 failures: dict[str, Any] | None = None,
+                 memo: LocalizationMemo | None = None) -> None:
         self.ray, self.handlers, self.store = ray, handlers, store
         self._failures = dict(failures or {})
         self.report, self.settle = report, settle
@@ -89,7 +91,7 @@ class ClusterFindings:
         self.driver_seconds = 0.0
         self.quick = False
         self.kept = PendingKeeper(store.root)
-        self.memo = LocalizationMemo.of_bundles(store.index())
+        self.memo = memo if memo is not None else LocalizationMemo.of_bundles(store.index())
         self.roots = RootCauseMemo(failures)
         self.liveness = Liveness(ray, handlers)
         self._last_flush = time.monotonic()

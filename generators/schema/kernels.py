@@ -117,10 +117,15 @@ def kernel_reason(op: str, domain: str, version: int, bindings: dict[str, str]) 
         if d in refused.get(t, ()):
             return f"onnxruntime's CPU kernel for {op} refuses {t}={d} when the session " \
                    "initializes (the kernel registry lists it)"
-    for binds in filter(None, (bindings, cast_to_float(op, domain, version, bindings))):
-        for _, _, cons in kernels:
-            if all(t not in cons or d in cons[t] for t, d in binds.items()):
-                return None
+    def taken(binds: dict[str, str]) -> bool:
+        return any(all(t not in cons or d in cons[t] for t, d in binds.items())
+                   for _, _, cons in kernels)
+
+    if taken(bindings):
+        return None
+    as_float = cast_to_float(op, domain, version, bindings)  # looked up only where needed
+    if as_float is not None and taken(as_float):
+        return None
     what = ", ".join(f"{t}={d}" for t, d in sorted(bindings.items()))
     return f"onnxruntime has no CPU kernel for {op}-{version} with {what}"
 

@@ -137,57 +137,46 @@ def test_hits_are_counted_while_a_new_root_cause_is_recorded(sandbox, tmp_path, 
     assert json.loads((tmp_path / other / "meta.json").read_text())["hits"] == 5
 
 
-def test_new_root_causes_are_recorded_before_a_queued_hang(sandbox, tmp_path, monkeypatch):
-    """A hang (whose screening alone runs it again, each time up to its timeout) queued for
-    the recording thread before a new root cause is handled after it: one hang does not
-    hold up the findings behind it."""
+def test_a_new_root_cause_is_recorded_while_a_hang_is_handled(sandbox, tmp_path, monkeypatch):
+    """A hang (whose screening alone runs it again, each time up to its timeout) is handled
+    by a thread of its own: while its handling is held, a new root cause found after it
+    becomes a bundle (one thread handled both, and a hang at hand held every new root cause
+    behind it for minutes)."""
     from fuzzer.handling.outcome import Handled
     from oracles.base import Finding
 
     model = unary_chain_model().SerializeToString()
-    first = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"}, model_bytes=model)
-    later = TestCase("fake", {"passes": ["raise"]}, {"kind": "bytes"}, model_bytes=model)
-    first_result, later_result = sandbox.run(first), sandbox.run(later)
-    hang_result = sandbox.run(first)
+    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"}, model_bytes=model)
+    result = sandbox.run(case)
+    hang_result = sandbox.run(case)
     hang_result.findings = [Finding("hang", "optimize", "no result after 3 s in stage optimize")]
-    order: list[str] = []
-    held = threading.Event()
-    real = finding_thread.record_new
+    at_hand, held = threading.Event(), threading.Event()
 
-    def held_record(*args, **kwargs):
-        order.append(args[2].case.config["passes"][0])
-        if len(order) == 1:
-            held.wait(120)
-        return real(*args, **kwargs)
-
-    def hang_handled(store, sandbox, case, result, *args, **kwargs):
-        order.append("hang")
+    def held_hang(store, sandbox, case, result, *args, **kwargs):
+        at_hand.set()
+        held.wait(120)
         return Handled("unconfirmed", name="not seen again")
 
-    monkeypatch.setattr(finding_thread, "record_new", held_record)
-    monkeypatch.setattr(finding_thread, "handle_finding", hang_handled)
+    monkeypatch.setattr(finding_thread, "handle_finding", held_hang)
+    seen: list[str] = []
+    got = threading.Condition()
+
+    def report(handled, message):
+        with got:
+            seen.append(handled.status)
+            got.notify_all()
+
     worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
-                           FindingPolicy(localize=False, reduce_seconds=0),
-                           lambda handled, message: None)
-    worker.put(first, first_result)
-    deadline = time.monotonic() + 120
-    while order != ["drop-node"] and time.monotonic() < deadline:
-        time.sleep(0.05)
-    worker.put(first, hang_result)
-    worker.put(later, later_result)
-    while worker._record.queue.qsize() < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)  # both wait behind the held recording, the hang first
+                           FindingPolicy(localize=False, reduce_seconds=0), report)
+    worker.put(case, hang_result)
+    assert at_hand.wait(120)
+    worker.put(case, result)
+    with got:
+        recorded = got.wait_for(lambda: seen == ["new"], timeout=120)
     held.set()
     worker.finish(grace=60.0)
-    assert order == ["drop-node", "raise", "hang"] and worker.errors == []
-
-
-def test_the_recording_queue_gives_new_root_causes_first_and_the_end_marker_last() -> None:
-    q = finding_thread.CheapFirst(8)
-    for item in [("whole", 1), ("screened", 2), None, ("whole", 3), ("screened", 4)]:
-        q.put(item)
-    assert [q.get_nowait() for _ in range(5)] == [("screened", 2), ("screened", 4),
-                                                   ("whole", 1), ("whole", 3), None]
+    assert recorded and seen == ["new", "unconfirmed"] and worker.errors == []
+    assert len(BundleStore(tmp_path).ids()) == 1
 
 
 def patient_reduction(monkeypatch) -> tuple[threading.Event, list[float]]:

@@ -152,8 +152,8 @@ def test_a_corrupt_pending_finding_is_skipped_with_one_line_and_kept(sandbox, tm
 
 
 def test_pending_hangs_are_finished_after_the_other_findings(sandbox, tmp_path):
-    """As the campaign's recording thread: a hang waits behind a newer crash (its
-    screening runs it again at the whole timeout); within each kind, oldest first."""
+    """A hang waits behind a newer crash (its screening runs it again at the whole
+    timeout); within each kind, oldest first."""
     from fuzzer.handling.pending import cheap_first
     from oracles.base import Finding
 

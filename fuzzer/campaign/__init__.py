@@ -1,5 +1,5 @@
 """A fuzzing campaign: its settings, the stream of test cases, the loop that keeps the
-workers busy, statistics and progress, and the two threads that hand each finding to
+workers busy, statistics and progress, and the three threads that hand each finding to
 :mod:`fuzzer.handling`, which turns it into a bundle; and the case streams run for the
 target's own code coverage (:mod:`fuzzer.campaign.code_coverage`, ``optfuzz coverage --code``).
 

@@ -14,7 +14,7 @@ its seeds and keeps the longer hang timeout for confirming a hang (LibAFL's
   ``clamp(ceil(FACTOR * p99), FLOOR, timeout)`` in whole seconds, where ``p99`` is the 99th
   percentile of the last :data:`WINDOW` generated cases' run times (seconds), kept where a
   new one is within :data:`STEADY` of it;
-- a case past that limit is a hang candidate only: the recording thread runs it again at the
+- a case past that limit is a hang candidate only: the slow finding thread runs it again at the
   whole timeout (:func:`fuzzer.handling.determinism.confirmed`), and only a case that hangs
   there too is a hang; one that finishes ends as ``unconfirmed``;
 - corpus and mutated cases keep the whole timeout: their models differ too much in size for

@@ -1,4 +1,4 @@
-"""Finding handling beside the case loop: two threads that localize, sign, deduplicate,
+"""Finding handling beside the case loop: three threads that localize, sign, deduplicate,
 reduce and store findings while the campaign keeps its workers busy with new cases.
 
 * The **screening thread** takes every finding (:func:`fuzzer.handling.screen.screen`):
@@ -12,6 +12,8 @@ reduce and store findings while the campaign keeps its workers busy with new cas
   it with a preliminary key already on its way there wait for that one and end as it did (a
   hit on its bundle, or its outcome), so one new bug met 500 times during its reduction costs
   one reduction.
+* The **slow thread** handles those costly findings whole
+  (:func:`fuzzer.handling.record.handle_finding`), one at a time.
 
 So a hit never waits behind a reduction or a slow finding's timings: in an hour-long soak
 on onnxoptimizer a single thread handled hits at about 20 per second, but each new slow
@@ -23,13 +25,14 @@ their number (:data:`QUEUE_SIZE`): past either bound the case loop blocks (backp
 finding is ever dropped; the recording thread's queue holds at most :data:`RECORD_SIZE`, past
 which the screening thread waits.
 
-The recording thread takes new root causes before the findings whose screening alone is long
-(:class:`CheapFirst`): in a 10-minute onnxslim campaign, one hang's determinism runs,
-reduction and verification held the recording thread for seven minutes, while 54 findings
-queued behind it and ended in ``pending/``.
+A new root cause never waits behind a hang: in 10-minute onnxslim campaigns where one thread
+recorded both, each hang candidate's confirmation and localization (each run up to the whole
+timeout) held it for minutes, and no bundle was written for four to seven minutes of every
+run (the new root causes found meanwhile queued behind it, some to end in ``pending/``);
+taking the new root causes first (a priority queue) did not help once a hang was at hand.
 
 Each thread has a sandbox of its own (one worker), so its optimizer runs never queue behind
-the campaign's cases or the other thread's. When the campaign ends, :meth:`finish` handles
+the campaign's cases or another thread's. When the campaign ends, :meth:`finish` handles
 what is left in full for its grace period. Then (at once after Ctrl-C) the reduction at hand
 stops, and no finding of a new root cause becomes a bundle any more: a bundle written
 unreduced would be keyed on the unreduced model. For :data:`LATE_SCREENING_SECONDS` more the
@@ -50,7 +53,6 @@ stops the campaign.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import queue
 import threading
@@ -83,7 +85,8 @@ QUEUE_SIZE = 1024
 #: most bytes of artifacts (:attr:`fuzzer.execution.case.Artifacts.nbytes`) queued at once;
 #: a finding larger than this waits until the queue is empty.
 QUEUE_BYTES = 64 << 20
-#: most findings waiting for the recording thread (each holds its artifacts).
+#: most findings waiting for the recording thread, and for the slow thread (each holds its
+#: artifacts).
 RECORD_SIZE = 256
 #: batched hits reach meta.json at least this often (seconds): each flush rewrites the
 #: meta.json of every bundle hit since the last, as campaign.json is written every 10 s.
@@ -119,30 +122,6 @@ def policy_at_hand(policy: FindingPolicy, quick: bool = False,
                                localize_seconds=localize_seconds)
 
 
-class CheapFirst(queue.PriorityQueue):
-    """The recording thread's queue: ``("screened", ...)`` items (a new root cause, whose
-    cost the reduction budget bounds) before ``("whole", ...)`` ones (a finding whose
-    screening alone is long: a hang runs again up to its timeout, at each localization
-    step and reduction candidate), each kind in the order it came; the end marker (None)
-    after both. ``put`` and ``get`` take and give the items themselves, as a
-    :class:`queue.Queue` does."""
-
-    #: item kind -> its place (lower first); the end marker's place is :data:`LAST`.
-    RANKS = {"screened": 0, "whole": 1}
-    LAST = 2
-
-    def _init(self, maxsize: int) -> None:
-        super()._init(maxsize)
-        self._order = itertools.count()
-
-    def _put(self, item: tuple | None) -> None:
-        rank = self.LAST if item is None else self.RANKS[item[0]]
-        super()._put((rank, next(self._order), item))
-
-    def _get(self) -> tuple | None:
-        return super()._get()[2]
-
-
 @dataclasses.dataclass
 class _Lane:
     """One finding thread: its queue, its sandbox (made on its first finding) and its
@@ -156,8 +135,8 @@ class _Lane:
 
 
 class FindingWorker:
-    """Two threads (screening and recording, see the module docstring) that record findings
-    into ``store``.
+    """Three threads (screening, recording and slow, see the module docstring) that record
+    findings into ``store``.
 
     Args:
         store: the campaign's bundle store.
@@ -191,8 +170,10 @@ class FindingWorker:
         # a resumed folder's bundles are known faults: each lane tries their passes first
         known = store.index()
         self._screen = _Lane("findings", queue.Queue(), LocalizationMemo.of_bundles(known))
-        self._record = _Lane("findings-record", CheapFirst(RECORD_SIZE),
+        self._record = _Lane("findings-record", queue.Queue(RECORD_SIZE),
                              LocalizationMemo.of_bundles(known))
+        self._slow = _Lane("findings-slow", queue.Queue(RECORD_SIZE),
+                           LocalizationMemo.of_bundles(known))
         self._queued_bytes = 0
         self._room = threading.Condition()
         self._keys = threading.Lock()
@@ -208,7 +189,8 @@ class FindingWorker:
         self._finishing = self._abandoning = self._stopping = False
         #: the moment (``time.monotonic()``) past which queued findings are kept unscreened.
         self._late = math.inf
-        for lane, loop in ((self._screen, self._screen_loop), (self._record, self._record_loop)):
+        for lane, loop in ((self._screen, self._screen_loop), (self._record, self._record_loop),
+                           (self._slow, self._slow_loop)):
             lane.thread = threading.Thread(target=self._run, args=(loop,), name=lane.name,
                                            daemon=True)
             lane.thread.start()
@@ -256,7 +238,7 @@ class FindingWorker:
         if self.failure is not None:
             raise as_campaign_error(self.failure, "the finding thread", self.store.root)
         if not self._finishing and not all(lane.thread is not None and lane.thread.is_alive()
-                                           for lane in (self._screen, self._record)):
+                                           for lane in self._lanes()):
             raise stopped("the finding thread stopped")
 
     def failures(self) -> dict[str, Any]:
@@ -267,7 +249,10 @@ class FindingWorker:
     def pending(self) -> int:
         """Findings waiting in the queues (those waiting for a finding of their key not
         counted)."""
-        return self._screen.queue.qsize() + self._record.queue.qsize()
+        return sum(lane.queue.qsize() for lane in self._lanes())
+
+    def _lanes(self) -> tuple[_Lane, _Lane, _Lane]:
+        return self._screen, self._record, self._slow
 
     def _run(self, loop: Callable[[], None]) -> None:
         try:
@@ -295,6 +280,7 @@ class FindingWorker:
                 last_flush = time.monotonic()
             if item is None:
                 self._forward(None)
+                self._forward(None, self._slow)
                 return
             if not item:
                 continue
@@ -305,7 +291,7 @@ class FindingWorker:
                 continue
             finding = primary_finding(result)
             if finding is not None and costly_screening(finding):
-                self._forward(("whole", case, result, found, None))
+                self._forward((case, result, found), self._slow)
                 continue
             outcome = self._handle(self._screen, screen, self.store, case, result)
             if isinstance(outcome, Screened):
@@ -322,22 +308,35 @@ class FindingWorker:
                 waiting.append((screened.finding.message, screened.first_wave))
                 return
             self._waiting[screened.prelim] = []
-        self._forward(("screened", screened.case, screened.result, found, screened))
+        self._forward((screened.case, screened.result, found, screened))
 
-    def _forward(self, item: tuple | None) -> None:
-        """Put ``item`` on the recording thread's queue; waits while it is full and the
-        recording thread runs (an abandoning finish drops it)."""
+    def _forward(self, item: tuple | None, lane: _Lane | None = None) -> None:
+        """Put ``item`` on ``lane``'s queue (the recording thread's by default); waits while
+        it is full and its thread runs (an abandoning finish drops it)."""
+        lane = lane or self._record
         while True:
-            thread = self._record.thread
+            thread = lane.thread
             if self._abandoning or thread is None or not thread.is_alive():
                 if item is not None:
-                    self._dropped(self._record, item)
+                    self._dropped(lane, item)
                 return
             try:
-                self._record.queue.put(item, timeout=POLL_SECONDS)
+                lane.queue.put(item, timeout=POLL_SECONDS)
                 return
             except queue.Full:
                 continue
+
+    def _slow_loop(self) -> None:
+        while True:
+            item = self._slow.queue.get()
+            if item is None:
+                return
+            case, result, found = item
+            # its screening alone is long: none once the grace period ends
+            outcome = UNSCREENED if self._stopping or self.policy.cutoff.left() <= 0 else \
+                self._handle(self._slow, handle_finding, self.store, case, result, self.version)
+            if outcome is not None:
+                self._ended(case, result, found, outcome)
 
     def _record_loop(self) -> None:
         while True:
@@ -345,14 +344,7 @@ class FindingWorker:
             if item is None:
                 flush_and_refresh(self.store)
                 return
-            kind, case, result, found, screened = item
-            if kind == "whole":  # its screening alone is long: none once the grace period ends
-                outcome = UNSCREENED if self._stopping or self.policy.cutoff.left() <= 0 else \
-                    self._handle(self._record, handle_finding, self.store, case, result,
-                                 self.version)
-                if outcome is not None:
-                    self._ended(case, result, found, outcome)
-                continue
+            case, result, found, screened = item
             outcome = self._handle(self._record, _record_new, self.store, screened, self.version)
             if outcome is None:  # it failed: so do those that waited for it
                 outcome = Handled("unconfirmed", name="its first finding could not be recorded")
@@ -443,21 +435,22 @@ class FindingWorker:
             self._screen.queue.put(None)  # after what is queued; the bounds are put()'s alone
         else:
             self._forward(None)
+            self._forward(None, self._slow)
         stop_at = now + ABANDON_SECONDS if abandon else self._late + STOP_SECONDS
-        for lane in (self._screen, self._record):
+        for lane in self._lanes():
             assert lane.thread is not None
             lane.thread.join(timeout=max(0.0, stop_at - time.monotonic()))
         self._stopping = True  # the findings at hand end pending, no new sandbox is made
-        for lane in (self._screen, self._record):
+        for lane in self._lanes():
             if lane.sandbox is not None:
                 lane.sandbox.close()  # also ends the wait of the finding at hand's run
-        for lane in (self._screen, self._record):
+        for lane in self._lanes():
             assert lane.thread is not None
             lane.thread.join(timeout=ABANDON_SECONDS)
         self._drain()
 
     def _drain(self) -> None:
-        for lane in (self._screen, self._record):
+        for lane in self._lanes():
             while True:
                 try:
                     item = lane.queue.get_nowait()
@@ -469,17 +462,18 @@ class FindingWorker:
     def _dropped(self, lane: _Lane, item: tuple) -> None:
         """Keep a finding queued on ``lane`` that no thread will handle pending
         (:meth:`_keep`): the screening queue's ``(case, result, weight, found)`` frees its
-        bytes; the recording queue's ``(kind, case, result, found, Screened or None)`` takes
-        the findings waiting for it along."""
+        bytes; the slow queue's ``(case, result, found)`` is kept unscreened; the recording
+        queue's ``(case, result, found, Screened)`` takes the findings waiting for it along."""
         if lane is self._screen:
             case, result, weight, found = item
             self._taken(weight)
             self._keep(case, result, found, UNSCREENED)
             return
-        _, case, result, found, screened = item
-        if screened is None:
+        if lane is self._slow:
+            case, result, found = item
             self._keep(case, result, found, UNSCREENED)
             return
+        case, result, found, screened = item
         self._keep(case, result, found, Handled("pending", name=TOO_LATE,
                                                 signature=screened.first_wave,
                                                 prelim=screened.prelim),

@@ -105,8 +105,9 @@ class PendingRun:
 def cheap_first(pending: PendingStore) -> list[str]:
     """Ids of ``pending``'s findings in the order :func:`finish_pending` takes them: oldest
     first, and those whose screening alone is long (a hang, a slow run:
-    :func:`fuzzer.handling.screen.costly_symptom`) after all the others, as a campaign's
-    recording thread takes them (:class:`fuzzer.campaign.finding_thread.CheapFirst`). After
+    :func:`fuzzer.handling.screen.costly_symptom`) after all the others, so that none waits
+    behind them (a campaign gives them a thread of their own:
+    :mod:`fuzzer.campaign.finding_thread`). After
     a 10-minute onnxslim campaign, 14 hang candidates came first and held back 5 other
     findings, which made 2 new bundles, for 35 minutes."""
     return sorted(pending.ids(), key=lambda i: costly_symptom(pending.symptom(i)))

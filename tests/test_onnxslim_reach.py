@@ -341,6 +341,16 @@ def test_concat_reshape_reaches_allowzero_fault(target) -> None:
                for seed, gm in enumerate(draws))
 
 
+def test_reshape_reshape_reaches_the_dynamic_zero_fault(target) -> None:
+    """A second Reshape whose shape holds a 0 (copy a dim) computed at run time, its first
+    Reshape read by it alone: EliminationReshape checks a shape for zeros only where it is a
+    constant, and the merged Reshape copies the input's dim instead."""
+    draws = (generate_model(seed, motifs=["slim-reshape-reshape"], opset=13, nodes=(0, 0),
+                            interfaces=[]) for seed in range(20))
+    assert any(_breaks(target, gm, ["EliminationReshape"], seed)
+               for seed, gm in enumerate(draws))
+
+
 def test_conv_bn_reaches_mixed_types_fault(target) -> None:
     """BatchNormalization-15 of a float16 input with float statistics (or the reverse), as
     its schema allows: FusionConvBN folds them into a Conv weight of the wider type, beside

@@ -9,7 +9,8 @@ Varied where the rewrites must check: axes given negative, unsorted or repeated 
 pair, the default permutation (no ``perm``), a first op whose output has a second consumer,
 an outer Concat on another (or the same, spelled negative) axis, a second Reshape whose
 shape holds ``0`` (copy a dim of its own input) given as a constant or computed at run time
-(``Shape * mask``: no constant folding can see the 0), ``allowzero``, a Reshape target
+(``Shape * mask``, or the dims times the Shape of an input of one symbolic dim: no constant
+folding can see the 0), ``allowzero``, a Reshape target
 assembled by Concat from a dynamic dim and constants (and, with ``allowzero``, a literal 0
 of an empty tensor), the attribute forms of old opsets.
 """
@@ -77,15 +78,28 @@ def _concat_concat(b: GraphBuilder, x: Value) -> Value:
 
 def _reshape_reshape(b: GraphBuilder, x: Value) -> Value:
     """Reshape then Reshape; the second shape constant (``-1``, ``0`` = copy, ``allowzero``)
-    or computed at run time as ``Shape(y) * mask`` (zeros that copy dims of the first
-    Reshape's output, which the input does not have)."""
-    spec1, mid = shape_ops.reshape_target(b, x.shape)
+    or computed at run time, holding zeros that copy dims of the first Reshape's output
+    (where the input has other dims, or none): ``Shape(y) * mask``, or the dims times
+    ``Shape(s)`` of a new input ``s`` of one symbolic dim (1 at run time), which leaves the
+    first Reshape one consumer (onnxslim's EliminationReshape checks a shape for zeros only
+    where it is a constant)."""
+    dynamic = b.opset >= 5 and b.rng.random() < 0.4
+    for _ in range(3 if dynamic else 1):  # a first Reshape that moves dims, where it can
+        spec1, mid = shape_ops.reshape_target(b, x.shape)
+        if mid != x.shape:
+            break
     y = tap(b, b.op("Reshape", [x, ints(b, spec1, "Reshape")], x.dtype, mid, x.props), 0.1)
-    if b.opset >= 5 and b.rng.random() < 0.4:
-        mask = [b.rng.randrange(2) for _ in mid]
-        mask[b.rng.randrange(len(mask))] = 0
-        shape = b.op("Shape", [y], INT64, (y.rank,))
-        target = b.op("Mul", [shape, ints(b, mask, "Mul")], INT64, (y.rank,))
+    if dynamic:
+        moved = [i for i, d in enumerate(mid) if i >= x.rank or x.shape[i] != d]
+        zero = b.rng.choice(moved or list(range(len(mid))))
+        mask = [0 if i == zero else b.rng.randrange(2) for i in range(len(mid))]
+        if b.rng.random() < 0.5:
+            scale = b.op("Shape", [symbolic_input(b, FLOAT, (1,), {0: "batch"})], INT64, (1,))
+            dims = [d * m for d, m in zip(mid, mask, strict=True)]
+            target = b.op("Mul", [ints(b, dims, "Mul"), scale], INT64, (y.rank,))
+        else:
+            shape = b.op("Shape", [y], INT64, (y.rank,))
+            target = b.op("Mul", [shape, ints(b, mask, "Mul")], INT64, (y.rank,))
         return b.op("Reshape", [y, target], x.dtype, mid, x.props)
     spec2, out = shape_ops.reshape_target(b, mid)
     attrs = {}

@@ -179,6 +179,37 @@ def test_a_new_root_cause_is_recorded_while_a_hang_is_handled(sandbox, tmp_path,
     assert len(BundleStore(tmp_path).ids()) == 1
 
 
+def test_hangs_past_the_slow_threads_share_are_kept_pending(sandbox, tmp_path, monkeypatch):
+    """With a share of 0, the first hang is handled and the next, which comes once the slow
+    thread has spent time, is kept in pending/ unhandled."""
+    from fuzzer.handling.outcome import Handled
+    from fuzzer.store.pending import PendingStore
+    from oracles.base import Finding
+
+    case = TestCase("fake", {"passes": ["drop-node"]}, {"kind": "bytes"},
+                    model_bytes=unary_chain_model().SerializeToString())
+    hang_result = sandbox.run(case)
+    hang_result.findings = [Finding("hang", "optimize", "no result after 3 s in stage optimize")]
+    handled: list[int] = []
+
+    def slow_hang(*args, **kwargs):
+        handled.append(1)
+        time.sleep(0.2)
+        return Handled("unconfirmed", name="not seen again")
+
+    monkeypatch.setattr(finding_thread, "handle_finding", slow_hang)
+    monkeypatch.setattr(finding_thread, "SLOW_SHARE", 0.0)
+    seen: list[str] = []
+    worker = FindingWorker(BundleStore(tmp_path), lambda: Sandbox(1, timeout=5.0), "1.0",
+                           FindingPolicy(localize=False, reduce_seconds=0),
+                           lambda outcome, message: seen.append(outcome.status))
+    worker.put(case, hang_result)
+    worker.put(case, hang_result)
+    worker.finish(grace=60.0)
+    assert handled == [1] and seen == ["unconfirmed", "pending"] and worker.errors == []
+    assert PendingStore(tmp_path).count() == 1
+
+
 def patient_reduction(monkeypatch) -> tuple[threading.Event, list[float]]:
     """Make every reduction wait out its budget (at most 120 s, its guard) before it runs:
     ``(started, left at the end)``, the event set once one waits, the seconds its budget

@@ -100,8 +100,15 @@ def test_a_wrong_element_type_is_a_fault_beside_a_wrong_shape_of_the_same_rewrit
                     "type tensor(int64)")
     loaded = Finding("load-failure", "load", "Type Error: Type (tensor(int64)) of output arg "
                      "(c) of node () does not match expected type (tensor(float)).")
-    keys = {f.message: root_cause_key("t", "p", f, "-Add-Conv") for f in (shape, dtype, loaded)}
-    assert keys[dtype.message] == keys[loaded.message] != keys[shape.message]
+    inconsistent = Finding("invalid-model", "check", "(op_type:Conv, node name: c): B has "
+                           "inconsistent type tensor(float16)")
+    inferred = Finding("invalid-model", "check", "(op_type:Reshape, node name: r): "
+                       "[TypeInferenceError] Inferred elem type differs from existing elem "
+                       "type: (1) vs (11)")
+    findings = (shape, dtype, loaded, inconsistent, inferred)
+    keys = {f.message: root_cause_key("t", "p", f, "-Add-Conv") for f in findings}
+    assert keys[dtype.message] == keys[loaded.message] == keys[inconsistent.message] == \
+        keys[inferred.message] != keys[shape.message]
     assert keys[shape.message].endswith("|fp:-Add-Conv")
 
 

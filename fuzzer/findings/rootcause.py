@@ -288,9 +288,13 @@ REWRITE, CRASH = "rewrite", "crash"
 #: allow, a value typed unlike what reads it), as the checker and onnxruntime word it: a
 #: fault of its own beside a wrong shape or value of the same rewrite (onnxoptimizer
 #: 0.4.2's fuse_add_bias_into_conv writes an int64 Constant into opset 8 models, and a
-#: bias of the wrong rank into any).
+#: bias of the wrong rank into any; onnxslim 0.1.98's FusionConvBN folds float statistics
+#: into a float16 Conv, "B has inconsistent type", and a FLT_MAX scale into an overflow;
+#: its shape inference records float for a double, "Inferred elem type differs", and
+#: wrong shapes).
 TYPE_DAMAGE = re.compile(r"unsupported type|Type Error|type mismatch|does not match expected "
-                         r"type|bound to different types")
+                         r"type|bound to different types|has inconsistent type|elem type "
+                         r"differs")
 DTYPE = " (element type)"
 
 

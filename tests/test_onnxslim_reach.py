@@ -351,6 +351,21 @@ def test_reshape_reshape_reaches_the_dynamic_zero_fault(target) -> None:
                for seed, gm in enumerate(draws))
 
 
+def test_clip_slots_reach_the_empty_input_merge(target) -> None:
+    """``Clip(x, c, "")`` beside ``Clip(x, "", c)``: subexpression_elimination buckets both
+    by their non-constant input names (the empty one included), then compares them with
+    the empty inputs dropped, and merges a lower bound into an upper one."""
+    def differs(seed: int, gm: GeneratedModel) -> bool:
+        feeds = synthesize_inputs(gm.model, seed, gm.input_shapes)
+        slim = _slim(target, gm, ["subexpression_elimination"])
+        want = cpu_session(gm.model).run(None, feeds)
+        got = cpu_session(slim).run(None, {i.name: feeds[i.name] for i in slim.graph.input})
+        return any(not np.array_equal(w, g) for w, g in zip(want, got, strict=True))
+
+    assert any(differs(seed, gm) for seed, gm in zip(SEEDS, _draws("slim-clip-slots"),
+                                                     strict=False))
+
+
 def test_conv_bn_reaches_mixed_types_fault(target) -> None:
     """BatchNormalization-15 of a float16 input with float statistics (or the reverse), as
     its schema allows: FusionConvBN folds them into a Conv weight of the wider type, beside

@@ -67,9 +67,13 @@ def _concat_empty(b: GraphBuilder, x: Value) -> Value:
 
 
 def _clip_slots(b: GraphBuilder, x: Value) -> Value:
-    """``Clip(x, c, "") + Clip(x, "", c)`` with one constant ``c`` (opset >= 11)."""
+    """``Clip(x, c, "") + Clip(x, "", c)`` with one constant ``c`` (opset >= 11), the
+    trailing empty input written out mostly: onnxslim's subexpression_elimination buckets
+    nodes by the names of their non-constant inputs, the empty one included, and only then
+    drops the empty inputs to compare the two, so ``Clip(x, c)`` stays apart."""
     c = b.const(np.asarray(b.rng.choice([0.0, 0.5, -0.5]), dtype=NP_DTYPE[x.dtype]), "Clip")
-    low = b.op("Clip", [x.name, c.name], x.dtype, x.shape)
+    trailing = [""] if b.rng.random() < 0.8 else []
+    low = b.op("Clip", [x.name, c.name, *trailing], x.dtype, x.shape)
     high = b.op("Clip", [x.name, "", c.name], x.dtype, x.shape)
     return b.op("Add", [low, high] if b.rng.random() < 0.5 else [high, low], x.dtype,
                 x.shape)

@@ -366,6 +366,22 @@ def test_clip_slots_reach_the_empty_input_merge(target) -> None:
                                                      strict=False))
 
 
+def test_transpose_view_transpose_reaches_the_scalar_fault(target) -> None:
+    """A tensor of size 1 transposed, squeezed to a scalar and transposed again:
+    EliminationTransposeViewTranspose moves the Squeeze first and writes the rank-0
+    Transpose an empty ``perm``, which onnxslim's exporter refuses."""
+    def crashes(gm: GeneratedModel) -> bool:
+        try:
+            _slim(target, gm, ["shape_infer", "EliminationTransposeViewTranspose"])
+        except ValueError as exc:
+            return "`perm`" in str(exc)
+        return False
+
+    draws = (generate_model(seed, motifs=["slim-transpose-view-transpose"], opset=17,
+                            nodes=(0, 0), interfaces=[]) for seed in range(40))
+    assert any(crashes(gm) for gm in draws)
+
+
 def test_conv_bn_reaches_mixed_types_fault(target) -> None:
     """BatchNormalization-15 of a float16 input with float statistics (or the reverse), as
     its schema allows: FusionConvBN folds them into a Conv weight of the wider type, beside

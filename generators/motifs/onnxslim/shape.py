@@ -165,7 +165,16 @@ def _view(b: GraphBuilder, t: Value) -> Value:
 
 
 def _transpose_view_transpose(b: GraphBuilder, x: Value) -> Value:
-    """Transpose, a view op (Reshape / Unsqueeze / Squeeze), Transpose."""
+    """Transpose, a view op (Reshape / Unsqueeze / Squeeze), Transpose; a seventh of the
+    time on the first element of ``x`` (sliced to size 1 on every axis), squeezed to a
+    scalar between the two, so the second Transpose has rank 0 and no ``perm``."""
+    if b.rng.random() < 0.15:
+        axes = list(range(x.rank))
+        t = transpose(b, slice_op(b, x, [0] * x.rank, [1] * x.rank, axes))
+        spell = [a - t.rank if b.opset >= 11 and b.rng.random() < 0.3 else a for a in axes]
+        form = shape_ops.axes_operand(b, "Squeeze", spell, 13)
+        v = b.op("Squeeze", [t, *form["inputs"]], t.dtype, (), t.props, **form["attrs"])
+        return transpose(b, v)
     if 1 not in x.shape and b.rng.random() < 0.5:
         x = shape_ops.unsqueeze(b, x, [b.rng.randrange(x.rank + 1)])
     t = transpose(b, x)

@@ -101,12 +101,12 @@ def _signed_zeros(b: GraphBuilder, x: Value) -> Value:
     shape), so a step that ties constants or merges nodes by comparing values turns one
     infinity into the other's."""
     shape = b.rng.choice([(), (1,), x.shape[-1:]])
-    cast = b.opset >= 9 and b.rng.random() < 0.3
-    dims = b.op("Shape", [x], INT64, (x.rank,)) if cast else None
+    of_shape = b.opset >= 9 and b.rng.random() < 0.3
+    dims = b.op("Shape", [x], INT64, (x.rank,)) if of_shape else None
     results = []
     for zero in (0.0, -0.0):
-        value = np.full(shape if not cast else (1,), zero, dtype=NP_DTYPE[x.dtype])
-        if cast:
+        value = np.full(shape if not of_shape else (1,), zero, dtype=NP_DTYPE[x.dtype])
+        if of_shape:
             c = b.op("ConstantOfShape", [dims], x.dtype, x.shape,
                      value=numpy_helper.from_array(value, "value"))
         else:

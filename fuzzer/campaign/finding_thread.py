@@ -28,9 +28,10 @@ which the screening thread waits.
 
 A new root cause never waits behind a hang: in 10-minute onnxslim campaigns where one thread
 recorded both, each hang candidate's confirmation and localization (each run up to the whole
-timeout) held it for minutes, and no bundle was written for four to seven minutes of every
-run (the new root causes found meanwhile queued behind it, some to end in ``pending/``);
-taking the new root causes first (a priority queue) did not help once a hang was at hand.
+timeout) held it for minutes, and no bundle was written for three and a half to six minutes
+of every run (the new root causes found meanwhile queued behind it, some to end in
+``pending/``); taking the new root causes first (a priority queue) did not help once a hang
+was at hand.
 
 Each thread has a sandbox of its own (one worker), so its optimizer runs never queue behind
 the campaign's cases or another thread's. When the campaign ends, :meth:`finish` handles

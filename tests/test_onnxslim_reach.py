@@ -41,11 +41,15 @@ def _run(gm: GeneratedModel, seed: int) -> list[np.ndarray]:
     return cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
 
 
+def _alone(name: str, seed: int, opset: int = 13) -> GeneratedModel:
+    """Motif ``name`` alone (no random ops, no interface forms) from ``seed``."""
+    return generate_model(seed, motifs=[name], opset=opset, nodes=(0, 0), interfaces=[])
+
+
 def _draws(name: str, opset: int = 13) -> Iterator[GeneratedModel]:
-    """The motif alone (no random ops, no interface forms), checked and run, seed by
-    seed."""
+    """:func:`_alone` draws, checked and run, seed by seed."""
     for seed in SEEDS:
-        gm = generate_model(seed, motifs=[name], opset=opset, nodes=(0, 0), interfaces=[])
+        gm = _alone(name, seed, opset)
         _run(gm, seed)
         yield gm
 
@@ -343,8 +347,7 @@ def test_reduce_forms_reach_empty_axes_fault(target) -> None:
 def test_concat_reshape_reaches_allowzero_fault(target) -> None:
     """An empty tensor reshaped with ``allowzero`` 1 by Concat(dynamic dim, [0]):
     FusionConcatReshape writes ``[-1, 0]``, which onnxruntime refuses with ``allowzero``."""
-    draws = (generate_model(seed, motifs=["slim-concat-reshape-empty"], opset=17,
-                            nodes=(0, 0), interfaces=[]) for seed in range(12))
+    draws = (_alone("slim-concat-reshape-empty", seed, 17) for seed in range(12))
     assert any(_breaks(target, gm, ["FusionConcatReshape"], seed)
                for seed, gm in enumerate(draws))
 
@@ -353,8 +356,7 @@ def test_reshape_reshape_reaches_the_dynamic_zero_fault(target) -> None:
     """A second Reshape whose shape holds a 0 (copy a dim) computed at run time, its first
     Reshape read by it alone: EliminationReshape checks a shape for zeros only where it is a
     constant, and the merged Reshape copies the input's dim instead."""
-    draws = (generate_model(seed, motifs=["slim-reshape-reshape"], opset=13, nodes=(0, 0),
-                            interfaces=[]) for seed in range(20))
+    draws = (_alone("slim-reshape-reshape", seed, 13) for seed in range(20))
     assert any(_breaks(target, gm, ["EliminationReshape"], seed)
                for seed, gm in enumerate(draws))
 
@@ -383,8 +385,7 @@ def test_transpose_view_transpose_reaches_the_scalar_fault(target) -> None:
             return "`perm`" in str(exc)
         return False
 
-    draws = (generate_model(seed, motifs=["slim-transpose-view-transpose"], opset=17,
-                            nodes=(0, 0), interfaces=[]) for seed in range(40))
+    draws = (_alone("slim-transpose-view-transpose", seed, 17) for seed in range(40))
     assert any(crashes(gm) for gm in draws)
 
 
@@ -392,8 +393,7 @@ def test_conv_bn_reaches_mixed_types_fault(target) -> None:
     """BatchNormalization-15 of a float16 input with float statistics (or the reverse), as
     its schema allows: FusionConvBN folds them into a Conv weight of the wider type, beside
     an input of the other (onnxruntime refuses the Conv)."""
-    draws = (generate_model(seed, motifs=["slim-conv-bn"], opset=17, nodes=(0, 0),
-                            interfaces=[]) for seed in range(12))
+    draws = (_alone("slim-conv-bn", seed, 17) for seed in range(12))
     assert any(_breaks(target, gm, ["FusionConvBN", "constant_folding"], seed)
                for seed, gm in enumerate(draws))
 
@@ -405,8 +405,7 @@ def test_signed_zeros_reach_the_value_comparisons(target) -> None:
     for passes in (["weight_tying"], ["subexpression_elimination"]):
         flipped = 0
         for seed in range(20):
-            gm = generate_model(seed, motifs=["slim-signed-zeros"], opset=13, nodes=(0, 0),
-                                interfaces=[])
+            gm = _alone("slim-signed-zeros", seed, 13)
             want, got = _both_runs(target, gm, passes, seed)
             flipped += got is not None and any(np.isinf(w).any() and not np.array_equal(w, g)
                                                for w, g in zip(want, got, strict=True))

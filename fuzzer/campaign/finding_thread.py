@@ -290,8 +290,7 @@ class FindingWorker:
                 flush_and_refresh(self.store)
                 last_flush = time.monotonic()
             if item is None:
-                self._forward(None)
-                self._forward(None, self._slow)
+                self._end_handling_lanes()
                 return
             if not item:
                 continue
@@ -320,6 +319,11 @@ class FindingWorker:
                 return
             self._waiting[screened.prelim] = []
         self._forward((screened.case, screened.result, found, screened))
+
+    def _end_handling_lanes(self) -> None:
+        """Queue the end marker for the recording and slow threads, after what they hold."""
+        for lane in (self._record, self._slow):
+            self._forward(None, lane)
 
     def _forward(self, item: tuple | None, lane: _Lane | None = None) -> None:
         """Put ``item`` on ``lane``'s queue (the recording thread's by default); waits while
@@ -454,8 +458,7 @@ class FindingWorker:
         if screen_thread is not None and screen_thread.is_alive():
             self._screen.queue.put(None)  # after what is queued; the bounds are put()'s alone
         else:
-            self._forward(None)
-            self._forward(None, self._slow)
+            self._end_handling_lanes()
         stop_at = now + ABANDON_SECONDS if abandon else self._late + STOP_SECONDS
         for lane in self._lanes():
             assert lane.thread is not None

@@ -13,7 +13,8 @@ from oracles.base import Finding
 
 class _Probe:
     """A sandbox stand-in whose runs reproduce ``finding`` only with ``culprit`` in the
-    pass list; counts its runs."""
+    pass list (with any list, the empty one too, where ``culprit`` is None); counts its
+    runs."""
 
     finding = Finding("invalid-model", "validate", "rule x", {"rule": "x"})
 
@@ -27,7 +28,7 @@ class _Probe:
         passes = tuple(case.config["passes"])
         self.runs.append(passes)
         done: Future = Future()
-        found = [self.finding] if self.culprit in passes else []
+        found = [self.finding] if self.culprit is None or self.culprit in passes else []
         done.set_result(CaseResult(found, None, self.finding.stage, {}))
         return done
 
@@ -56,6 +57,28 @@ def test_the_other_answer_of_an_exact_key_is_tried_before_a_search(monkeypatch):
         assert where.passes == [culprit] and where.method == "memo"
         assert len(sandbox.runs) <= 2
     assert searches == ["pair-a", "pair-b"]
+
+
+def test_an_answer_of_no_pass_is_tried_before_the_passes_remembered(monkeypatch):
+    """Where a finding has shown with no pass at all (the target's own load and save), that
+    answer is tried first: a remembered pass would reproduce it too and take the blame."""
+    def search(sandbox, case, result, finding, max_seconds=None):
+        return Localization([] if sandbox.culprit is None else [sandbox.culprit], 5,
+                            "framework" if sandbox.culprit is None else "bisect")
+
+    monkeypatch.setattr(memo_module, "localize", search)
+    memo, sandbox = LocalizationMemo(), _Probe()
+    finding = _Probe.finding
+    result = CaseResult([finding], None, "validate", {})
+    listed = TestCase("fake", {"passes": ["pair-a", "clean"]}, {"kind": "bytes"})
+    assert memo.localize(sandbox, listed, result, finding).passes == ["pair-a"]
+    sandbox.culprit = None  # the same finding, made by no pass, under another list
+    other = TestCase("fake", {"passes": ["clean", "pair-b"]}, {"kind": "bytes"})
+    assert memo.localize(sandbox, other, result, finding).passes == []
+    sandbox.runs.clear()
+    where = memo.localize(sandbox, listed, result, finding)  # its exact key says pair-a
+    assert (where.passes, where.method) == ([], "memo")
+    assert sandbox.runs == [()]
 
 
 def test_a_folders_bundles_are_recognised_without_a_search(monkeypatch):

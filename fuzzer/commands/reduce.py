@@ -174,7 +174,7 @@ def _reduce_bundle(folder: Path, time_limit: float, sandbox: Any) -> str | None:
     if finding is None or finding.symptom != meta.symptom:
         return None
     minimized = reduce_finding(sandbox, case, result, finding, meta.responsible_passes,
-                               time_limit, asked=True)
+                               time_limit, asked=True, culprit=meta.breaking_pass)
     if minimized is None:
         return (f"{bid}: not reduced ({node_count(model_bytes)} nodes; the time limit came "
                 "before a smaller model, or the finding did not show in the reduction)")

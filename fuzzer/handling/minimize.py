@@ -41,6 +41,8 @@ class Minimal:
         minimal: whether the last reduction ran to its end (no edit of the model keeps the
             finding, even where it is the model as found).
         runs: sandbox runs spent; seconds: wall time.
+        culprit: the pass the finding is blamed on, which every reduction keeps needed
+            (None: none).
     """
 
     case: TestCase
@@ -51,6 +53,7 @@ class Minimal:
     runs: int = 0
     seconds: float = 0.0
     minimal: bool = False
+    culprit: str | None = None
 
 
 def _matching(result: CaseResult, finding: Finding) -> Finding | None:
@@ -58,10 +61,28 @@ def _matching(result: CaseResult, finding: Finding) -> Finding | None:
     return next((f for f in result.findings if wanted.matches(f)), None)
 
 
+def _control(case: TestCase, passes: list[str] | None,
+             culprit: str | None) -> dict[str, Any] | None:
+    """The configuration of ``case`` running ``passes`` (its own list where None) less
+    ``culprit`` (:func:`fuzzer.reduce.signature_check.without_culprit`); None: none."""
+    from fuzzer.reduce import restricted_config
+    from fuzzer.reduce.signature_check import without_culprit
+
+    config = restricted_config(case, passes) or case.config
+    return without_culprit(case.with_config(config), culprit)
+
+
 def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
              passes: list[str] | None, seconds: float, relocalize: bool = True,
-             cutoff: Cutoff | None = None) -> Minimal:
+             cutoff: Cutoff | None = None, culprit: str | None = None) -> Minimal:
     """Shrink ``case`` and its pass list to a fixed point (see the module docstring).
+
+    The fault stays the one found: with ``culprit`` (the pass the finding on the found model
+    is blamed on) each reduction rejects a smaller model that shows the finding with that
+    pass left out too, and a pass list localized again without it is not taken (the model
+    still shows the finding with the list it was reduced with). Where the found model itself
+    shows the finding without the culprit (one run), the blame was wrong: the passes are
+    searched again and the reduction keeps no pass needed.
 
     Args:
         sandbox: the :class:`fuzzer.execution.sandbox.Sandbox` the runs go through.
@@ -72,11 +93,22 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
         relocalize: localize again on each minimized model.
         cutoff: a moment past which the reductions stop with what they have (a campaign
             that is ending sets it; None: only ``seconds`` bounds them).
+        culprit: see above (None: no pass is kept needed).
     """
     start = time.monotonic()
     arts = result.artifacts
     current = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
-    best = Minimal(current, finding, passes, result)
+    runs = 0
+    control = _control(current, passes, culprit) if seconds > 0 else None
+    if control is not None:
+        runs += 1
+        if _matching(sandbox.run(current.with_config(control)), finding) is not None:
+            # the found model shows it without the culprit: the blame was wrong (a
+            # remembered localization), so search again and let the final key name it
+            where = localize(sandbox, current, result, finding)
+            runs += where.runs
+            passes, culprit = where.passes if where.passes is not None else passes, None
+    best = Minimal(current, finding, passes, result, runs=runs, culprit=culprit)
     for _ in range(MAX_ROUNDS):
         left = seconds - (time.monotonic() - start)
         if cutoff is not None:
@@ -84,7 +116,8 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
         if left <= 1:
             break
         minimized: Minimized | None = reduce_finding(sandbox, best.case, best.run,
-                                                     best.finding, best.passes, left, cutoff)
+                                                     best.finding, best.passes, left, cutoff,
+                                                     culprit=culprit)
         best.runs += minimized.runs if minimized else 0
         best.minimal = minimized is not None and minimized.complete
         if minimized is None or not minimized.reduced:
@@ -100,9 +133,11 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
             where = localize(sandbox, smaller, run, found)
             best.runs += where.runs
             new_passes = where.passes if where.passes is not None else best.passes
+            if culprit in (best.passes or ()) and culprit not in new_passes:
+                new_passes = best.passes  # another route to the finding: not this fault's
         changed = new_passes != best.passes
         best = Minimal(smaller, found, new_passes, run, True, best.runs,
-                       minimal=best.minimal)
+                       minimal=best.minimal, culprit=culprit)
         if not changed:
             break
     final = run_with_passes(sandbox, best.case, best.passes)
@@ -126,14 +161,16 @@ def probe(sandbox: Any, minimal: Minimal, seconds: float,
     from fuzzer.reduce.predicate import Budget, OutOfTime, sandboxed_validator
     from fuzzer.reduce.probes import convert_opset, probe_triggers
     from fuzzer.reduce.reducer import NotReproducible
-    from fuzzer.reduce.signature_check import SignatureCheck
+    from fuzzer.reduce.signature_check import SignatureCheck, without_culprit
     from fuzzer.targets import get_target
 
     config = minimal.case.config if minimal.passes is None else \
         get_target(minimal.case.target).with_passes(minimal.case.config, minimal.passes)
-    check = SignatureCheck(sandbox, minimal.case.with_config(config), minimal.finding.symptom,
+    probed = minimal.case.with_config(config)
+    check = SignatureCheck(sandbox, probed, minimal.finding.symptom,
                            minimal.finding.message, Budget(seconds, cutoff),
-                           minimal.finding.detail)
+                           minimal.finding.detail,
+                           control=without_culprit(probed, minimal.culprit))
 
     def convert(data: bytes, opset: int) -> bytes | None:
         try:
@@ -157,4 +194,5 @@ def probe(sandbox: Any, minimal: Minimal, seconds: float,
         return triggers.sentence, minimal
     return triggers.sentence, Minimal(neutral, found, minimal.passes, run, True,
                                       minimal.runs + check.runs + 1, minimal.seconds,
-                                      minimal=minimal.minimal)  # the same nodes, renamed
+                                      minimal=minimal.minimal,  # the same nodes, renamed
+                                      culprit=minimal.culprit)

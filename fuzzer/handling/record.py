@@ -112,7 +112,8 @@ def _record_new(store: BundleStore, sandbox: Sandbox, screened: Screened, target
         return roots.failed(prelim, Handled("nondeterministic", signature=first_wave))
     minimal = minimize(sandbox, case, result, finding, passes,
                        policy.reduce_seconds if symptom(finding.symptom).reducible else 0.0,
-                       relocalize=policy.localize, cutoff=policy.cutoff)
+                       relocalize=policy.localize, cutoff=policy.cutoff,
+                       culprit=screened.culprit)
     if (late := _too_late(policy, screened)) is not None:  # its reduction was cut short
         return late
     target = get_target(case.target)

@@ -53,6 +53,8 @@ class Screened:
         plainer_than: the bundle its preliminary key found, where the finding shows that
             bundle's fault with a symptom the bundle has not seen at an earlier stage than
             its own (its minimized model may become the bundle's); None otherwise.
+        culprit: the pass the preliminary key blames (:func:`fuzzer.handling.key.key_of`),
+            which the reduction keeps needed; None where none was taken.
     """
 
     case: TestCase
@@ -63,6 +65,7 @@ class Screened:
     prelim: str
     first_wave: str
     plainer_than: str | None = None
+    culprit: str | None = None
 
     @property
     def passes(self) -> list[str] | None:
@@ -127,7 +130,7 @@ def screen(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
                  localize(sandbox, case, result, finding, max_seconds=policy.localize_seconds))
     passes = where.passes if where is not None else None
     run = where.result if where is not None and where.result is not None else result
-    prelim, _, _ = key_of(sandbox, case, finding, passes, run)
+    prelim, culprit, _ = key_of(sandbox, case, finding, passes, run)
     # counted only where localized (Handled.signature): a WL hash per hit costs a millisecond
     first_wave = finding_signature(case, result, finding, passes, run) if where is not None \
         else ""
@@ -137,11 +140,12 @@ def screen(store: BundleStore, sandbox: Sandbox, case: TestCase, result: CaseRes
         # other hits skip reading the bundle's meta.json
         if symptom(finding.symptom).fault == REWRITE and \
                 is_plainer(store, known, finding, unseen=True):
-            return Screened(case, result, finding, found, where, prelim, first_wave, known)
+            return Screened(case, result, finding, found, where, prelim, first_wave, known,
+                            culprit)
         return count_hit(store, roots, known, prelim, first_wave, finding.symptom)
     if (skipped := roots.backed_off(prelim)) is not None:
         return dataclasses.replace(skipped, signature=first_wave)
-    return Screened(case, result, finding, found, where, prelim, first_wave)
+    return Screened(case, result, finding, found, where, prelim, first_wave, culprit=culprit)
 
 
 def known_bundle(store: BundleStore, roots: RootCauseMemo, prelim: str, symptom_name: str,

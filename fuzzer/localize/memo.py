@@ -107,7 +107,7 @@ class LocalizationMemo:
         where = localize(sandbox, case, result, finding, max_seconds=max_seconds)
         if where.method != "budget":
             self._know(key, where.passes)
-            if where.passes:
+            if where.passes is not None:
                 self._remember(key, tuple(where.passes))
         return where
 
@@ -134,7 +134,12 @@ class LocalizationMemo:
         exact key first, then those of the same finding that ``case``'s pass list holds
         (each in that list's order), the ones the run's own evidence points to first
         (passes the message names, or whose anchor op types changed:
-        :func:`fuzzer.localize.search.suspects`), else latest first."""
+        :func:`fuzzer.localize.search.suspects`), else latest first. The empty answer (the
+        finding shows with no pass: the target's own load and save) goes before all, as
+        the search tries it first: where it reproduces, a remembered pass list would too,
+        and would blame a pass for what no pass did (onnxslim drops a Constant's
+        ``sparse_value`` on its own; a memo that tried a fusion's answer first filed it
+        under that fusion, one bundle per pass that had met it)."""
         from fuzzer.localize.search import suspects
         from fuzzer.targets import get_target
 
@@ -153,6 +158,9 @@ class LocalizationMemo:
             first = out[:1] if exact is not None else []
             rest = out[len(first):]
             out = first + sorted(rest, key=lambda passes: not set(passes) & pointed)
+        if () in out:  # the target's own load and save: any other answer would not be minimal
+            out.remove(())
+            out.insert(0, ())
         return out[:TRIES]
 
     def _remember(self, key: tuple, passes: tuple[str, ...]) -> None:

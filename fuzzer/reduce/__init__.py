@@ -36,7 +36,8 @@ def restricted_config(case: TestCase, passes: list[str] | None) -> dict[str, Any
 
 def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
                    passes: list[str] | None, time_limit: float,
-                   cutoff: Cutoff | None = None, asked: bool = False) -> Minimized | None:
+                   cutoff: Cutoff | None = None, asked: bool = False,
+                   culprit: str | None = None) -> Minimized | None:
     """A minimized model that still shows ``finding``; one with ``reduced`` False where the
     reduction ran to its end and nothing smaller keeps the finding (already minimal); None
     when nothing was shown.
@@ -53,6 +54,9 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
         asked: the reduction was asked for by name (``optfuzz reduce``), so a symptom a
             campaign leaves unreduced because each candidate may cost the whole per-case
             timeout (a hang; the user chose ``--timeout``) is reduced too.
+        culprit: the pass the finding is blamed on (None: none): a candidate that shows the
+            finding with that pass left out too is another fault, and does not count as
+            reproducing (:func:`fuzzer.reduce.signature_check.without_culprit`).
 
     A candidate that reproduces must also pass the spec gate
     (:class:`fuzzer.reduce.reference_valid.ReferenceGate`: the reference evaluator runs it, in
@@ -70,7 +74,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     from fuzzer.reduce.predicate import Budget, fingerprint
     from fuzzer.reduce.reducer import NotReproducible, reduce_model
     from fuzzer.reduce.reference_valid import ReferenceGate
-    from fuzzer.reduce.signature_check import SignatureCheck
+    from fuzzer.reduce.signature_check import SignatureCheck, without_culprit
     from fuzzer.reduce.values import record_sandboxed
 
     arts = result.artifacts
@@ -83,8 +87,10 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
     configs = [c for c in (restricted_config(case, passes), case.config) if c is not None]
     for config in configs:
         check = SignatureCheck(sandbox, case.with_config(config), finding.symptom,
-                               finding.message, budget, finding.detail, gate)
-        seen = config is case.config and check.matches(result)  # no need to run it again
+                               finding.message, budget, finding.detail, gate,
+                               without_culprit(case.with_config(config), culprit))
+        # no need to run it again, but for its control
+        seen = config is case.config and check.control is None and check.matches(result)
         try:
             reduction = reduce_model(model, arts.feeds, check, recorded,
                                      partial(record_sandboxed, sandbox), verified=seen)
@@ -100,7 +106,7 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
                              arts.actual, runs=check.runs, seconds=reduction.seconds,
                              reduced=False, complete=True)
         if config is not case.config and not _reproduces(sandbox, case, finding, budget,
-                                                          reduction.built, gate):
+                                                          reduction.built, gate, culprit):
             continue  # narrowed passes found a different minimum; redo with the full list
         run = check.results.get(fingerprint(reduction.built))
         run_arts = run.artifacts if run is not None else None
@@ -114,14 +120,15 @@ def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Fi
 
 
 def _reproduces(sandbox: Any, case: TestCase, finding: Finding, budget: Any,
-                built: Any, gate: Any = None) -> bool:
+                built: Any, gate: Any = None, culprit: str | None = None) -> bool:
     """Whether ``built`` shows the finding under the case's full configuration (and passes
-    ``gate``, see :class:`fuzzer.reduce.signature_check.SignatureCheck`)."""
+    ``gate``, and not without ``culprit``: see
+    :class:`fuzzer.reduce.signature_check.SignatureCheck`)."""
     from fuzzer.reduce.predicate import OutOfTime
-    from fuzzer.reduce.signature_check import SignatureCheck
+    from fuzzer.reduce.signature_check import SignatureCheck, without_culprit
 
     try:
         return SignatureCheck(sandbox, case, finding.symptom, finding.message, budget,
-                              finding.detail, gate)(built)
+                              finding.detail, gate, without_culprit(case, culprit))(built)
     except OutOfTime:
         return False

@@ -18,7 +18,7 @@ from fuzzer.execution.case import CaseResult, TestCase
 from fuzzer.findings.signature import FindingCore
 from fuzzer.localize.culprit import run_with_passes
 from fuzzer.localize.search import localize
-from fuzzer.reduce import reduce_finding
+from fuzzer.reduce import control_config, reduce_finding
 from fuzzer.reduce.minimized import Minimized
 from fuzzer.reduce.predicate import Cutoff
 from oracles.base import Finding
@@ -61,17 +61,6 @@ def _matching(result: CaseResult, finding: Finding) -> Finding | None:
     return next((f for f in result.findings if wanted.matches(f)), None)
 
 
-def _control(case: TestCase, passes: list[str] | None,
-             culprit: str | None) -> dict[str, Any] | None:
-    """The configuration of ``case`` running ``passes`` (its own list where None) less
-    ``culprit`` (:func:`fuzzer.reduce.signature_check.without_culprit`); None: none."""
-    from fuzzer.reduce import restricted_config
-    from fuzzer.reduce.signature_check import without_culprit
-
-    config = restricted_config(case, passes) or case.config
-    return without_culprit(case.with_config(config), culprit)
-
-
 def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
              passes: list[str] | None, seconds: float, relocalize: bool = True,
              cutoff: Cutoff | None = None, culprit: str | None = None) -> Minimal:
@@ -99,7 +88,7 @@ def minimize(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
     arts = result.artifacts
     current = case.with_model(arts.model, feeds=arts.feeds, input_shapes=None)
     runs = 0
-    control = _control(current, passes, culprit) if seconds > 0 else None
+    control = control_config(current, passes, culprit) if seconds > 0 else None
     if control is not None:
         runs += 1
         if _matching(sandbox.run(current.with_config(control)), finding) is not None:

@@ -34,6 +34,17 @@ def restricted_config(case: TestCase, passes: list[str] | None) -> dict[str, Any
     return target.with_passes(case.config, passes)
 
 
+def control_config(case: TestCase, passes: list[str] | None,
+                   culprit: str | None) -> dict[str, Any] | None:
+    """The control of :func:`reduce_finding`'s first stage: the case's config running only
+    ``passes`` (its own list where that changes nothing) less ``culprit``
+    (:func:`fuzzer.reduce.signature_check.without_culprit`); None where there is none."""
+    from fuzzer.reduce.signature_check import without_culprit
+
+    config = restricted_config(case, passes) or case.config
+    return without_culprit(case.with_config(config), culprit)
+
+
 def reduce_finding(sandbox: Any, case: TestCase, result: CaseResult, finding: Finding,
                    passes: list[str] | None, time_limit: float,
                    cutoff: Cutoff | None = None, asked: bool = False,

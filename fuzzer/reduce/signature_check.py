@@ -90,7 +90,7 @@ class SignatureCheck(Predicate):
             if not self.gate(built, expected):
                 return False
         if self.control is not None:
-            with self._runs_lock:
+            with self._runs_lock:  # checks of a parallel predicate run in threads
                 self.runs += 1
             if self.matches(self.sandbox.run(candidate.with_config(self.control))):
                 self.slipped += 1

@@ -153,9 +153,12 @@ def test_killing_a_worker_node_loses_no_bundle(cluster, tmp_path):
     assert calm_run.returncode == 0, calm_run.stderr[-2000:]
     assert campaign(calm)["cluster"]["lost_cases_total"] == 0  # a segfault kills no actor
     found, expected = bundles(stormy), bundles(calm)
-    assert set(found) == set(expected)
-    assert {m["symptom"] for m in found.values()} >= SYMPTOMS
+    # a bundle is its root cause; its folder's name starts with the symptom of the fault's
+    # first finding, and the killed node's ranges run again later, so a fault that shows two
+    # symptoms (drop-node: wrong outputs, or an invalid model) may be met first as the other
     keys = [m["root_cause"] for m in found.values()]
+    assert set(keys) == {m["root_cause"] for m in expected.values()}
+    assert {m["symptom"] for m in found.values()} >= SYMPTOMS
     assert len(keys) == len(set(keys))  # one bundle per root cause
     # a finding counted but not recorded names itself in campaign.log (its tail says why)
     assert sum(m["hits"] for m in found.values()) >= sum(m["hits"] for m in expected.values()), \

@@ -217,6 +217,10 @@ class GraphBuilder:
         #: takes a schema plan row is emitted: :func:`generators.schema.apply.emit_for_row`);
         #: a motif of variants reads it through :meth:`variant`. None: no aim.
         self.aim: str | None = None
+        #: the levels of the plan row the motif draw being emitted is to take, by anchor op
+        #: (``{"Shape": {"attr:start": "nondefault", ...}}``; set with :attr:`aim`); a motif
+        #: whose structure depends on a level reads it through :meth:`planned`. Empty: no row.
+        self.levels: dict[str, dict[str, str]] = {}
         #: the lowest IR version :meth:`model` declares (4 keeps opsets 7 and 8 from IR 3,
         #: which lists every initializer as a graph input).
         self.min_ir = 0
@@ -231,6 +235,18 @@ class GraphBuilder:
             ``aim`` where it is one of ``options``, else ``drawn``.
         """
         return self.aim if self.aim is not None and self.aim in set(options) else drawn
+
+    def planned(self, op: str, factor: str) -> str | None:
+        """The level that the plan row the draw is to take gives ``factor`` of anchor ``op``
+        (``planned("Shape", "attr:start") == "nondefault"``), so that a motif can build the
+        rest of its window to fit it (a Gather reading a Shape's output indexes the dims the
+        Shape gives). Draws nothing from :attr:`rng`.
+
+        Returns:
+            The level (:mod:`generators.schema.levels`), or None where the draw takes no row
+            or the row gives ``factor`` no level.
+        """
+        return self.levels.get(op, {}).get(factor)
 
     # -- nodes -------------------------------------------------------------------------------
     def node(self, op: str, inputs: Sequence[str], n_out: int = 1, domain: str = "",

@@ -206,7 +206,8 @@ def _step_motif(b: GraphBuilder, motif: Motif, row: Taken | None = None,
         plan = motif_plan(motif.name) if row is not None else None
         result = emit_for_row(b, motif.emit, x, row_anchors(plan, row[1]), row[0].aim,
                               partial(row_misfits, plan=plan, row=row[1]),
-                              lambda: _pick_value(b, lambda v: motif.fits(v.dtype, v.rank))) \
+                              lambda: _pick_value(b, lambda v: motif.fits(v.dtype, v.rank)),
+                              {op: plan.op_row(row[1], op) for op in plan.spaces}) \
             if plan is not None and row is not None else motif.emit(b, x)
         if result is not None:
             if row is not None:

@@ -443,7 +443,8 @@ def row_anchors(plan: MotifPlan, row: Row) -> set[str]:
 def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | None],
                  x: Value, need: set[str], aim: str | None = None,
                  misfits: Callable[[GraphBuilder, int], int] | None = None,
-                 repick: Callable[[], Value | None] | None = None) -> Value | None:
+                 repick: Callable[[], Value | None] | None = None,
+                 levels: dict[str, dict[str, str]] | None = None) -> Value | None:
     """Emit a motif (``emit(b, x)``) whose draw takes a plan row that gives levels to the
     anchor ops ``need``: a motif of variants (one draw makes a Softmax, another a
     Transpose) is emitted again, up to :data:`VARIANT_TRIES` times, and the emission that
@@ -457,7 +458,10 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
     comes before one with more, the anchors being equal, and up to :data:`AIMED_TRIES`
     emissions are tried while some level cannot be taken; with ``repick`` (another input
     value the motif fits, or None), every second of those emissions reads a new input (a
-    Conv group needs an input of more than one channel). A draw that takes no row never
+    Conv group needs an input of more than one channel). ``levels`` (the row's levels by
+    anchor op) are the builder's :attr:`~generators.builder.GraphBuilder.levels` while the
+    motif emits, for a motif whose window depends on one
+    (:meth:`~generators.builder.GraphBuilder.planned`). A draw that takes no row never
     comes here, so it is the draw it was.
 
     Returns:
@@ -472,6 +476,7 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
 
     start = len(b.nodes)
     b.aim = aim
+    b.levels = levels or {}
     try:
         result = emit(b, x)
         if result is None:

@@ -27,6 +27,7 @@ from generators.motifs.onnxslim.symbolic import symbolic_input
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
 from generators.ops.reduce import reduce
+from generators.schema.levels import NONDEFAULT
 from generators.values import ALL, FLOAT, INT64, NUMERIC, Value
 
 _DATA = frozenset(NUMERIC)
@@ -295,7 +296,8 @@ def _reshape_as(b: GraphBuilder, x: Value) -> Value:
     """Flatten ``x``, transform it, and Reshape it back by a shape rebuilt dim by dim from one
     ``Shape(x)`` (a Gather per dim, Unsqueeze, Concat): the pattern EliminationReshapeAs
     replaces by the Shape itself; at times an index spelled negative or two dims swapped (a
-    real reshape)."""
+    real reshape). Where the draw takes a schema row that gives the Shape a non-default
+    ``start``, the dims before it are literals of the Concat."""
     if x.rank < 2:
         return None
     flat = b.op("Reshape", [x, ints(b, [-1], "Reshape")], x.dtype, (x.size,), x.props)
@@ -303,13 +305,19 @@ def _reshape_as(b: GraphBuilder, x: Value) -> Value:
     order = list(range(x.rank))
     if b.rng.random() < 0.1:
         order[0], order[-1] = order[-1], order[0]
-    shape = b.op("Shape", [x], INT64, (x.rank,))
+    # a schema row that gives the Shape a start (Shape-15) gets the leading dims as literals
+    start = b.rng.randrange(1, x.rank) \
+        if b.opset >= 15 and b.planned("Shape", "attr:start") == NONDEFAULT else 0
+    shape = b.op("Shape", [x], INT64, (x.rank - start,), start=start or None)
     if b.rng.random() < 0.8:  # the matcher reads the Shape's length from value_info
         b.value_infos.append(value_info(shape.name, INT64, shape.shape))
     negative = b.rng.randrange(x.rank) if b.opset >= 11 and b.rng.random() < 0.15 else None
     parts = []
     for i in order:
-        spell = i - x.rank if i == negative else i
+        if i < start:
+            parts.append(ints(b, [x.shape[i]], "Concat"))
+            continue
+        spell = i - x.rank if i == negative else i - start
         picked = b.op("Gather", [shape, b.const(np.asarray(spell, np.int64), "Gather")],
                       INT64, ())
         parts.append(shape_ops.unsqueeze(b, picked, [0]))

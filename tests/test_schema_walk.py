@@ -14,8 +14,10 @@ from onnx import helper, numpy_helper
 from generators.builder import GraphBuilder
 from generators.generate import _motif_pool, generate, stratum, walk_row, walk_seeds
 from generators.hints import GenerationHints
+from generators.inputs import synthesize_inputs
 from generators.recipe import RECIPES
 from generators.schema.apply import (
+    NODE_CANDIDATES,
     PROVIDERS,
     SETTLERS,
     InputContext,
@@ -26,6 +28,7 @@ from generators.schema.apply import (
     runtime_reason,
 )
 from generators.schema.plan import always_made, motif_plan
+from generators.schema.rules import refusal
 from generators.schema.walk import Step, aimed_notes, walk_steps
 from tests.conftest import cpu_session, pass_hints, walked_draws
 
@@ -647,8 +650,6 @@ def test_a_written_kernel_shape_is_the_weights_spatial_dims() -> None:
 
 def test_resize_window_options_onnxruntime_refuses_are_told_before_the_run() -> None:
     from generators.schema.apply import runtime_reason
-    from generators.schema.rules import refusal
-
     def resize(**attrs: object) -> object:
         return helper.make_node("Resize", ["x", "", "s"], ["y"], **attrs)
 
@@ -684,3 +685,51 @@ def test_a_row_no_emission_on_its_input_can_take_reads_another_input() -> None:
     assert [list(n.input) for n in b.nodes] == [[four.name]]
     emit_for_row(b, neg, one, set(), None, misfits)  # no repick: the input stays
     assert list(b.nodes[-1].input) == [one.name]
+
+
+def test_a_motif_builds_its_window_for_the_level_the_row_gives() -> None:
+    # slim-reshape-as Gathers each dim of a Shape: a Shape-15 start the edit alone gives
+    # leaves Gather indices past its output; the motif reads the row's level
+    # (GraphBuilder.planned) and gathers only the dims the Shape gives
+    hints = pass_hints("onnxslim", "EliminationReshapeAs")
+    draws = walked_draws("slim-reshape-as", hints, "Shape|attr:start", ("nondefault",))
+    assert draws
+    for seed, gm, _ in draws:
+        starts = [a.i for n in gm.model.graph.node if n.op_type == "Shape"
+                  for a in n.attribute if a.name == "start"]
+        assert any(s >= 1 for s in starts), seed
+        assert not any(n.startswith("Shape|attr:start") for v in gm.varied for n in v["notes"])
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+    for _, gm, _ in walked_draws("slim-reshape-as", hints, "Shape|attr:start",
+                                 ("absent",))[:4]:  # rows without a start: none made
+        assert not any(n.op_type == "Shape" and a.name == "start"
+                       for n in gm.model.graph.node for a in n.attribute)
+
+
+def test_an_edge_axes_level_first_spells_the_nodes_own_axes_negative() -> None:
+    # the same output whatever the shapes: Unsqueeze counts positions of its output
+    types = {"x": helper.make_tensor_type_proto(1, [3, 4]),
+             "y": helper.make_tensor_type_proto(1, [3, 1, 4])}
+    node = helper.make_node("Unsqueeze", ["x"], ["y"], axes=[1])
+    ctx = InputContext(node, None, types, {}, None)
+    assert NODE_CANDIDATES[("Unsqueeze", "axes")](ctx, "edge")[0] == [-2]
+    squeeze = helper.make_node("Squeeze", ["y"], ["x"], axes=[1])
+    ctx = InputContext(squeeze, None, types, {}, None)
+    assert NODE_CANDIDATES[("Squeeze", "axes")](ctx, "edge")[0] == [-2]
+
+
+def test_squeeze_1_takes_no_edge_axes_and_squeeze_all_needs_known_dims() -> None:
+    # Squeeze-1 / Unsqueeze-1: no negative axes; an empty list is a no-op to onnx and
+    # squeezes every unit axis in onnxruntime
+    assert "non-negative axes only" in refusal("Squeeze", 1, {"attr:axes": "edge"})
+    assert "non-negative axes only" in refusal("Unsqueeze", 1, {"attr:axes": "edge"})
+    assert refusal("Squeeze", 11, {"attr:axes": "edge"}) is None
+    plan = motif_plan("squeeze-chain")
+    assert any("non-negative axes only" in why for why in plan.infeasible["Squeeze"].values())
+    # a Squeeze without axes on a symbolic batch dim (fed as 1) removes it when it runs
+    sym = helper.make_tensor_type_proto(1, ["N", 1, 4])
+    node = helper.make_node("Squeeze", ["x"], ["y"])
+    assert "removes every dim that is 1" in runtime_reason(node, {"x": sym})
+    assert runtime_reason(node, {"x": helper.make_tensor_type_proto(1, [2, 1, 4])}) is None
+    assert runtime_reason(helper.make_node("Squeeze", ["x"], ["y"], axes=[1]),
+                          {"x": sym}) is None

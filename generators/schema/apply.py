@@ -495,6 +495,7 @@ def emit_for_row(b: GraphBuilder, emit: Callable[[GraphBuilder, Value], Value | 
                 best = (score, Snapshot.of(b), again)
     finally:
         b.aim = None
+        b.levels = {}
     best[1].restore(b)
     return best[2]
 
@@ -1616,9 +1617,10 @@ def _shape_keeping_perms(c: InputContext, level: str) -> list[Any]:
 def _axes_sets(c: InputContext, level: str) -> list[Any]:
     """``axes`` values of the size the node's has (Unsqueeze: positions of the output,
     others: axes of the input), other than its own, non-negative for ``nondefault`` and in
-    the negative form for ``edge``; the node check keeps those that leave the output shape
-    as it is (a size-1 axis reduced or squeezed instead of another, a 1 inserted next to
-    another 1)."""
+    the negative form for ``edge``, where the node's own axes spelled negative come first
+    (the same output, whatever the shapes); the node check keeps those that leave the
+    output shape as it is (a size-1 axis reduced or squeezed instead of another, a 1
+    inserted next to another 1)."""
     cur = _attr(c.node, "axes")
     ref = c.out_shape() if c.node.op_type == "Unsqueeze" else c.shape(0)
     if cur is None or ref is None or level not in (NONDEFAULT, EDGE) or not 0 < len(cur) <= 3:
@@ -1626,7 +1628,7 @@ def _axes_sets(c: InputContext, level: str) -> list[Any]:
     rank = len(ref)
     own = sorted(a % rank for a in cur)
     sets = [list(a) for a in itertools.combinations(range(rank), len(cur)) if list(a) != own]
-    return [[a - rank for a in s] for s in sets] if level == EDGE else sets
+    return [[a - rank for a in s] for s in [own, *sets]] if level == EDGE else sets
 
 
 def _shape_starts(c: InputContext, level: str) -> list[Any]:
@@ -1919,6 +1921,16 @@ def _empty_axes(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     return len(node.input) > 1 and node.input[1] == ""
 
 
+def _squeezes_unknown_dims(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    """A Squeeze without axes (no attribute, no input) whose input has a dim inference does
+    not know (a symbolic batch dim): it removes every dim that is 1 when it runs."""
+    if _attr(node, "axes") is not None or (len(node.input) > 1 and node.input[1]):
+        return False
+    t = types.get(node.input[0]) if node.input else None
+    return t is not None and t.HasField("tensor_type") and any(
+        not d.HasField("dim_value") for d in t.tensor_type.shape.dim)
+
+
 def _saturate(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     to = _attr(node, "to")
     return _attr(node, "saturate") is not None and DTYPE_NAMES.get(to or 0, "")[:6] != \
@@ -1966,6 +1978,9 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
     ("Squeeze", _empty_axes, "onnxruntime's Squeeze reads an empty-named axes input and "
                              "fails (axes_tensor != nullptr)"),
     ("Unsqueeze", _empty_axes, "onnxruntime's Unsqueeze reads an empty-named axes input"),
+    ("Squeeze", _squeezes_unknown_dims,
+     "a Squeeze without axes removes every dim that is 1 when it runs, and inference does "
+     "not know each dim of this input (a symbolic dim fed as 1 goes too)"),
     ("Cast", _saturate, "onnxruntime's Cast takes saturate only for a cast to float 8"),
     ("Resize", _resize_window_refused,
      "onnxruntime's Resize takes antialias only in mode linear or cubic, and exclude_outside "

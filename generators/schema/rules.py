@@ -159,6 +159,10 @@ RULES: tuple[Rule, ...] = (
          "ReduceMean has no bfloat16 kernel"),
     Rule(frozenset({"Transpose"}), _ANY, _level_is("attr:perm", EDGE),
          "perm must list every axis once, none negative (onnxruntime refuses others)"),
+    Rule(frozenset({"Squeeze", "Unsqueeze"}), (1, 10), _level_is("attr:axes", EDGE),
+         "Squeeze-1 and Unsqueeze-1 take non-negative axes only (negative ones from version "
+         "11); an empty axes list, the one edge value left, makes the node a no-op to onnx's "
+         "shape inference, while onnxruntime's Squeeze-1 removes every unit axis with it"),
     Rule(frozenset({"Squeeze", "Unsqueeze"}), (13, 10_000), _level_is("in:axes", "empty"),
          "onnxruntime's Squeeze and Unsqueeze read an empty-named axes input and fail"),
     Rule(_WINDOWED, _ANY, _conv_auto_pad,

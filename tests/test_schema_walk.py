@@ -27,6 +27,7 @@ from generators.schema.apply import (
     emit_for_row,
     runtime_reason,
 )
+from generators.schema.levels import HUGE_INT
 from generators.schema.plan import always_made, motif_plan
 from generators.schema.rules import refusal
 from generators.schema.walk import Step, aimed_notes, walk_steps
@@ -733,3 +734,16 @@ def test_squeeze_1_takes_no_edge_axes_and_squeeze_all_needs_known_dims() -> None
     assert runtime_reason(node, {"x": helper.make_tensor_type_proto(1, [2, 1, 4])}) is None
     assert runtime_reason(helper.make_node("Squeeze", ["x"], ["y"], axes=[1]),
                           {"x": sym}) is None
+
+
+def test_slice_1_bounds_are_spelled_another_way_for_the_same_window() -> None:
+    # starts counted from the end of the axis, an end before the dim likewise and an end at
+    # it past the dim; nondefault: each bound's non-negative position
+    types = {"x": helper.make_tensor_type_proto(1, [2, 6, 4])}
+    node = helper.make_node("Slice", ["x"], ["y"], starts=[1, -3], ends=[6, 2], axes=[1, 2])
+    ctx = InputContext(node, None, types, {}, None)
+    assert NODE_CANDIDATES[("Slice", "starts")](ctx, "edge") == [[-5, -3]]
+    assert NODE_CANDIDATES[("Slice", "starts")](ctx, "nondefault") == [[1, 1]]
+    assert NODE_CANDIDATES[("Slice", "ends")](ctx, "edge") == [[HUGE_INT, -2]]
+    assert NODE_CANDIDATES[("Slice", "ends")](ctx, "nondefault") == [[6, 2]]
+    assert "non-negative axes only" in refusal("Slice", 1, {"attr:axes": "edge"})

@@ -1655,6 +1655,47 @@ def _shape_ends(c: InputContext, level: str) -> list[Any]:
                           if math.prod(dims[k:]) == 1]
 
 
+def _slice_window(c: InputContext) -> tuple[list[int], list[int], list[int]] | None:
+    """Slice-1's window as non-negative positions: ``(starts, ends, axes)``, each bound
+    clamped to its axis; None where the node's bounds, axes or input dims are unknown."""
+    dims, axes = c.shape(0), _attr(c.node, "axes")
+    starts, ends = _attr(c.node, "starts"), _attr(c.node, "ends")
+    if dims is None or starts is None or ends is None or len(starts) != len(ends):
+        return None
+    at = list(axes) if axes is not None else list(range(len(starts)))
+    if len(at) != len(starts) or any(not 0 <= a < len(dims) for a in at):
+        return None
+
+    def pos(v: int, a: int) -> int:
+        return min(max(v + dims[a] if v < 0 else v, 0), dims[a])
+
+    return ([pos(v, a) for v, a in zip(starts, at, strict=True)],
+            [pos(v, a) for v, a in zip(ends, at, strict=True)], at)
+
+
+def _slice_starts(c: InputContext, level: str) -> list[Any]:
+    """Slice-1's ``starts`` (an attribute) for the same window: at ``edge`` each counted
+    from the end of its axis (negative), otherwise each as its non-negative position."""
+    window, dims = _slice_window(c), c.shape(0)
+    if window is None or dims is None:
+        return []
+    starts, _, at = window
+    return [[s - dims[a] for s, a in zip(starts, at, strict=True)] if level == EDGE
+            else starts]
+
+
+def _slice_ends(c: InputContext, level: str) -> list[Any]:
+    """Slice-1's ``ends`` for the same window: at ``edge`` each counted from the end of its
+    axis where it ends before it, else :data:`HUGE_INT` (clamped to the dim); otherwise
+    each as its non-negative position."""
+    window, dims = _slice_window(c), c.shape(0)
+    if window is None or dims is None:
+        return []
+    _, ends, at = window
+    return [[e - dims[a] if e < dims[a] else HUGE_INT for e, a in zip(ends, at, strict=True)]
+            if level == EDGE else ends]
+
+
 def _stash_types(c: InputContext, level: str) -> list[Any]:
     """LayerNormalization's ``stash_type`` (the element type of its Mean and InvStdDev
     outputs, type constraint U: float, the default, or bfloat16; the flag rule's
@@ -1678,6 +1719,8 @@ NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]]
     ("Transpose", "perm"): _shape_keeping_perms,
     ("LayerNormalization", "stash_type"): _stash_types,
     ("Shape", "start"): _shape_starts,
+    ("Slice", "starts"): _slice_starts,
+    ("Slice", "ends"): _slice_ends,
     ("Shape", "end"): _shape_ends,
     **{(op, "axes"): _axes_sets for op in (
         "Unsqueeze", "Squeeze", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum",

@@ -163,6 +163,10 @@ RULES: tuple[Rule, ...] = (
          "Squeeze-1 and Unsqueeze-1 take non-negative axes only (negative ones from version "
          "11); an empty axes list, the one edge value left, makes the node a no-op to onnx's "
          "shape inference, while onnxruntime's Squeeze-1 removes every unit axis with it"),
+    Rule(frozenset({"Slice"}), (1, 9), _level_is("attr:axes", EDGE),
+         "Slice-1 takes non-negative axes only (negative ones from Slice-11: onnx's shape "
+         "inference of Slice-1 gives no shape with one), and an empty axes list needs empty "
+         "starts and ends, which onnx refuses"),
     Rule(frozenset({"Squeeze", "Unsqueeze"}), (13, 10_000), _level_is("in:axes", "empty"),
          "onnxruntime's Squeeze and Unsqueeze read an empty-named axes input and fail"),
     Rule(_WINDOWED, _ANY, _conv_auto_pad,

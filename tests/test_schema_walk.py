@@ -124,6 +124,21 @@ def test_a_group_edit_recuts_the_weight(op: str, x: tuple[int, ...], w: tuple[in
     assert _group_weight(c, new)[1].shape == want
 
 
+def test_a_qlinear_conv_group_edit_recuts_its_weight_at_input_3() -> None:
+    # QLinearConv reads its weight after x, x_scale and x_zero_point
+    names = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    w = np.arange(4 * 4 * 9, dtype=np.uint8).reshape(4, 4, 3, 3)
+    types = {"x": helper.make_tensor_type_proto(2, [1, 4, 5, 5]),
+             "w": helper.make_tensor_type_proto(2, list(w.shape))}
+    node = helper.make_node("QLinearConv", names, ["y"])
+    c = InputContext(node, None, types, {"w": numpy_helper.from_array(w, "w")}, None)
+    got = _group_weight(c, helper.make_node("QLinearConv", names, ["y"], group=2))
+    assert list(got) == [3] and got[3].shape == (4, 2, 3, 3)
+    assert NODE_CANDIDATES[("QLinearConv", "group")](c, "nondefault") == [2, 4]
+    assert "weight channels x group" in runtime_reason(
+        helper.make_node("QLinearConv", names, ["y"], group=2), types)
+
+
 def test_a_group_that_divides_no_channel_count_is_refused_with_the_reason() -> None:
     c = _context("Conv", (1, 3, 5, 5), np.ones((4, 3, 3, 3), np.float32), None)
     with pytest.raises(Refused, match="does not divide the input channels"):
@@ -509,17 +524,32 @@ def test_a_clip_whose_bounds_onnxruntime_refuses_is_told_before_the_run() -> Non
 
 
 def test_a_type_level_the_draw_refused_is_noted_once() -> None:
-    # ort-matmul-bn ties BatchNormalization's scale type to its input, which onnxruntime does
-    # not run in double beside a float input: the refusal is noted, and the check for lost
-    # types does not note the level a second time
-    hints = pass_hints("onnxruntime", "MatMul_BatchNormalization_Fusion")
+    # ort-qlinear-conv's rows give QLinearConv's bias type T4, which no tensor of a node
+    # without its bias is bound to: the level is noted where the retype meets it, and the
+    # check for lost types does not note it a second time
+    hints = pass_hints("onnxruntime", "NhwcTransformer")
     refused = 0
-    for _, gm, _ in walked_draws("ort-matmul-bn", hints, "BatchNormalization|dtype:T1",
-                                 ("double",)):
+    for _, gm, _ in walked_draws("ort-qlinear-conv", hints, "QLinearConv|dtype:T4",
+                                 ("int32",)):
         levels = [n.split(": ", 1)[0] for v in gm.varied for n in v["notes"]]
         assert len(levels) == len(set(levels)), levels
-        refused += "BatchNormalization|dtype:T1=double" in levels
+        refused += "QLinearConv|dtype:T4=int32" in levels
     assert refused
+
+
+def test_a_kernel_check_of_one_retype_reads_the_types_the_row_is_still_to_give() -> None:
+    # ort-matmul-bn ties BatchNormalization's input type to MatMul's: onnxruntime runs a
+    # double BatchNormalization only with double statistics (T1, T2), which the row gives
+    # it after MatMul's retype; the check of that retype reads them, so the row is taken
+    hints = pass_hints("onnxruntime", "MatMul_BatchNormalization_Fusion")
+    draws = walked_draws("ort-matmul-bn", hints, "BatchNormalization|dtype:T1", ("double",))
+    assert draws
+    for seed, gm, row in draws:
+        if row.get("MatMul|dtype:T") == "double":
+            assert not [n for v in gm.varied for n in v["notes"]], seed
+            types = {vi.name: vi.type.tensor_type.elem_type for vi in gm.model.graph.value_info}
+            bn = next(n for n in gm.model.graph.node if n.op_type == "BatchNormalization")
+            assert types.get(bn.output[0], 11) == 11  # double
 
 
 def test_shape_bounds_are_drawn_to_keep_what_a_reshape_to_the_shape_needs() -> None:

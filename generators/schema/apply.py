@@ -538,6 +538,10 @@ class _Draw:
         self.anchor_ops = frozenset(anchor_ops)
         #: outputs of the Casts the edits inserted (no anchor nodes of the motif's pattern)
         self.inserted: set[str] = set()
+        #: anchor op -> the element types (type parameter -> type) the row is still to give
+        #: it: a kernel check of one retype reads them for the node's other parameters
+        #: (QLinearConv runs int8 data only with an int8 output)
+        self.planned: dict[str, dict[str, str]] = {}
         self._saved = (copy.deepcopy(b.nodes[mark.nodes:]), list(b.nodes[:mark.nodes]),
                        list(b.initializers), copy.deepcopy(b.inputs), set(b.input_names),
                        copy.deepcopy(b.outputs), set(b.output_names), list(b.pool),
@@ -626,6 +630,8 @@ def _vary(draw: _Draw, plan: MotifPlan, row: Row, aim: str | None = None) -> lis
         types = infer_types(b)
     except Exception as exc:  # the motif's own graph: leave it as it is
         return [f"*: the motif's graph does not infer ({str(exc).splitlines()[0][:100]})"]
+    draw.planned = {op: {f[len("dtype:"):]: lv for f, lv in plan.op_row(row, op).items()
+                         if f.startswith("dtype:")} for op in plan.spaces}
     for op in sorted(plan.spaces, key=lambda o: o == aim):
         levels = plan.op_row(row, op)
         if not levels:  # the op does not exist at the row's opsets
@@ -699,6 +705,7 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
     """
     b, deferred = draw.b, {}
     for factor, level in levels.items():
+        draw.planned.get(op, {}).pop(factor[len("dtype:"):], None)
         anchors = draw.anchors(op)
         if not anchors:
             draw.notes.append(f"{op}|{factor}={level}: the draw has no {op} node left")
@@ -1046,7 +1053,8 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
         comp, touched, stops = type_component(window, b.opset, seeds)
         bad = next(((n, why) for n, why, takes in stops if takes != level), None) or next(
             ((n, why) for n in window if touched.get(id(n)) and
-             (why := _tied_refusal(n, touched[id(n)], level, types, b.opset))), None)
+             (why := _tied_refusal(n, touched[id(n)], level, types, b.opset,
+                                   draw.planned.get(n.op_type)))), None)
         if bad is None:
             return comp, touched, cut
         node, why = bad
@@ -1056,15 +1064,18 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
 
 
 def _tied_refusal(node: NodeProto, params: set[str], level: str,
-                  types: dict[str, TypeProto], opset: int) -> str | None:
+                  types: dict[str, TypeProto], opset: int,
+                  planned: dict[str, str] | None = None) -> str | None:
     """Why ``node`` cannot take type ``level`` for its type parameters ``params`` (its
-    schema, or onnxruntime's kernels given the types of its other parameters), or None."""
+    schema, or onnxruntime's kernels given the types of its other parameters: those the
+    row is still to give it, ``planned`` (type parameter -> type), else their types now),
+    or None."""
     s = _schema(node, opset)
     assert s is not None
     why = type_reason(s, {ts: level for ts in params})
     if why or node.op_type == "Constant":  # onnxruntime folds a Constant: no kernel needed
         return why
-    binds = {ts: level for ts in params}
+    binds = {**(planned or {}), **{ts: level for ts in params}}
     for name, _, ts in bindings(s, node):
         if ts not in binds and ts in _type_params(s) and _elem(types, name):
             binds[ts] = DTYPE_NAMES.get(_elem(types, name), "?")
@@ -1352,30 +1363,45 @@ def _sibling_shape(schema: defs.OpSchema, node: NodeProto, index: int,
     return None
 
 
+#: the input index of the weight of each conv op whose ``group`` an edit re-cuts it for.
+GROUPED_WEIGHT = {"Conv": 1, "ConvTranspose": 1, "ConvInteger": 1, "QLinearConv": 3}
+
+
+def _grouped_channels(c: InputContext) -> tuple[np.ndarray, int, int] | None:
+    """``(weight, input channels, output channels)`` of a conv op of
+    :data:`GROUPED_WEIGHT` (None where the weight is no constant or the input's shape is
+    unknown): Conv's, ConvInteger's and QLinearConv's weight is ``(M, C / group, k...)``,
+    ConvTranspose's ``(C, M / group, k...)`` (ONNX operator docs)."""
+    w, x = c.const(GROUPED_WEIGHT[c.node.op_type]), c.shape(0)
+    if w is None or x is None or w.ndim < 2:
+        return None
+    old = _attr(c.node, "group") or 1
+    out = w.shape[1] * old if c.node.op_type == "ConvTranspose" else w.shape[0]
+    return w, x[1], out
+
+
 def _group_weight(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
-    """The weight a Conv or ConvTranspose needs for the ``group`` of ``new`` (the edited
-    copy of ``c.node``) with the input and output channels it had: Conv's weight is
-    ``(M, C / group, k...)``, ConvTranspose's ``(C, M / group, k...)`` (ONNX operator
-    docs), so the weight's second dim is cut, or tiled, to the new size.
+    """The weight a conv op of :data:`GROUPED_WEIGHT` needs for the ``group`` of ``new``
+    (the edited copy of ``c.node``) with the input and output channels it had
+    (:func:`_grouped_channels`): the weight's second dim is cut, or tiled, to the new
+    size.
 
     Raises:
         Refused: the weight is no constant, or the group does not divide the channels.
     """
-    w, x = c.const(1), c.shape(0)
-    if w is None or x is None or w.ndim < 2:
+    got = _grouped_channels(c)
+    if got is None:
         raise Refused("the weight is no constant of known shape to re-cut for the group")
-    old = _attr(c.node, "group") or 1
+    w, channels_in, channels_out = got
     group = _attr(new, "group")
     group = 1 if group is None else group
-    channels_in = x[1]
-    channels_out = w.shape[0] if c.node.op_type == "Conv" else w.shape[1] * old
     if group <= 0 or channels_in % group or channels_out % group:
         raise Refused(f"group {group} does not divide the input channels ({channels_in}) "
                       f"and output channels ({channels_out})")
-    size = (channels_in if c.node.op_type == "Conv" else channels_out) // group
+    size = (channels_out if c.node.op_type == "ConvTranspose" else channels_in) // group
     reps = [1] * w.ndim
     reps[1] = -(-size // w.shape[1])
-    return {1: np.tile(w, reps)[:, :size].copy()}
+    return {GROUPED_WEIGHT[c.node.op_type]: np.tile(w, reps)[:, :size].copy()}
 
 
 def _gemm_transposed(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
@@ -1423,8 +1449,7 @@ def _blocked_scale(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
 #: and the edited copy of the node; raises :class:`Refused` where no input fits.
 ATTR_ADAPTERS: dict[tuple[str, str],
                     Callable[[InputContext, NodeProto], dict[int, np.ndarray]]] = {
-    ("Conv", "group"): _group_weight,
-    ("ConvTranspose", "group"): _group_weight,
+    **{(op, "group"): _group_weight for op in GROUPED_WEIGHT},
     ("Gemm", "transA"): _gemm_transposed,
     ("Gemm", "transB"): _gemm_transposed,
     ("QuantizeLinear", "block_size"): _blocked_scale,
@@ -1492,22 +1517,22 @@ DROP_ADAPTERS: dict[tuple[str, str],
 
 
 def _group_divisors(c: InputContext, level: str) -> list[Any]:
-    """Groups above 1 that divide both the input and the output channels of a Conv or
-    ConvTranspose (:func:`_group_weight` re-cuts the weight for them)."""
-    w, x = c.const(1), c.shape(0)
-    if level != NONDEFAULT or w is None or x is None or w.ndim < 2:
+    """Groups above 1 that divide both the input and the output channels of a conv op of
+    :data:`GROUPED_WEIGHT` (:func:`_group_weight` re-cuts the weight for them)."""
+    got = _grouped_channels(c) if level == NONDEFAULT else None
+    if got is None:
         return []
-    old = _attr(c.node, "group") or 1
-    out = w.shape[0] if c.node.op_type == "Conv" else w.shape[1] * old
-    common = math.gcd(x[1], out)
+    _, channels_in, out = got
+    common = math.gcd(channels_in, out)
     if common == 1:
-        raise Refused(f"the input channels ({x[1]}) and output channels ({out}) have no "
-                      "common divisor above 1")
+        raise Refused(f"the input channels ({channels_in}) and output channels ({out}) have "
+                      "no common divisor above 1")
     return [g for g in range(2, common + 1) if common % g == 0][:4]
 
 
 def _group_fits(c: InputContext, level: str) -> bool:
-    """Whether a Conv or ConvTranspose can take group level ``level``: a non-default group
+    """Whether a conv op of :data:`GROUPED_WEIGHT` can take group level ``level``: a
+    non-default group
     needs input and output channels with a common divisor above 1."""
     try:
         return level != NONDEFAULT or bool(_group_divisors(c, level))
@@ -1554,8 +1579,7 @@ SETTLERS: dict[str, Callable[[NodeProto, dict[str, TypeProto]], None]] = {
 #: that an edit takes only on some emissions, so that a row-taking draw keeps an emission
 #: that can (:func:`row_misfits`, :func:`emit_for_row`).
 PREVIEWS: dict[tuple[str, str], Callable[[InputContext, str], bool]] = {
-    ("Conv", "attr:group"): _group_fits,
-    ("ConvTranspose", "attr:group"): _group_fits,
+    **{(op, "attr:group"): _group_fits for op in GROUPED_WEIGHT},
 }
 
 
@@ -1708,8 +1732,7 @@ def _stash_types(c: InputContext, level: str) -> list[Any]:
 #: rank, has none that keeps the output shapes); a function raises :class:`Refused` where
 #: no value of the level fits the node.
 NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]] = {
-    ("Conv", "group"): _group_divisors,
-    ("ConvTranspose", "group"): _group_divisors,
+    **{(op, "group"): _group_divisors for op in GROUPED_WEIGHT},
     ("ConvTranspose", "output_shape"): _output_shape,
     ("Conv", "kernel_shape"): _weight_kernel,
     ("ConvTranspose", "kernel_shape"): _weight_kernel,
@@ -1902,12 +1925,14 @@ def _output_padding_past_stride(node: NodeProto, types: dict[str, TypeProto]) ->
 
 
 def _conv_group_mismatch(node: NodeProto, types: dict[str, TypeProto]) -> bool:
-    """Conv: input channels = weight dim 1 x group, output channels (weight dim 0) a
-    multiple of group; ConvTranspose: input channels = weight dim 0, a multiple of group
-    (its weight is ``(C, M / group, k...)``)."""
+    """Conv, ConvInteger and QLinearConv: input channels = weight dim 1 x group, output
+    channels (weight dim 0) a multiple of group; ConvTranspose: input channels = weight
+    dim 0, a multiple of group (its weight is ``(C, M / group, k...)``)."""
     group = _attr(node, "group")
     group = 1 if group is None else group
-    x, w = _shape(types, node.input[0]), _shape(types, node.input[1])
+    at = GROUPED_WEIGHT[node.op_type]
+    x = _shape(types, node.input[0])
+    w = _shape(types, node.input[at]) if len(node.input) > at else None
     if x is None or w is None:
         return False
     if node.op_type == "ConvTranspose":
@@ -2049,8 +2074,9 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
     ("Loop", _no_trip_count,
      "a Loop without its trip count M runs until its body's condition turns false, which "
      "no check of the draw can tell will happen (a run of it may never end)"),
-    ("Conv", _conv_group_mismatch,
-     "onnxruntime's Conv requires input channels = weight channels x group"),
+    *((op, _conv_group_mismatch,
+       f"onnxruntime's {op} requires input channels = weight channels x group")
+      for op in ("Conv", "ConvInteger", "QLinearConv")),
     ("ConvTranspose", _conv_group_mismatch,
      "onnxruntime's ConvTranspose requires input channels = weight dim 0, a multiple of "
      "group"),

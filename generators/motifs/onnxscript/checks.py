@@ -34,6 +34,7 @@ from generators.motifs.onnxscript.fold import (
     unknown_rank,
 )
 from generators.ops import nn, shape_ops
+from generators.schema.levels import NONDEFAULT
 from generators.values import BOOL, FLOAT, INT32, INT64, NP_DTYPE, Value, broadcast
 
 UINT8 = TensorProto.UINT8
@@ -389,11 +390,16 @@ def _conv_auto_pad(b: GraphBuilder, x: Value) -> Value:
 def _qlinear_conv_zero_bias(b: GraphBuilder, x: Value) -> Value:
     """QuantizeLinear to uint8, QLinearConv with a uint8 weight and an int32 bias of zeros
     (``RemoveOptionalBiasFromQLinearConv`` drops it) or, at times, not all zeros,
-    DequantizeLinear back to float."""
+    DequantizeLinear back to float. A schema row that asks for a group gets as many output
+    channels as input channels, two at least (a one-channel input is concatenated with
+    itself)."""
+    grouped = b.planned("QLinearConv", "attr:group") == NONDEFAULT
+    if grouped and x.shape[1] == 1:  # two channels for a group of two
+        x = b.op("Concat", [x, x], x.dtype, (x.shape[0], 2, *x.shape[2:]), axis=1)
     xp = [const(b, 0.05, FLOAT, ()), qconst(b, np.asarray(128, np.uint8), "ZeroPoint")]
     xq = quantize(b, x, UINT8, xp)
     n, c, *spatial = x.shape
-    m = b.rng.randint(1, 3)
+    m = c if grouped else b.rng.randint(1, 3)
     k = [min(d, b.rng.randint(1, 2)) for d in spatial]
     w = qconst(b, b.nprng.integers(100, 140, size=(m, c, *k)).astype(np.uint8), "Weight")
     wp = [const(b, 0.01, FLOAT, ()), qconst(b, np.asarray(120, np.uint8), "ZeroPoint")]

@@ -777,3 +777,12 @@ def test_slice_1_bounds_are_spelled_another_way_for_the_same_window() -> None:
     assert NODE_CANDIDATES[("Slice", "ends")](ctx, "edge") == [[HUGE_INT, -2]]
     assert NODE_CANDIDATES[("Slice", "ends")](ctx, "nondefault") == [[6, 2]]
     assert "non-negative axes only" in refusal("Slice", 1, {"attr:axes": "edge"})
+
+
+def test_a_motif_of_variants_is_known_by_draws_aimed_at_each_anchor() -> None:
+    # os-symbolic-shapes makes a Flatten, a Slice or a Squeeze per draw, three draws a
+    # window: the plain probes all happened to make a Slice; a probe aimed at Flatten
+    # makes none, so the walk aims steps at Slice too
+    plan = motif_plan("os-symbolic-shapes")
+    assert always_made("os-symbolic-shapes", *plan.opsets) == frozenset()
+    assert {s.aim for s in walk_steps("os-symbolic-shapes")} == {"Flatten", "Slice", "Squeeze"}

@@ -76,12 +76,13 @@ def probe_ties(name: str, lo: int, hi: int) -> Ties:
 
 
 @cache
-def probe_windows(name: str, lo: int, hi: int, unit: bool = False
+def probe_windows(name: str, lo: int, hi: int, unit: bool = False, aimed: bool = False
                   ) -> tuple[tuple[int, tuple[NodeProto, ...]], ...]:
     """``(opset, nodes)`` of a few plain draws of motif ``name`` at opsets ``lo`` and ``hi``
     into an empty builder: the nodes each draw appended (draws the motif cannot take are
     left out); ``unit``: the input's first dim is 1 (a motif that broadcasts a unit dim
-    takes no other)."""
+    takes no other); ``aimed``: one draw per anchor op instead, aimed at it
+    (:attr:`generators.builder.GraphBuilder.aim`: a motif of variants makes that one)."""
     import random
 
     from generators.builder import GraphBuilder
@@ -95,10 +96,12 @@ def probe_windows(name: str, lo: int, hi: int, unit: bool = False
     rank = min(max(m.ranks[0], 2), m.ranks[1])
     dtype = FLOAT if FLOAT in m.dtypes else min(m.dtypes)
     out: list[tuple[int, tuple[NodeProto, ...]]] = []
-    for seed in range(4):
+    aims = [a for a in m.anchors if "::" not in a] if aimed else [None] * 4
+    for seed, aim in enumerate(aims):
         for opset in sorted({lo, hi}):
             rng = random.Random(seed)
             b = GraphBuilder(rng, PooledRandom(rng), opset, Namer("plain", rng))
+            b.aim = aim
             if m.setup is not None:
                 m.setup(b)
             shape = _PROBE_SHAPES[rank]
@@ -115,12 +118,13 @@ def probe_windows(name: str, lo: int, hi: int, unit: bool = False
 
 def always_made(name: str, lo: int, hi: int) -> frozenset[str]:
     """The anchor ops (default domain) of motif ``name`` that every probe draw
-    (:func:`probe_windows`, of either first dim) made where the op exists at the draw's
-    opset; all of them unless the motif is one of variants."""
+    (:func:`probe_windows`, of either first dim, and aimed at each anchor op) made where
+    the op exists at the draw's opset; all of them unless the motif is one of variants."""
     from generators.motifs import MOTIFS
 
     anchors = {a for a in MOTIFS[name].anchors if "::" not in a}
-    for opset, window in probe_windows(name, lo, hi) + probe_windows(name, lo, hi, True):
+    for opset, window in probe_windows(name, lo, hi) + probe_windows(name, lo, hi, True) + \
+            probe_windows(name, lo, hi, aimed=True):
         anchors = {a for a in anchors if a in _made(window) or not _exists(a, opset)}
     return frozenset(anchors)
 

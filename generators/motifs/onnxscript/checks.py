@@ -436,7 +436,8 @@ def _symbolic_shapes(b: GraphBuilder, x: Value) -> Value:
     """Shape ops on a new input of shape (N, a, d) with N symbolic, added to ``x`` over
     its last dim: Flatten at any axis (``Flatten2Reshape`` with unknown dims), a Slice
     over the whole symbolic axis (``collapse_slice_rule`` cannot see its length; with an
-    end of INT64_MAX it can), Reshape(Squeeze(v), [-1]) of a 2-D ``v`` (not 1-D:
+    end of INT64_MAX it can; before opset 10 a Slice-1 of attributes), Reshape(Squeeze(v),
+    [-1]) of a 2-D ``v`` (not 1-D:
     ``SqueezeReshape1d`` must leave it)."""
     d = x.shape[-1]
     a = b.rng.randint(1, 3)
@@ -451,6 +452,9 @@ def _symbolic_shapes(b: GraphBuilder, x: Value) -> Value:
         end = b.rng.choice([1, 2**63 - 1])
         y = b.op("Slice", [s, ints(b, [0], "Slice"), ints(b, [end], "Slice"),
                           ints(b, [0], "Slice"), ints(b, [1], "Slice")], FLOAT, s.shape)
+    elif form == "slice":  # Slice-1: the bounds are attributes
+        end = b.rng.choice([1, 2**31 - 1])
+        y = b.op("Slice", [s], FLOAT, s.shape, starts=[0], ends=[end], axes=[0])
     else:
         v = b.op("Reshape", [s, ints(b, [1, a * d], "Reshape")], FLOAT, (1, a * d))
         axes = shape_ops.axes_operand(b, "Squeeze", [0], 13)

@@ -33,6 +33,7 @@ from generators.motifs.onnxscript.checks import (
 from generators.motifs.onnxscript.fold import repeat, symbolic_input
 from generators.ops import nn, shape_ops
 from generators.ops.shape_ops import INT64_MAX
+from generators.schema.levels import NONDEFAULT
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value, broadcast
 
 BFLOAT16 = TensorProto.BFLOAT16
@@ -281,17 +282,29 @@ def _conv_transpose_bn(b: GraphBuilder, x: Value) -> Value | None:
 
 
 def _zero_bias(b: GraphBuilder, x: Value) -> Value:
-    """Conv, ConvTranspose (4-D ``x``) or Gemm (2-D) with an all-zero bias (or almost)."""
+    """Conv, ConvTranspose (4-D ``x``) or Gemm (2-D) with an all-zero bias (or almost). A
+    draw aimed at another op than ``x``'s rank gives flattens ``x`` for a Gemm or gives it
+    unit spatial dims for a convolution; a schema row that asks for Gemm's ``transA``
+    gets ``x`` transposed before it."""
     value = 0.0 if b.rng.random() < 0.85 else 1e-3
-    if x.rank == 2:
+    drawn = "Gemm" if x.rank == 2 else "ConvTranspose" if b.rng.random() < 0.5 else "Conv"
+    form = b.variant(drawn, ("Gemm", "Conv", "ConvTranspose"))
+    if form == "Gemm":
+        if x.rank != 2:
+            x = b.op("Flatten", [x], x.dtype, (x.shape[0], int(np.prod(x.shape[1:]))), axis=1)
         n = b.rng.randint(1, 4)
         w = weight(b, (x.shape[1], n), FLOAT, "Gemm")
         c = b.const(np.full((n,), value, np.float32), "Gemm")
+        if b.planned("Gemm", "attr:transA") == NONDEFAULT:
+            a = b.op("Transpose", [x], x.dtype, x.shape[::-1], perm=[1, 0])
+            return b.op("Gemm", [a, w, c], FLOAT, (x.shape[0], n), transA=1)
         return b.op("Gemm", [x, w, c], FLOAT, (x.shape[0], n))
+    if x.rank == 2:
+        x = shape_ops.unsqueeze(b, x, [2, 3])
     m = b.rng.randint(1, 3)
     bias = b.const(np.full((m,), value, np.float32), "Conv")
     ones = (1,) * (x.rank - 2)
-    if b.rng.random() < 0.5:
+    if form == "ConvTranspose":
         w = weight(b, (x.shape[1], m, *ones), FLOAT, "ConvTranspose")
         return b.op("ConvTranspose", [x, w, bias], FLOAT, (x.shape[0], m, *x.shape[2:]))
     w = weight(b, (m, x.shape[1], *ones), FLOAT, "Conv")

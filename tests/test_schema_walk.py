@@ -786,3 +786,20 @@ def test_a_motif_of_variants_is_known_by_draws_aimed_at_each_anchor() -> None:
     plan = motif_plan("os-symbolic-shapes")
     assert always_made("os-symbolic-shapes", *plan.opsets) == frozenset()
     assert {s.aim for s in walk_steps("os-symbolic-shapes")} == {"Flatten", "Slice", "Squeeze"}
+
+
+def test_a_trans_a_edit_of_a_computed_operand_puts_a_transpose_before_the_gemm() -> None:
+    # A computed (no constant to transpose): a Transpose feeds the Gemm, which reads it with
+    # transA=1, so the product and the output shape stay; the model checks and runs
+    hints = pass_hints("onnxruntime", "GemmActivationFusion")
+    draws = walked_draws("ort-gemm-activation", hints, "Gemm|attr:transA", ("nondefault",))
+    fed = 0
+    for seed, gm, _ in draws:
+        assert not any(n.startswith("Gemm|attr:transA") for v in gm.varied for n in v["notes"])
+        nodes = {o: n for n in gm.model.graph.node for o in n.output}
+        for g in (n for n in gm.model.graph.node if n.op_type == "Gemm"):
+            t = nodes.get(g.input[0])
+            fed += t is not None and t.op_type == "Transpose" and \
+                any(a.name == "transA" and a.i == 1 for a in g.attribute)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+    assert draws and fed

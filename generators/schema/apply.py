@@ -1125,8 +1125,11 @@ def _convert(t: TensorProto, target: int) -> TensorProto:
 
 
 #: an edit of a copy of an anchor node: changes the copy in place and returns the weights
-#: it needs and what to do once the copy replaced the node (given the inferred types).
-Edit = Callable[[NodeProto], tuple[list[TensorProto], Callable[[dict[str, TypeProto]], None]]]
+#: it needs, and the nodes to put before it that compute an input it now reads (a
+#: :data:`FEEDERS` entry's), and what to do once the copy replaced the node (given the
+#: inferred types).
+Edit = Callable[[NodeProto], tuple[list[TensorProto | NodeProto],
+                                   Callable[[dict[str, TypeProto]], None]]]
 #: attributes a non-default value of which drops others (onnxruntime refuses both).
 COMPANIONS: dict[str, tuple[str, ...]] = {"auto_pad": ("pads",)}
 
@@ -1227,11 +1230,13 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
     new = NodeProto()
     new.CopyFrom(node)
     weights: list[TensorProto] = []
+    feeders: list[NodeProto] = []
     posts = []
     try:
         for edit in edits:
-            w, post = edit(new)
-            weights += w
+            got_w, post = edit(new)
+            weights += [w for w in got_w if isinstance(w, TensorProto)]
+            feeders += [w for w in got_w if isinstance(w, NodeProto)]
             posts.append(post)
     except Refused as exc:
         return str(exc)
@@ -1241,6 +1246,9 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
     for t in weights:
         t_types[t.name] = helper.make_tensor_type_proto(t.data_type, list(t.dims))
         t_consts[t.name] = t
+    for f in feeders:
+        if (why := _feeder_types(b, f, t_types)) is not None:
+            return why
     why = runtime_reason(new, t_types)
     if why:
         return why
@@ -1248,10 +1256,12 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
     try:
         try:
             got = node_keeps_outputs(b, schema, node, new, t_types, t_consts)
-        except ShapeUnknown:
+        except ShapeUnknown as unknown:
+            if feeders:
+                return str(unknown)
             got = model_keeps_outputs(b, node, new, weights, types)
     except ShapeChanged as exc:
-        if window is None:
+        if window is None or feeders:
             return str(exc)
         try:
             reshaping = follow(b, window.nodes, window.pool, node, new, weights)
@@ -1270,6 +1280,8 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
                 return "the new output's shape is not inferred"
     if reshaped is None:
         _place(b, node, new, weights)
+        at = next(i for i, n in enumerate(b.nodes) if n is node)
+        b.nodes[at:at] = feeders
     else:
         window, reshaping, changed = reshaped
         why = _place_reshaped(b, node, new, weights, window, reshaping)
@@ -1277,6 +1289,23 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
             return f"{changed}, and {why}"
     for post in posts:
         post(got)
+    return None
+
+
+def _feeder_types(b: GraphBuilder, feeder: NodeProto,
+                  types: dict[str, TypeProto]) -> str | None:
+    """Add the inferred types of ``feeder``'s outputs (a node an edit puts before the
+    anchor node: :data:`FEEDERS`) to ``types``; the reason where inference fails."""
+    schema = _schema(feeder, b.opset)
+    if schema is None or any(n not in types for n in feeder.input if n):
+        return f"the {feeder.op_type} the edit puts before the node does not infer"
+    try:
+        types.update(onnx.shape_inference.infer_node_outputs(
+            schema, feeder, {n: types[n] for n in feeder.input if n},
+            opset_imports=[helper.make_opsetid("", b.opset)],
+            ir_version=ir_version_for(b.opset)))
+    except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
+        return f"inference fails: {str(exc).splitlines()[0][:120]}"
     return None
 
 
@@ -1415,6 +1444,31 @@ def _gemm_transposed(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
                 bool(_attr(c.node, flag) or 0) != bool(_attr(new, flag) or 0):
             out[i] = np.ascontiguousarray(w.T)
     return out
+
+
+def _transposed_operand(b: GraphBuilder, c: InputContext, new: NodeProto) -> list[NodeProto]:
+    """A Transpose before Gemm's computed A (no constant for :func:`_gemm_transposed` to
+    transpose) where the edit flips ``transA``: ``new`` reads its output, so op(A) and the
+    output stay as they were; none where A is a constant or not 2-D."""
+    a = c.shape(0)
+    if c.const(0) is not None or a is None or len(a) != 2 or \
+            bool(_attr(c.node, "transA") or 0) == bool(_attr(new, "transA") or 0):
+        return []
+    out = b.namer.tensor("Transpose")
+    feeder = helper.make_node("Transpose", [new.input[0]], [out], perm=[1, 0])
+    if name := b.namer.node("Transpose"):
+        feeder.name = name
+    new.input[0] = out
+    return [feeder]
+
+
+#: ``(op, attribute) -> feeder``: nodes an attribute edit puts before the node, that
+#: compute an input in the form the new value reads (the node's input rewired to them),
+#: read from the builder, the context and the edited copy of the node.
+FEEDERS: dict[tuple[str, str],
+              Callable[[GraphBuilder, InputContext, NodeProto], list[NodeProto]]] = {
+    ("Gemm", "transA"): _transposed_operand,
+}
 
 
 def _blocked_scale(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
@@ -1796,7 +1850,9 @@ def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: s
             n.attribute.extend(kept)
             if a is not None:
                 n.attribute.append(a)
-            return _adapted(b, ctx, n, ATTR_ADAPTERS.get((n.op_type, name))), _nothing
+            feed = FEEDERS.get((n.op_type, name))
+            return [*_adapted(b, ctx, n, ATTR_ADAPTERS.get((n.op_type, name))),
+                    *(feed(b, ctx, n) if feed else [])], _nothing
         return edit
 
     return [edit_for(a) for a in values]

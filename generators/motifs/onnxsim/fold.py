@@ -22,12 +22,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import helper
+from onnx import TensorProto, helper
 
 from generators.builder import GraphBuilder, tensor_proto
 from generators.motifs.helpers import ints, tap, weight
 from generators.motifs.shaped import shaped_motif
 from generators.ops import control, shape_ops
+from generators.schema.levels import NA
 from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, NUMERIC, Value
 
 _FLOATS = frozenset({FLOAT, FLOAT16})
@@ -150,9 +151,15 @@ def _sequence(b: GraphBuilder, x: Value) -> Value:
 
 def _optional(b: GraphBuilder, x: Value) -> Value:
     """Optional(x) unwrapped by OptionalGetElement, or tested by OptionalHasElement (also an
-    empty Optional, from opset 18), the bool cast to x's type and added."""
-    opt = b.node("Optional", [x.name])[0]
-    got = b.add(Value(b.node("OptionalGetElement", [opt])[0], x.dtype, x.shape, x.props))
+    empty Optional, from opset 18), the bool cast to x's type and added. A schema row that
+    gives the optional's element type ``V`` gets x cast to it and the element cast back."""
+    level = b.planned("Optional", "dtype:V") or b.planned("OptionalGetElement", "dtype:V")
+    inner = TensorProto.DataType.Value(level.upper()) if level and level != NA else x.dtype
+    held = x if inner == x.dtype else b.op("Cast", [x], inner, x.shape, to=inner)
+    opt = b.node("Optional", [held.name])[0]
+    got = b.add(Value(b.node("OptionalGetElement", [opt])[0], inner, x.shape, x.props))
+    if inner != x.dtype:
+        got = b.op("Cast", [got], x.dtype, x.shape, x.props, to=x.dtype)
     if b.rng.random() < 0.4:
         return got
     probe = opt

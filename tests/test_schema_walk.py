@@ -803,3 +803,17 @@ def test_a_trans_a_edit_of_a_computed_operand_puts_a_transpose_before_the_gemm()
                 any(a.name == "transA" and a.i == 1 for a in g.attribute)
         cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
     assert draws and fed
+
+
+def test_setting_allowzero_spells_the_dims_a_zero_copied() -> None:
+    # with allowzero=1 a 0 in the shape is an empty dim: the edit writes the input's dim
+    from generators.schema.apply import ATTR_ADAPTERS
+
+    types = {"x": helper.make_tensor_type_proto(1, [2, 3, 4])}
+    shape = numpy_helper.from_array(np.asarray([0, -1], np.int64), "s")
+    node = helper.make_node("Reshape", ["x", "s"], ["y"])
+    ctx = InputContext(node, None, types, {"s": shape}, None)
+    adapt = ATTR_ADAPTERS[("Reshape", "allowzero")]
+    got = adapt(ctx, helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1))
+    assert got[1].tolist() == [2, -1]
+    assert adapt(ctx, helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=0)) == {}

@@ -1462,6 +1462,19 @@ def _transposed_operand(b: GraphBuilder, c: InputContext, new: NodeProto) -> lis
     return [feeder]
 
 
+def _copied_dims_spelled(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """Reshape's constant shape with each 0 (copy the input's dim, allowzero=0) spelled as
+    that dim where the edit sets ``allowzero`` (a 0 then means an empty dim): the output
+    stays as it was; nothing where the shape has no 0 or is no constant, or the input's
+    dims are unknown."""
+    shape, x = c.const(1), c.shape(0)
+    if shape is None or x is None or not _attr(new, "allowzero") or \
+            not (shape == 0).any() or len(x) < shape.size:
+        return {}
+    return {1: np.where(shape == 0, np.asarray(x[:shape.size], np.int64), shape)
+            .astype(np.int64)}
+
+
 #: ``(op, attribute) -> feeder``: nodes an attribute edit puts before the node, that
 #: compute an input in the form the new value reads (the node's input rewired to them),
 #: read from the builder, the context and the edited copy of the node.
@@ -1504,6 +1517,7 @@ def _blocked_scale(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
 ATTR_ADAPTERS: dict[tuple[str, str],
                     Callable[[InputContext, NodeProto], dict[int, np.ndarray]]] = {
     **{(op, "group"): _group_weight for op in GROUPED_WEIGHT},
+    ("Reshape", "allowzero"): _copied_dims_spelled,
     ("Gemm", "transA"): _gemm_transposed,
     ("Gemm", "transB"): _gemm_transposed,
     ("QuantizeLinear", "block_size"): _blocked_scale,

@@ -19,11 +19,14 @@ them (the fusion's checks tell apart more than one pair shows).
 
 from __future__ import annotations
 
+import math
+
 from generators.builder import GraphBuilder
 from generators.motifs.helpers import Emit, ints, swap, tap
 from generators.motifs.onnxslim.symbolic import repeated
 from generators.motifs.shaped import shaped_motif
 from generators.ops import nn
+from generators.schema.levels import NONDEFAULT
 from generators.values import FLOAT, FLOAT16, Value, broadcast
 
 #: element types Conv and ConvTranspose run in on onnxruntime's CPU execution provider.
@@ -147,10 +150,16 @@ def _conv_affine(op: str, transposed: bool) -> Emit:
 
 def _conv_last_axis_scale(b: GraphBuilder, x: Value) -> Value:
     """A Conv with as many output channels as its output is wide, times a ``[W]`` constant:
-    a scale along the last axis that has the length of a channel scale."""
+    a scale along the last axis that has the length of a channel scale. A schema row that
+    asks for a group gets the input's channels repeated ``W`` times where they share no
+    divisor with ``W``."""
     x = _as_conv_dtype(b, x)
     probe = nn.window(b, tuple(x.shape[2:]), pad=False)
     width = probe["out"][-1]
+    if b.planned("Conv", "attr:group") == NONDEFAULT and width > 1 and \
+            math.gcd(x.shape[1], width) == 1:  # input channels a group can divide with width
+        x = b.op("Concat", [x] * width, x.dtype, (x.shape[0], x.shape[1] * width,
+                                                  *x.shape[2:]), axis=1)
     n, c = x.shape[:2]
     wgt = weight(b, (width, c, *probe["kernel_shape"]), x.dtype, "Conv")
     y = b.op("Conv", [x, wgt], x.dtype, (n, width, *probe["out"]),

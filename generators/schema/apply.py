@@ -322,13 +322,15 @@ def _squeeze_axes(c: InputContext) -> np.ndarray | None:
 
 
 def _slice_axes(c: InputContext) -> np.ndarray | None:
+    """Slice's axes over the leading axes, of the type of its starts (Tind binds both)."""
     starts = c.const(1)
-    return None if starts is None else np.arange(starts.size, dtype=np.int64)
+    return None if starts is None else np.arange(starts.size).astype(starts.dtype)
 
 
 def _slice_steps(c: InputContext) -> np.ndarray | None:
+    """Slice's unit steps, of the type of its starts (Tind binds both)."""
     starts = c.const(1)
-    return None if starts is None else np.ones(starts.size, np.int64)
+    return None if starts is None else np.ones(starts.size, starts.dtype)
 
 
 def _all_axes(c: InputContext) -> np.ndarray | None:

@@ -817,3 +817,21 @@ def test_setting_allowzero_spells_the_dims_a_zero_copied() -> None:
     got = adapt(ctx, helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1))
     assert got[1].tolist() == [2, -1]
     assert adapt(ctx, helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=0)) == {}
+
+
+def test_what_constant_of_shape_and_cast_like_cannot_hold_is_told() -> None:
+    from onnx import TensorProto
+
+    from generators.schema.levels import EDGE as EDGE_LEVEL
+    from generators.schema.levels import classify
+
+    assert "makes float zeros" in refusal("ConstantOfShape", 20, {
+        "attr:value": "absent", "dtype:T2": "int64"})
+    assert refusal("ConstantOfShape", 20, {"attr:value": "absent", "dtype:T2": "float"}) is None
+    assert "float 8" in refusal("CastLike", 19, {"attr:saturate": "default", "dtype:T2": "int8"})
+    cast_like = helper.make_node("CastLike", ["x", "t"], ["y"], saturate=0)
+    assert "saturate" in runtime_reason(cast_like, {
+        "t": helper.make_tensor_type_proto(TensorProto.INT8, [1])})
+    # a bfloat16 value is classified by its float value
+    zero = helper.make_tensor("value", TensorProto.BFLOAT16, [1], [0.0])
+    assert classify("ConstantOfShape", helper.make_attribute("value", zero), None) == EDGE_LEVEL

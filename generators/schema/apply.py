@@ -2072,7 +2072,10 @@ def _squeezes_unknown_dims(node: NodeProto, types: dict[str, TypeProto]) -> bool
 
 
 def _saturate(node: NodeProto, types: dict[str, TypeProto]) -> bool:
-    to = _attr(node, "to")
+    """Cast's or CastLike's ``saturate`` set for a cast to a type other than float 8 (the
+    target: Cast's ``to``, CastLike's second input's element type)."""
+    to = _attr(node, "to") if node.op_type == "Cast" else \
+        (_elem(types, node.input[1]) if len(node.input) > 1 else None)
     return _attr(node, "saturate") is not None and DTYPE_NAMES.get(to or 0, "")[:6] != \
         "float8"
 
@@ -2122,6 +2125,8 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
      "a Squeeze without axes removes every dim that is 1 when it runs, and inference does "
      "not know each dim of this input (a symbolic dim fed as 1 goes too)"),
     ("Cast", _saturate, "onnxruntime's Cast takes saturate only for a cast to float 8"),
+    ("CastLike", _saturate, "onnxruntime's CastLike takes saturate only for a cast to float "
+                            "8"),
     ("Resize", _resize_window_refused,
      "onnxruntime's Resize takes antialias only in mode linear or cubic, and exclude_outside "
      "only in mode cubic or in mode linear with antialias"),

@@ -117,6 +117,8 @@ def _tensor_edge(t: Any) -> bool:
     arr = numpy_helper.to_array(t)
     if arr.size == 0:
         return True
+    if arr.dtype.kind == "V":  # bfloat16 and float 8 (ml_dtypes): by their float values
+        arr = arr.astype(np.float32)
     if arr.dtype.kind == "f":
         return any(edge_float(float(v)) for v in arr.reshape(-1)[:64])
     if arr.dtype.kind in "iu":

@@ -118,6 +118,10 @@ def _one_constant_value(*names: str) -> Callable[[dict[str, str]], bool]:
     return refuses
 
 
+def _valueless_constant_of_shape(a: dict[str, str]) -> bool:
+    return a.get("attr:value") == ABSENT and a.get("dtype:T2") not in (None, "float")
+
+
 _CONV_LIKE = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"})
 _POOLS = frozenset({"MaxPool", "AveragePool", "LpPool"})
 _WINDOWED = _CONV_LIKE | _POOLS
@@ -141,6 +145,15 @@ RULES: tuple[Rule, ...] = (
          "Constant-11 takes exactly one of value and sparse_value"),
     Rule(frozenset({"Cast"}), (19, 10_000), _saturate_not_float8,
          "onnxruntime's Cast takes saturate only for a cast to a float 8 type"),
+    Rule(frozenset({"ConstantOfShape"}), _ANY, _valueless_constant_of_shape,
+         "ConstantOfShape without its value attribute makes float zeros"),
+    Rule(frozenset({"ConstantOfShape"}), _ANY,
+         lambda a: a.get("attr:value") == EDGE and a.get("dtype:T2") == "bool",
+         "a bool value is never an edge value (a number that is zero, negative, huge or not "
+         "finite: generators.schema.levels)"),
+    Rule(frozenset({"CastLike"}), (19, 10_000), _saturate_not_float8,
+         "onnxruntime runs CastLike as a Cast, which takes saturate only for a cast to a "
+         "float 8 type"),
     Rule(frozenset({"Split"}), (18, 10_000), _split_sizes,
          "Split-18 takes its sizes from exactly one of the split input and num_outputs"),
     Rule(frozenset({"Pad"}), (18, 10_000), _pad_int32_axes,

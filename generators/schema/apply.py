@@ -1201,11 +1201,21 @@ def _commit_first(draw: _Draw, node: NodeProto, schema: defs.OpSchema,
     """Commit the first of ``trials`` (each a list of edits made at once) with which the
     node keeps its output shapes; where none does, the first of those that change them
     that the draw's window takes with the new shapes (:func:`_commit` with the draw's
-    window). Returns None on success, else the last trial's reason (nothing changed)."""
+    window). Where inference gives the node's outputs no shape (a Slice to a computed
+    end), nothing tells that an edit keeps them: onnxruntime runs the window
+    (:func:`ort_refusal`) before the edit stands. Returns None on success, else the last
+    trial's reason (nothing changed)."""
     last = "no candidate keeps the node valid"
     reshaping = []
+    unseen = any(o and _shape(types, o) is None for o in node.output)
     for edits in trials:
+        before, old = (Snapshot.of(draw.b), copy.deepcopy(node)) if unseen else (None, None)
         why = _commit(draw.b, node, schema, edits, types, consts)
+        if why is None and before is not None and \
+                (refused := ort_refusal(draw.b, draw.mark, shapes=True)):
+            before.restore(draw.b)  # no shape to check it by: onnxruntime runs it
+            node.CopyFrom(old)
+            why = f"onnxruntime refuses it (inference gives no shape to check: {refused})"
         if why is None:
             return None
         if why.startswith(SHAPE_CHANGES):

@@ -339,12 +339,13 @@ def _bias_gelu(b: GraphBuilder, x: Value) -> Value:
     x = float_view(b, x, (FLOAT, FLOAT, FLOAT16))
     n = b.rng.choice([x.shape[-1], 4, 6])
     m = _dense(b, x, n, w, bias=False)
-    if b.rng.random() < 0.15:
+    aimed = b.variant("", ("Gelu",)) == "Gelu" and b.opset >= 20  # ONNX Gelu, opset 20
+    if b.rng.random() < 0.15 and not aimed:
         return b.op("FastGelu", [m], x.dtype, m.shape, domain=MS)
     a = tap(b, binary(b, "Add", m, w((n,) if b.rng.random() < 0.9 else (1, n), x.dtype, "Add")),
             0.08)
     forms = ["ms-gelu", "fast-gelu", "erf"] + (["onnx", "onnx"] if b.opset >= 20 else [])
-    form = b.rng.choice(forms)
+    form = "onnx" if aimed else b.rng.choice(forms)
     if form == "onnx":
         return b.op("Gelu", [a], a.dtype, a.shape, approximate=b.rng.choice([None, "tanh"]))
     if form == "erf":
@@ -362,8 +363,9 @@ def _bias_skip_or_norm_forms(b: GraphBuilder, x: Value) -> Value:
 
 def _bias_gelu_or_forms(b: GraphBuilder, x: Value) -> Value:
     """:func:`_bias_gelu` or (80% of the time)
-    :func:`~generators.motifs.onnxruntime_transformers.forms.gelu_forms`."""
-    if b.rng.random() < 0.2:
+    :func:`~generators.motifs.onnxruntime_transformers.forms.gelu_forms`; a draw aimed at
+    Gelu makes the ONNX Gelu of :func:`_bias_gelu` (from opset 20)."""
+    if b.rng.random() < 0.2 or b.variant("", ("Gelu",)) == "Gelu":
         return _bias_gelu(b, x)
     return gelu_forms(b, x)
 

@@ -176,3 +176,23 @@ def test_an_edit_of_a_node_inference_gives_no_shape_runs_before_it_stands() -> N
         told += any("inference gives no shape to check" in n for n in notes)
         cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
     assert told
+
+
+def test_an_integer_retype_leaves_out_a_division_by_a_computed_divisor() -> None:
+    # tb-embed-layer-norm's rows give its embedding table an integer type; a layer norm
+    # spelled out divides by a computed sqrt(var + eps), 0 in integers: that Div keeps its
+    # type behind a Cast, and the draw runs
+    from generators.schema.apply import _divides_by_computed
+
+    div = helper.make_node("Div", ["x", "d"], ["y"])
+    assert "computed divisor" in _divides_by_computed(div, "int32", set())
+    assert _divides_by_computed(div, "int32", {"d"}) is None
+    assert _divides_by_computed(div, "float16", set()) is None
+    hints = pass_hints("onnxruntime-transformers", "enable_embed_layer_norm")
+    taken = 0
+    for seed, gm, _ in walked_draws("tb-embed-layer-norm", hints, "Gather|dtype:T",
+                                    ("int16", "int32", "uint8", "uint32", "uint64")):
+        notes = [n for v in gm.varied for n in v["notes"]]
+        taken += not any(n.startswith("Gather|dtype:T=") for n in notes)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+    assert taken

@@ -1050,19 +1050,33 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
             it cannot follow a type (:func:`type_component`'s stops).
     """
     b, cut = draw.b, set()
+    constant = {t.name for t in b.initializers} | {
+        o for n in b.nodes if n.op_type == "Constant" for o in n.output}
     while True:
         window = [n for n in draw.window if id(n) not in cut]
         comp, touched, stops = type_component(window, b.opset, seeds)
         bad = next(((n, why) for n, why, takes in stops if takes != level), None) or next(
             ((n, why) for n in window if touched.get(id(n)) and
-             (why := _tied_refusal(n, touched[id(n)], level, types, b.opset,
-                                   draw.planned.get(n.op_type)))), None)
+             (why := _divides_by_computed(n, level, constant) or
+              _tied_refusal(n, touched[id(n)], level, types, b.opset,
+                            draw.planned.get(n.op_type)))), None)
         if bad is None:
             return comp, touched, cut
         node, why = bad
         if node is anchor or node.op_type in draw.anchor_ops:
             raise Refused(why)
         cut.add(id(node))
+
+
+def _divides_by_computed(node: NodeProto, level: str, constant: set[str]) -> str | None:
+    """Why a Div or Mod cannot take integer type ``level``: its divisor is computed (no
+    name of ``constant``), and may be 0 in an integer type where it runs (a variance plus
+    epsilon), which onnxruntime refuses; None otherwise (a constant divisor's zeros become
+    1: :func:`_converted`)."""
+    if node.op_type in DIVIDING and level.startswith(("int", "uint")) and \
+            len(node.input) > 1 and node.input[1] not in constant:
+        return f"an integer {node.op_type} by a computed divisor may divide by zero"
+    return None
 
 
 def _tied_refusal(node: NodeProto, params: set[str], level: str,

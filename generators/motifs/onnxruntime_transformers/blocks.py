@@ -54,6 +54,7 @@ from generators.motifs.helpers import (
 from generators.motifs.onnxruntime_transformers.forms import gelu_forms, layer_norm_forms
 from generators.ops import shape_ops
 from generators.ops.reduce import reduce
+from generators.schema.levels import NONDEFAULT
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value
 
 MS = "com.microsoft"
@@ -264,15 +265,23 @@ def _distilbert_positions(b: GraphBuilder, ids: Value, table: Value) -> Value:
 
 def _embed_layer_norm(b: GraphBuilder, x: Value) -> Value:
     """Embeddings of id inputs (values 0..3, so every table has at least 4 rows), their sum
-    normalized, then :func:`attention_block`. ``x`` only picks the element type."""
+    normalized, then :func:`attention_block`. ``x`` only picks the element type. A schema
+    row that gives the Gather a non-default axis gets a (hidden, vocab) word table gathered
+    by column and transposed back."""
     dt = b.rng.choice([FLOAT, FLOAT, FLOAT16]) if x.dtype == FLOAT else x.dtype
     w = _weigher(b)
     heads, head = _heads(b)
     hidden = heads * head
     bsz, seq = b.rng.randint(1, 2), b.rng.randint(2, 6)
     ids = _hidden_input(b, b.rng.choice([INT64, INT64, INT32]), bsz, seq)
-    words = w((b.rng.randint(6, 12), hidden), dt, "Gather")
-    word = b.op("Gather", [words, ids], dt, (bsz, seq, hidden))
+    vocab = b.rng.randint(6, 12)
+    if b.planned("Gather", "attr:axis") == NONDEFAULT:  # a (hidden, vocab) table, by column
+        words = w((hidden, vocab), dt, "Gather")
+        cols = b.op("Gather", [words, ids], dt, (hidden, bsz, seq), axis=1)
+        word = b.op("Transpose", [cols], dt, (bsz, seq, hidden), perm=[1, 2, 0])
+    else:
+        words = w((vocab, hidden), dt, "Gather")
+        word = b.op("Gather", [words, ids], dt, (bsz, seq, hidden))
     form = b.rng.choice(["bert", "bert", "distilbert", "gpt2"])
     rows = 4 + b.rng.randint(0, 2) if form == "gpt2" else seq + b.rng.randint(1, 3)
     positions = w((rows, hidden), dt, "Gather")

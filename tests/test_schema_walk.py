@@ -835,3 +835,12 @@ def test_what_constant_of_shape_and_cast_like_cannot_hold_is_told() -> None:
     # a bfloat16 value is classified by its float value
     zero = helper.make_tensor("value", TensorProto.BFLOAT16, [1], [0.0])
     assert classify("ConstantOfShape", helper.make_attribute("value", zero), None) == EDGE_LEVEL
+
+
+def test_a_level_the_pattern_pins_is_infeasible_with_the_motifs_reason() -> None:
+    # ort-space-to-depth slices every second row and column: Slice's steps stay present
+    plan = motif_plan("ort-space-to-depth")
+    pinned = {p: why for p, why in plan.infeasible["Slice"].items()
+              if ("in:steps", "absent") in p or ("in:steps", "empty") in p}
+    assert pinned and all("every second row and column" in why for why in pinned.values())
+    assert all(r.get("Slice|in:steps") in ("present", "n/a") for r in plan.rows)

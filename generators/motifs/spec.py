@@ -37,6 +37,10 @@ class Motif:
             ``domain::Op``. Empty: the motif's draws are not varied.
         nonfinite: the motif's result holds infinities by design (``1 / (x * -0)``: a
             rewrite that loses the sign of a zero flips them).
+        pins: ``(factor key, levels, reason)`` triples: schema levels of an anchor op
+            (``"Slice|in:steps"``) that the pattern itself fixes to ``levels``, with the
+            reason; a plan asks for no other, and ``coverage --schema`` counts the pairs
+            of the other levels as infeasible for that reason.
     """
 
     name: str
@@ -51,6 +55,7 @@ class Motif:
     v1: bool = False
     anchors: tuple[str, ...] = ()
     nonfinite: bool = False
+    pins: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
     def fits(self, dtype: int, rank: int) -> bool:
         """Whether ``emit`` may consume a value of ``dtype``/``rank``."""

@@ -217,9 +217,11 @@ def _exists(op: str, opset: int) -> bool:
     return True
 
 
-def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None
+def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None,
+             pins: tuple[tuple[str, tuple[str, ...], str], ...] = ()
              ) -> Callable[[Row], str | None]:
-    """A function from a (partial) joint row to None (valid) or the reason it is not."""
+    """A function from a (partial) joint row to None (valid) or the reason it is not
+    (``pins``: :attr:`generators.motifs.spec.Motif.pins`)."""
     from onnx import defs
 
     tied = ties or {}
@@ -253,6 +255,9 @@ def _checker(spaces: dict[str, OpSpace], ties: Ties | None = None
         return None
 
     def check(row: Row) -> str | None:
+        for k, kept, why in pins:
+            if row.get(k, NA) not in (NA, *kept):
+                return why
         if OPSET not in row:
             return None
         opset = int(row[OPSET])
@@ -320,7 +325,8 @@ def op_pairs_with_opset(row: Row, spaces: dict[str, OpSpace]) -> set[tuple[str, 
 
 def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
                ties: Ties | None = None, joint: bool = True,
-               ties_of: Callable[[str], Ties] | None = None) -> MotifPlan:
+               ties_of: Callable[[str], Ties] | None = None,
+               pins: tuple[tuple[str, tuple[str, ...], str], ...] = ()) -> MotifPlan:
     """The plan of ``motif`` whose anchors are ``anchors`` over opsets ``lo..hi``;
     ``ties`` (:func:`probe_ties`) are the type parameters its pattern ties together, and
     ``joint`` whether every draw makes every anchor (:func:`probe`). A pair no complete row
@@ -328,7 +334,9 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
     variants no draw holds together: with ``ties_of`` (anchor op -> the ties of the draws
     that make it, :func:`variant_ties`) the pair gets a row checked under its op's own ties
     (a row for a draw aimed at that op: :mod:`generators.schema.walk`), and where none
-    holds it either, the pair stays feasible, its reason kept in ``unplanned``.
+    holds it either, the pair stays feasible, its reason kept in ``unplanned``. ``pins``
+    (:attr:`generators.motifs.spec.Motif.pins`) are levels the pattern fixes: a pair of
+    another level of a pinned factor is infeasible with the pin's reason.
 
     Raises:
         ValueError: ``lo > hi``.
@@ -347,7 +355,7 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
         else:
             spaces[name] = space
     intervals = _intervals(spaces, lo, hi)
-    check = _checker(spaces, ties)
+    check = _checker(spaces, ties, pins)
     keys = [OPSET] + [key(op, f.name) for op, s in spaces.items()
                       for f in s.factors if f.name != OPSET]
     levels = [[str(iv[0]) for iv in intervals]] + [
@@ -409,7 +417,7 @@ def build_plan(motif: str, anchors: tuple[str, ...], lo: int, hi: int,
             pairs[op] = pairs[op] - {p}
             infeasible[op][p] = row
         elif row is not None and ties_of is not None and isinstance(own := _complete(
-                op, p, keys, levels, spaces, intervals, _checker(spaces, ties_of(op)),
+                op, p, keys, levels, spaces, intervals, _checker(spaces, ties_of(op), pins),
                 want - have), dict):
             rows.append(own)
             have |= op_pairs_with_opset(own, spaces)
@@ -559,6 +567,6 @@ def motif_plan(name: str) -> MotifPlan | None:
     lo, hi = max(m.since, MIN_OPSET), min(m.until, MAX_OPSET)
     ties, joint = probe(name, lo, hi)
     plan = build_plan(name, m.anchors, lo, hi, ties, joint,
-                      None if joint else lambda op: variant_ties(name, lo, hi, op))
+                      None if joint else lambda op: variant_ties(name, lo, hi, op), m.pins)
     store_plan(name, plan)
     return plan

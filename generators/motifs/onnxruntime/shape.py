@@ -127,9 +127,9 @@ def _space_to_depth(b: GraphBuilder, x: Value) -> Value:
     """Four Slices of step 2 on H and W at the four phases, concatenated on channels
     (slice_concat_to_space_to_depth_fusion.cc; the Focus layer of YOLOv5) in the canonical,
     the YOLO or a random order; odd or shortened extents sometimes."""
+    if min(x.shape[2:]) < 2:  # no second row or column to take: another input
+        return None
     x = float_view(b, x, ANY_FLOAT)
-    if min(x.shape[2:]) < 2:
-        return x
     if (x.shape[2] % 2 or x.shape[3] % 2) and b.rng.random() < 0.6:  # crop to even extents
         x = slice_op(b, x, [0, 0], [d - d % 2 for d in x.shape[2:]], [2, 3])
     n, c, h, w = x.shape
@@ -255,7 +255,11 @@ MOTIFS = (
               anchors=("Range", "Gather")),
     ort_motif("ort-space-to-depth", ("SliceConcatToSpaceToDepthFusion",), _space_to_depth,
               ranks=(4, 4), since=10,
-              anchors=("Slice", "Concat")),
+              anchors=("Slice", "Concat"),
+              pins=(("Slice|in:steps", ("present",),
+                     "the space-to-depth pattern slices every second row and column: without "
+                     "its steps input each Slice takes every one, and the four parts of the "
+                     "Concat no longer match"),)),
     ort_motif("ort-transposes", ("TransposeOptimizer", "TransposeOptimizer_CPUExecutionProvider"),
               _transposes, dtypes=FLOAT_INPUT, ranks=(2, 4),
               anchors=("Transpose",)),

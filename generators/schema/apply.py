@@ -1057,7 +1057,8 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
         comp, touched, stops = type_component(window, b.opset, seeds)
         bad = next(((n, why) for n, why, takes in stops if takes != level), None) or next(
             ((n, why) for n in window if touched.get(id(n)) and
-             (why := _divides_by_computed(n, level, constant) or
+             (why := (n.op_type not in draw.anchor_ops and
+                      _divides_by_computed(n, level, constant)) or
               _tied_refusal(n, touched[id(n)], level, types, b.opset,
                             draw.planned.get(n.op_type)))), None)
         if bad is None:
@@ -1069,10 +1070,11 @@ def _tied_part(draw: _Draw, anchor: NodeProto, seeds: list[str], level: str,
 
 
 def _divides_by_computed(node: NodeProto, level: str, constant: set[str]) -> str | None:
-    """Why a Div or Mod cannot take integer type ``level``: its divisor is computed (no
-    name of ``constant``), and may be 0 in an integer type where it runs (a variance plus
-    epsilon), which onnxruntime refuses; None otherwise (a constant divisor's zeros become
-    1: :func:`_converted`)."""
+    """Why a Div or Mod that is none of the motif's anchors cannot take integer type
+    ``level``: its divisor is computed (no name of ``constant``), and may be 0 in an
+    integer type where it runs (a variance plus epsilon), which onnxruntime refuses; None
+    otherwise (a constant divisor's zeros become 1: :func:`_converted`). An anchor Div
+    takes the type: onnxruntime runs the draw."""
     if node.op_type in DIVIDING and level.startswith(("int", "uint")) and \
             len(node.input) > 1 and node.input[1] not in constant:
         return f"an integer {node.op_type} by a computed divisor may divide by zero"

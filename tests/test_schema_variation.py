@@ -190,6 +190,20 @@ def test_coverage_schema_prints_the_table_and_writes_json(tmp_path: Path) -> Non
     assert doc["passes"]["eliminate_deadend"]["motifs"] == {}
 
 
+def test_a_row_with_no_feasible_pair_says_why_instead_of_a_share(tmp_path: Path) -> None:
+    # the version converter's Resize 10->11 pins opset 10, where oc-resize's Resize (from
+    # opset 11) does not exist: every pair is infeasible, and the row says so
+    out = tmp_path / "schema.json"
+    result = CliRunner().invoke(app, ["coverage", "--schema", "--target", "version-converter",
+                                      "--passes", "Resize 10->11", "--cases", "4",
+                                      "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())["passes"]["Resize 10->11"]["motifs"]["oc-resize"]
+    assert row["pairs"] == 0 and row["infeasible"]
+    text = " ".join(result.output.split())
+    assert "no feasible pair" in text and "1 with no feasible pair" in text
+
+
 def test_plans_are_built_once_and_kept_on_disk(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     from generators.schema import store

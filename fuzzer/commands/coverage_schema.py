@@ -121,10 +121,20 @@ def _limits(row: dict[str, Any]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in row["limits"].items())
 
 
+def _empty(row: dict[str, Any]) -> bool:
+    """Whether no pair of the row is feasible at all (a pass whose hint pins an opset where
+    the motif's anchors take nothing, say): every pair is infeasible with its reason."""
+    return row["pairs"] == 0 and bool(row["infeasible"])
+
+
 def _status(row: dict[str, Any]) -> str:
     """Covered at the cases; else, where the walk covers, how many steps the walk has for
     how many varied draws; else, where the walk covers all but what the anchor ops cannot
-    take, those limits by kind; else the walk's main gap."""
+    take, those limits by kind; else the walk's main gap. A row with no feasible pair says
+    the main reason."""
+    if _empty(row):
+        top = max(row["infeasible"].items(), key=lambda kv: kv[1])
+        return f"[blue]no feasible pair: {top[1]} pairs: {top[0]}[/]"
     if row["share"] >= PAIR_TARGET:
         return "[green]covered[/]"
     walk = row.get("walked")
@@ -159,7 +169,7 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
                     ("walked", {"justify": "right"}), ("infeasible", {"justify": "right"}),
                     ("status", {})):
         table.add_column(col, **kw)
-    rows = covered = walk_covered = limited = 0
+    rows = covered = walk_covered = limited = empty = 0
     for name, entry in report.items():
         if not entry["motifs"]:
             why = "no motif declares anchor ops" if entry["unanchored"] else \
@@ -169,6 +179,12 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
             continue
         for motif, row in entry["motifs"].items():
             rows += 1
+            if _empty(row):
+                empty += 1
+                table.add_row(name, motif, ", ".join(row["anchors"]),
+                              f"{row['draws']} ({row['varied']})", "0/0", "-", "-",
+                              str(sum(row["infeasible"].values())), _status(row))
+                continue
             covered += row["share"] >= PAIR_TARGET
             walk = row.get("walked")
             walk_covered += walk is not None and walk["share"] >= PAIR_TARGET
@@ -185,7 +201,8 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
                   f"feasible feature pairs at {cases} cases per pass; {walk_covered}/{rows} "
                   "when each walk step is drawn once (walked), and "
                   f"{limited} more where the walk covers all but pairs the anchor ops cannot "
-                  "take (their schema, onnxruntime, the rewrite's pattern); draws in "
+                  f"take (their schema, onnxruntime, the rewrite's pattern); {empty} "
+                  "with no feasible pair (every pair infeasible, with its reason); draws in "
                   "parentheses took a plan row; infeasible pairs (no valid model holds them) "
                   "and every uncovered pair's reason are in the JSON")
     failed = [(n, e["failed"]) for n, e in report.items() if e["failed"]["count"]]

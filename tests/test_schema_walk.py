@@ -844,3 +844,12 @@ def test_a_level_the_pattern_pins_is_infeasible_with_the_motifs_reason() -> None
               if ("in:steps", "absent") in p or ("in:steps", "empty") in p}
     assert pinned and all("every second row and column" in why for why in pinned.values())
     assert all(r.get("Slice|in:steps") in ("present", "n/a") for r in plan.rows)
+
+
+def test_a_squeeze_without_axes_gets_the_unit_axes_it_drops_listed() -> None:
+    types = {"x": helper.make_tensor_type_proto(1, [1, 3, 1]),
+             "y": helper.make_tensor_type_proto(1, [3])}
+    node = helper.make_node("Squeeze", ["x"], ["y"])
+    ctx = InputContext(node, None, types, {}, None)
+    assert NODE_CANDIDATES[("Squeeze", "axes")](ctx, "nondefault") == [[0, 2]]
+    assert NODE_CANDIDATES[("Squeeze", "axes")](ctx, "edge") == [[-3, -1]]

@@ -1740,9 +1740,14 @@ def _axes_sets(c: InputContext, level: str) -> list[Any]:
     the negative form for ``edge``, where the node's own axes spelled negative come first
     (the same output, whatever the shapes); the node check keeps those that leave the
     output shape as it is (a size-1 axis reduced or squeezed instead of another, a 1
-    inserted next to another 1)."""
+    inserted next to another 1). A Squeeze without axes gets the unit axes it drops,
+    listed."""
     cur = _attr(c.node, "axes")
     ref = c.out_shape() if c.node.op_type == "Unsqueeze" else c.shape(0)
+    if cur is None and c.node.op_type == "Squeeze" and ref is not None and \
+            not (len(c.node.input) > 1 and c.node.input[1]) and level in (NONDEFAULT, EDGE):
+        unit = [i for i, d in enumerate(ref) if d == 1]  # what a Squeeze without axes drops
+        return [[i - len(ref) if level == EDGE else i for i in unit]] if unit else []
     if cur is None or ref is None or level not in (NONDEFAULT, EDGE) or not 0 < len(cur) <= 3:
         return []
     rank = len(ref)

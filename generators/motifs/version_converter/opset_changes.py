@@ -173,11 +173,12 @@ def _squeeze_unsqueeze(b: GraphBuilder, x: Value) -> Value:
     return b.op("Squeeze", [u, *form["inputs"]], x.dtype, out, x.props, **form["attrs"])
 
 
-def _squeeze(b: GraphBuilder, x: Value) -> Value | None:
-    """Squeeze of some 1-dims of ``x`` (negative axes from 11), or of all with no axes."""
+def _squeeze(b: GraphBuilder, x: Value) -> Value:
+    """Squeeze of some 1-dims of ``x`` (negative axes from 11), or of all with no axes; an
+    ``x`` without one is unsqueezed first."""
+    if 1 not in x.shape:
+        x = shape_ops.unsqueeze(b, x, [b.rng.randint(0, x.rank)])
     ones = [i for i, d in enumerate(x.shape) if d == 1]
-    if not ones:
-        return None
     if b.rng.random() < 0.3:
         return b.op("Squeeze", [x], x.dtype, tuple(d for d in x.shape if d != 1), x.props)
     chosen = sorted(b.rng.sample(ones, b.rng.randint(1, len(ones))))

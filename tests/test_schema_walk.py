@@ -825,6 +825,7 @@ def test_what_constant_of_shape_and_cast_like_cannot_hold_is_told() -> None:
     from generators.schema.levels import EDGE as EDGE_LEVEL
     from generators.schema.levels import classify
 
+    assert "1 or more" in refusal("Upsample", 7, {"attr:scales": "edge"})
     assert "makes float zeros" in refusal("ConstantOfShape", 20, {
         "attr:value": "absent", "dtype:T2": "int64"})
     assert refusal("ConstantOfShape", 20, {"attr:value": "absent", "dtype:T2": "float"}) is None

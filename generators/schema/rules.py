@@ -151,6 +151,9 @@ RULES: tuple[Rule, ...] = (
          lambda a: a.get("attr:value") == EDGE and a.get("dtype:T2") == "bool",
          "a bool value is never an edge value (a number that is zero, negative, huge or not "
          "finite: generators.schema.levels)"),
+    Rule(frozenset({"Upsample"}), _ANY, _level_is("attr:scales", EDGE),
+         "Upsample's scales must each be 1 or more (its operator docs); an edge value (zero, "
+         "negative, not finite, huge) gives the output no valid shape"),
     Rule(frozenset({"CastLike"}), (19, 10_000), _saturate_not_float8,
          "onnxruntime runs CastLike as a Cast, which takes saturate only for a cast to a "
          "float 8 type"),

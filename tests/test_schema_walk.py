@@ -854,3 +854,23 @@ def test_a_squeeze_without_axes_gets_the_unit_axes_it_drops_listed() -> None:
     ctx = InputContext(node, None, types, {}, None)
     assert NODE_CANDIDATES[("Squeeze", "axes")](ctx, "nondefault") == [[0, 2]]
     assert NODE_CANDIDATES[("Squeeze", "axes")](ctx, "edge") == [[-3, -1]]
+
+
+def test_resize_takes_scales_or_sizes_for_the_output_it_has_and_flips_them_together() -> None:
+    from generators.schema.apply import PROVIDERS, TOGETHER
+
+    types = {"x": helper.make_tensor_type_proto(1, [1, 2, 3, 4]),
+             "y": helper.make_tensor_type_proto(1, [1, 2, 6, 8])}
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"])
+    ctx = InputContext(node, None, types, {}, None)
+    assert PROVIDERS[("Resize", "scales")](ctx).tolist() == [1.0, 1.0, 2.0, 2.0]
+    assert PROVIDERS[("Resize", "sizes")](ctx).tolist() == [1, 2, 6, 8]
+    ctx = InputContext(helper.make_node("Resize", ["x", "", "s"], ["y"], axes=[2, 3]), None,
+                       types, {}, None)
+    assert PROVIDERS[("Resize", "sizes")](ctx).tolist() == [6, 8]
+    assert TOGETHER["Resize"] == {"in:scales", "in:sizes"}
+    assert "exactly one of its scales and sizes" in refusal(
+        "Resize", 19, {"in:scales": "empty", "in:sizes": "absent"})
+    assert refusal("Resize", 19, {"in:scales": "empty", "in:sizes": "present"}) is None
+    assert "needs sizes" in refusal("Resize", 19, {
+        "attr:keep_aspect_ratio_policy": "nondefault", "in:scales": "present"})

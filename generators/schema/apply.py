@@ -357,6 +357,31 @@ def _false(c: InputContext) -> np.ndarray | None:
     return np.asarray(False)
 
 
+def _resized_axes(c: InputContext) -> tuple[list[int], tuple[int, ...], tuple[int, ...]] | None:
+    """Resize's axes (its ``axes`` attribute, else every axis), input and output shapes;
+    None where a shape is unknown or the axes do not fit them."""
+    x, y = c.shape(0), c.out_shape()
+    if x is None or y is None or len(x) != len(y):
+        return None
+    axes = _attr(c.node, "axes")
+    at = [a % len(x) for a in axes] if axes else list(range(len(x)))
+    return (at, x, y) if all(0 <= a < len(x) for a in at) else None
+
+
+def _resize_scales(c: InputContext) -> np.ndarray | None:
+    """Resize's scales that give the output shape the node has (output / input dim, per
+    resized axis), float."""
+    got = _resized_axes(c)
+    return None if got is None else np.asarray([got[2][a] / got[1][a] for a in got[0]],
+                                              np.float32)
+
+
+def _resize_sizes(c: InputContext) -> np.ndarray | None:
+    """Resize's sizes: the output dims the node has, per resized axis."""
+    got = _resized_axes(c)
+    return None if got is None else np.asarray([got[2][a] for a in got[0]], np.int64)
+
+
 def _empty_float(c: InputContext) -> np.ndarray | None:
     return np.zeros((0,), np.float32)
 
@@ -380,6 +405,8 @@ PROVIDERS: dict[tuple[str, str], Callable[[InputContext], np.ndarray | None]] = 
     ("Dropout", "ratio"): _dropout_ratio,
     ("Dropout", "training_mode"): _false,
     ("Resize", "roi"): _empty_float,
+    ("Resize", "scales"): _resize_scales,
+    ("Resize", "sizes"): _resize_sizes,
     **{(op, "axes"): _all_axes for op in (
         "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum", "ReduceProd", "ReduceL1",
         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")},
@@ -1202,13 +1229,24 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
         steps = [t for t in steps if t not in coupled]
         types = infer_types(b)
         consts = _consts(b)
-    for factor, level, trials in steps:
-        why = _commit_first(draw, node, schema, [[edit] for edit in trials], types, consts)
+    together = [t for t in steps if t[0] in TOGETHER.get(op, ())]
+    rounds = [([(f, lv)], [[edit] for edit in trials]) for f, lv, trials in steps
+              if len(together) < 2 or (f, lv, trials) not in together]
+    if len(together) > 1:  # their first candidates at once, as one step
+        rounds.append(([(f, lv) for f, lv, _ in together], [[t[2][0] for t in together]]))
+    for levels_of, trials in rounds:
+        why = _commit_first(draw, node, schema, trials, types, consts)
         if why is None:
             types = infer_types(b)
             consts = _consts(b)
         else:
-            draw.notes.append(f"{op}|{factor}={level}: {why}")
+            draw.notes += [f"{op}|{factor}={level}: {why}" for factor, level in levels_of]
+
+
+#: op -> factors whose levels only hold together (Resize takes exactly one of scales and
+#: sizes: an edit of one alone is refused whichever comes first); a draw edits them as one
+#: step.
+TOGETHER: dict[str, frozenset[str]] = {"Resize": frozenset({"in:scales", "in:sizes"})}
 
 
 def _commit_first(draw: _Draw, node: NodeProto, schema: defs.OpSchema,

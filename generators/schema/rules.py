@@ -118,6 +118,18 @@ def _one_constant_value(*names: str) -> Callable[[dict[str, str]], bool]:
     return refuses
 
 
+def _scales_xor_sizes(a: dict[str, str]) -> bool:
+    scales, sizes = a.get("in:scales"), a.get("in:sizes")
+    if scales is None or sizes is None:
+        return False
+    return (scales == "present") == (sizes == "present")
+
+
+def _policy_with_scales(a: dict[str, str]) -> bool:
+    return a.get("attr:keep_aspect_ratio_policy") == NONDEFAULT and \
+        a.get("in:scales") == "present"
+
+
 def _valueless_constant_of_shape(a: dict[str, str]) -> bool:
     return a.get("attr:value") == ABSENT and a.get("dtype:T2") not in (None, "float")
 
@@ -151,6 +163,10 @@ RULES: tuple[Rule, ...] = (
          lambda a: a.get("attr:value") == EDGE and a.get("dtype:T2") == "bool",
          "a bool value is never an edge value (a number that is zero, negative, huge or not "
          "finite: generators.schema.levels)"),
+    Rule(frozenset({"Resize"}), (11, 10_000), _scales_xor_sizes,
+         "Resize-11+ takes its output size from exactly one of its scales and sizes inputs"),
+    Rule(frozenset({"Resize"}), (18, 10_000), _policy_with_scales,
+         "Resize's keep_aspect_ratio_policy other than stretch needs sizes, not scales"),
     Rule(frozenset({"Upsample"}), _ANY, _level_is("attr:scales", EDGE),
          "Upsample's scales must each be 1 or more (its operator docs); an edge value (zero, "
          "negative, not finite, huge) gives the output no valid shape"),

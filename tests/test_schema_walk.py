@@ -874,3 +874,20 @@ def test_resize_takes_scales_or_sizes_for_the_output_it_has_and_flips_them_toget
     assert refusal("Resize", 19, {"in:scales": "empty", "in:sizes": "present"}) is None
     assert "needs sizes" in refusal("Resize", 19, {
         "attr:keep_aspect_ratio_policy": "nondefault", "in:scales": "present"})
+
+
+def test_a_constant_value_attribute_holds_the_value_the_constant_has() -> None:
+    # a Constant's value attributes change as one step, each candidate in the form that
+    # keeps the output's type and shape
+    from generators.schema.apply import TOGETHER
+
+    node = helper.make_node("Constant", [], ["c"], value_ints=[3, 4])
+    ctx = InputContext(node, None, {}, {}, None)
+    tensor = NODE_CANDIDATES[("Constant", "value")](ctx, "nondefault")[0]
+    assert numpy_helper.to_array(tensor).tolist() == [3, 4] and tensor.data_type == 7
+    assert NODE_CANDIDATES[("Constant", "value_ints")](ctx, "nondefault") == [[3, 4]]
+    assert NODE_CANDIDATES[("Constant", "value_int")](ctx, "nondefault") == []  # not 0-D
+    assert NODE_CANDIDATES[("Constant", "value_floats")](ctx, "nondefault") == []
+    sparse = NODE_CANDIDATES[("Constant", "sparse_value")](ctx, "nondefault")[0]
+    assert list(sparse.dims) == [2]
+    assert {"attr:value", "attr:value_ints"} <= TOGETHER["Constant"]

@@ -1246,7 +1246,13 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
 #: op -> factors whose levels only hold together (Resize takes exactly one of scales and
 #: sizes: an edit of one alone is refused whichever comes first); a draw edits them as one
 #: step.
-TOGETHER: dict[str, frozenset[str]] = {"Resize": frozenset({"in:scales", "in:sizes"})}
+TOGETHER: dict[str, frozenset[str]] = {
+    "Resize": frozenset({"in:scales", "in:sizes"}),
+    # a Constant holds exactly one of its value attributes
+    "Constant": frozenset(f"attr:{a}" for a in (
+        "value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",
+        "value_string", "value_strings")),
+}
 
 
 def _commit_first(draw: _Draw, node: NodeProto, schema: defs.OpSchema,
@@ -1859,6 +1865,56 @@ def _slice_ends(c: InputContext, level: str) -> list[Any]:
             if level == EDGE else ends]
 
 
+def _constant_now(node: NodeProto) -> np.ndarray | None:
+    """The value a Constant node holds, whichever of its value attributes holds it (None
+    for a sparse value or none)."""
+    for a in node.attribute:
+        if a.name == "value":
+            return numpy_helper.to_array(a.t)
+        if a.name in ("value_float", "value_floats"):
+            return np.asarray(a.f if a.name == "value_float" else list(a.floats), np.float32)
+        if a.name in ("value_int", "value_ints"):
+            return np.asarray(a.i if a.name == "value_int" else list(a.ints), np.int64)
+        if a.name in ("value_string", "value_strings"):
+            return np.asarray(a.s if a.name == "value_string" else list(a.strings),
+                              dtype=object)
+    return None
+
+
+def _constant_held_as(name: str) -> Callable[[InputContext, str], list[Any]]:
+    """Candidates for a Constant's value attribute ``name`` that hold the value it has now
+    in that attribute's form (a ``value_ints`` for a 1-D int64 tensor, a tensor for a
+    ``value_float``, a sparse tensor of it), so that the output keeps its type and shape;
+    at ``edge`` the same of zeros. Empty where the form cannot hold it."""
+    def candidates_of(c: InputContext, level: str) -> list[Any]:
+        arr = _constant_now(c.node)
+        if arr is None or level not in (NONDEFAULT, EDGE):
+            return []
+        if level == EDGE:
+            if arr.dtype.kind not in "iuf":
+                return []
+            arr = np.zeros_like(arr)
+        kind = {"f": "float", "i": "int", "O": "string"}.get(arr.dtype.kind)
+        if name == "value":
+            return [numpy_helper.from_array(arr if kind != "string" else arr.astype(bytes))]
+        if name == "sparse_value":
+            flat = arr.reshape(-1)
+            if kind is None or kind == "string" or not flat.size:
+                return []
+            return [helper.make_sparse_tensor(
+                numpy_helper.from_array(flat, "values"),
+                numpy_helper.from_array(np.arange(flat.size, dtype=np.int64), "indices"),
+                list(arr.shape))]
+        want = name[len("value_"):]
+        if want.rstrip("s") != kind or (want.endswith("s") and arr.ndim != 1) or \
+                (not want.endswith("s") and arr.ndim != 0) or \
+                (kind == "float" and arr.dtype != np.float32) or \
+                (kind == "int" and arr.dtype != np.int64):
+            return []
+        return [arr.tolist()]
+    return candidates_of
+
+
 def _stash_types(c: InputContext, level: str) -> list[Any]:
     """LayerNormalization's ``stash_type`` (the element type of its Mean and InvStdDev
     outputs, type constraint U: float, the default, or bfloat16; the flag rule's
@@ -1881,6 +1937,9 @@ NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]]
     ("Transpose", "perm"): _shape_keeping_perms,
     ("LayerNormalization", "stash_type"): _stash_types,
     ("Shape", "start"): _shape_starts,
+    **{("Constant", a): _constant_held_as(a) for a in (
+        "value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",
+        "value_string", "value_strings")},
     ("Slice", "starts"): _slice_starts,
     ("Slice", "ends"): _slice_ends,
     ("Shape", "end"): _shape_ends,

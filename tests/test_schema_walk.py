@@ -891,3 +891,23 @@ def test_a_constant_value_attribute_holds_the_value_the_constant_has() -> None:
     sparse = NODE_CANDIDATES[("Constant", "sparse_value")](ctx, "nondefault")[0]
     assert list(sparse.dims) == [2]
     assert {"attr:value", "attr:value_ints"} <= TOGETHER["Constant"]
+
+
+def test_resize_11_empties_its_scales_once_sizes_is_listed_and_a_cropped_roi_is_float() -> None:
+    from onnx import defs
+
+    from generators.schema.apply import LISTED_ADAPTERS
+
+    names = ["x", "roi", "s", "z"]
+    ctx = InputContext(helper.make_node("Resize", names[:3], ["y"]), defs.get_schema(
+        "Resize", 11), {}, {}, None)
+    got = LISTED_ADAPTERS[("Resize", "sizes")](ctx, helper.make_node("Resize", names, ["y"]))
+    assert got[2].shape == (0,)
+    ctx13 = InputContext(ctx.node, defs.get_schema("Resize", 13), {}, {}, None)
+    assert LISTED_ADAPTERS[("Resize", "sizes")](
+        ctx13, helper.make_node("Resize", names, ["y"])) == {}
+    crop = helper.make_node("Resize", names[:3], ["y"],
+                            coordinate_transformation_mode="tf_crop_and_resize")
+    double = {"roi": helper.make_tensor_type_proto(11, [8])}
+    assert "roi" in runtime_reason(crop, double)
+    assert runtime_reason(helper.make_node("Resize", names[:3], ["y"]), double) is None

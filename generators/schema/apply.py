@@ -1232,8 +1232,9 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
     together = [t for t in steps if t[0] in TOGETHER.get(op, ())]
     rounds = [([(f, lv)], [[edit] for edit in trials]) for f, lv, trials in steps
               if len(together) < 2 or (f, lv, trials) not in together]
-    if len(together) > 1:  # their first candidates at once, as one step
-        rounds.append(([(f, lv) for f, lv, _ in together], [[t[2][0] for t in together]]))
+    if len(together) > 1:  # their candidates at once, as one step (the first few mixes)
+        mixes = itertools.islice(itertools.product(*(t[2] for t in together)), MIXES)
+        rounds.append(([(f, lv) for f, lv, _ in together], [list(m) for m in mixes]))
     for levels_of, trials in rounds:
         why = _commit_first(draw, node, schema, trials, types, consts)
         if why is None:
@@ -1253,6 +1254,10 @@ TOGETHER: dict[str, frozenset[str]] = {
         "value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",
         "value_string", "value_strings")),
 }
+
+
+#: mixes of candidates a step of :data:`TOGETHER` levels tries.
+MIXES = 16
 
 
 def _commit_first(draw: _Draw, node: NodeProto, schema: defs.OpSchema,
@@ -1545,6 +1550,24 @@ def _copied_dims_spelled(c: InputContext, new: NodeProto) -> dict[int, np.ndarra
         return {}
     return {1: np.where(shape == 0, np.asarray(x[:shape.size], np.int64), shape)
             .astype(np.int64)}
+
+
+def _scales_emptied(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """Resize-11's scales (a required input) as an empty tensor once its sizes input is
+    listed: onnxruntime takes only one of them ("Only one of scales or sizes must be
+    provided"); nothing from Resize-13, whose scales is optional."""
+    if c.schema.since_version >= 13 or len(new.input) < 4 or not new.input[3] or \
+            len(new.input) < 3 or not new.input[2]:
+        return {}
+    return {2: np.zeros((0,), np.float32)}
+
+
+#: ``(op, input) -> adapter``: other inputs an edit that lists ``input`` must replace
+#: (by index), read from the context and the edited copy of the node.
+LISTED_ADAPTERS: dict[tuple[str, str],
+                      Callable[[InputContext, NodeProto], dict[int, np.ndarray]]] = {
+    ("Resize", "sizes"): _scales_emptied,
+}
 
 
 #: ``(op, attribute) -> feeder``: nodes an attribute edit puts before the node, that
@@ -2046,7 +2069,8 @@ def _input_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, index:
             del n.input[:]
             n.input.extend(_with_slot(ins, index, name, trim=level == ABSENT))
             if tensor is not None:
-                return [tensor], _nothing
+                return [tensor, *_adapted(b, ctx, n, LISTED_ADAPTERS.get(
+                    (n.op_type, schema.inputs[index].name)))], _nothing
             return _adapted(b, ctx, n, DROP_ADAPTERS.get((n.op_type,
                                                           schema.inputs[index].name))), _nothing
         return edit
@@ -2227,6 +2251,16 @@ def _resize_window_refused(node: NodeProto, types: dict[str, TypeProto]) -> bool
         (exclude and mode != "cubic" and not (anti and mode == "linear"))
 
 
+def _cropped_roi_not_float(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    """A Resize in mode tf_crop_and_resize whose roi is not float: onnxruntime reads the
+    roi as float when the session starts ("Tensor type mismatch"); other modes ignore it."""
+    mode = _attr(node, "coordinate_transformation_mode")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    roi = node.input[1] if len(node.input) > 1 else ""
+    return mode == "tf_crop_and_resize" and bool(roi) and \
+        _elem(types, roi) not in (0, TensorProto.FLOAT)
+
+
 def _block_size_per_tensor(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     size = _attr(node, "block_size")
     x = _shape(types, node.input[0])
@@ -2258,6 +2292,9 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
     ("Resize", _resize_window_refused,
      "onnxruntime's Resize takes antialias only in mode linear or cubic, and exclude_outside "
      "only in mode cubic or in mode linear with antialias"),
+    ("Resize", _cropped_roi_not_float,
+     "onnxruntime reads the roi of a Resize in mode tf_crop_and_resize as float only "
+     "(\"Tensor type mismatch\")"),
     ("Clip", _bounds_crossed, "onnxruntime's Clip requires its min attribute at most its max "
                               "(min_ <= max_)"),
     ("Conv", _window_too_large,

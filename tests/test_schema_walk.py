@@ -911,3 +911,21 @@ def test_resize_11_empties_its_scales_once_sizes_is_listed_and_a_cropped_roi_is_
     double = {"roi": helper.make_tensor_type_proto(11, [8])}
     assert "roi" in runtime_reason(crop, double)
     assert runtime_reason(helper.make_node("Resize", names[:3], ["y"]), double) is None
+
+
+def test_a_sequence_or_optional_holds_the_element_type_its_row_gives() -> None:
+    # the retype cannot pass through a sequence or an optional: the motif casts in and out
+    # (a row that gives the two ops of one sequence or optional two types is not held)
+    for target, name, motif, key, first in (
+            ("onnxsim", "eliminate_sequence_at_construct", "sim-sequence-construct",
+             "SequenceAt|dtype:T", "SequenceConstruct|dtype:T"),
+            ("onnxsim", "eliminate_optional_get_element", "sim-optional",
+             "OptionalGetElement|dtype:V", "Optional|dtype:V")):
+        draws = walked_draws(motif, pass_hints(target, name), key, ("int32", "bool"))
+        assert draws
+        for seed, gm, row in draws:
+            if row.get(first) not in (row[key], "n/a"):
+                continue
+            assert not any(n.startswith(key) for v in gm.varied for n in v["notes"]), seed
+            cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed,
+                                                              gm.input_shapes))

@@ -134,19 +134,33 @@ def _reshape_family(b: GraphBuilder, x: Value) -> Value:
 
 def _sequence(b: GraphBuilder, x: Value) -> Value:
     """SequenceConstruct of ``x`` and one or two other tensors of its type, then SequenceAt
-    (a constant position, from the end at times) and SequenceLength."""
-    others = [b.op("Neg", [x], x.dtype, x.shape) for _ in range(b.rng.randint(1, 2))]
-    items = [x, *others]
+    (a constant position, from the end at times) and SequenceLength. A schema row that
+    gives the sequence's element type ``T`` gets x cast to it (the others its copies where
+    Neg does not take the type) and the element cast back."""
+    level = b.planned("SequenceConstruct", "dtype:T") or b.planned("SequenceAt", "dtype:T")
+    inner = TensorProto.DataType.Value(level.upper()) if level and level != NA else x.dtype
+    held = x if inner == x.dtype else b.op("Cast", [x], inner, x.shape, to=inner)
+    other = "Neg" if inner in NEGATABLE else "Identity"
+    others = [b.op(other, [held], inner, x.shape) for _ in range(b.rng.randint(1, 2))]
+    items = [held, *others]
     seq = b.node("SequenceConstruct", [v.name for v in items])[0]
     pos = b.rng.randrange(len(items))
     spell = pos - len(items) if b.rng.random() < 0.4 else pos
     picked = b.node("SequenceAt", [seq, b.const(np.asarray(spell, np.int64), "SequenceAt").name])
-    at = b.add(Value(picked[0], x.dtype, x.shape))
+    at = b.add(Value(picked[0], inner, x.shape))
+    if inner != x.dtype:
+        at = b.op("Cast", [at], x.dtype, x.shape, to=x.dtype)
     if b.rng.random() < 0.5:
         return at
     n = Value(b.node("SequenceLength", [seq])[0], INT64, ())
     scale = b.op("Cast", [n], x.dtype, (), to=x.dtype)
     return b.op("Mul", [at, scale], x.dtype, x.shape)
+
+
+#: element types Neg takes (onnx's schema and onnxruntime's kernels agree on these).
+NEGATABLE = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16,
+                       TensorProto.INT8, TensorProto.INT16, TensorProto.INT32,
+                       TensorProto.INT64})
 
 
 def _optional(b: GraphBuilder, x: Value) -> Value:

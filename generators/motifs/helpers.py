@@ -220,3 +220,32 @@ def chain_forms(b: GraphBuilder, x: Value, forms: dict[str, Form], least: int, m
         if b.opset >= form.since and (out := form.emit(b, y)) is not None:
             y = out
     return y
+
+
+#: element types Neg takes (onnx's schema and onnxruntime's kernels agree on these).
+NEGATABLE = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16,
+                       TensorProto.INT8, TensorProto.INT16, TensorProto.INT32,
+                       TensorProto.INT64})
+
+
+def negated(b: GraphBuilder, x: Value) -> Value:
+    """Neg of ``x``, or a copy of it (Identity) where Neg does not take its element type."""
+    return b.op("Neg" if x.dtype in NEGATABLE else "Identity", [x], x.dtype, x.shape, x.props)
+
+
+def held_as_planned(b: GraphBuilder, x: Value, *keys: tuple[str, str]) -> Value:
+    """``x`` cast to the element type that the schema row the draw takes gives the first of
+    ``keys`` (``("SequenceAt", "dtype:T")``) it gives one to, or ``x`` itself: for a motif
+    whose anchors hold ``x`` in a sequence or an optional, which the row's retype cannot
+    pass through (:meth:`generators.builder.GraphBuilder.planned`)."""
+    level = next((lv for op, f in keys if (lv := b.planned(op, f)) not in (None, "n/a")), None)
+    if level is None:
+        return x
+    inner = TensorProto.DataType.Value(level.upper())
+    return x if inner == x.dtype else b.op("Cast", [x], inner, x.shape, to=inner)
+
+
+def cast_back(b: GraphBuilder, y: Value, dtype: int) -> Value:
+    """``y`` cast to ``dtype`` where it is of another element type."""
+    return y if y.dtype == dtype else b.op("Cast", [y], dtype, y.shape, y.props, to=dtype)
+

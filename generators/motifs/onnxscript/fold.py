@@ -19,7 +19,16 @@ import numpy as np
 from onnx import helper
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.helpers import DOUBLE, Emit, ints, ort_motif, weight
+from generators.motifs.helpers import (
+    DOUBLE,
+    Emit,
+    cast_back,
+    held_as_planned,
+    ints,
+    negated,
+    ort_motif,
+    weight,
+)
 from generators.ops import shape_ops
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value, broadcast
 
@@ -264,6 +273,15 @@ def _split_chunks(dim: int, split: int | list[int] | None) -> list[int]:
 
 
 def _sequences(b: GraphBuilder, x: Value) -> Value | None:
+    """:func:`_sequences_of` ``x``, held in the element type the schema row the draw takes
+    gives the sequence (:func:`held_as_planned`; the retype cannot pass through a
+    sequence) and cast back."""
+    held = held_as_planned(b, x, ("SequenceAt", "dtype:T"), ("ConcatFromSequence", "dtype:T"))
+    y = _sequences_of(b, held)
+    return None if y is None else cast_back(b, y, x.dtype)
+
+
+def _sequences_of(b: GraphBuilder, x: Value) -> Value | None:
     """Sequences the folder resolves: SequenceConstruct read by SequenceAt (positions from
     the front and the back) or ConcatFromSequence (``new_axis`` 0 or 1); SplitToSequence
     with a scalar split (even or uneven), a 1-D split or none (``keepdims`` 0 then, or with
@@ -272,7 +290,7 @@ def _sequences(b: GraphBuilder, x: Value) -> Value | None:
     k = b.rng.randrange(x.rank)
     a = k - x.rank if b.rng.random() < 0.4 else k
     if b.rng.random() < 0.4:
-        other = b.op("Neg", [x], x.dtype, x.shape)
+        other = negated(b, x)
         parts = [x, other] if b.rng.random() < 0.5 else [x, other, x]
         seq = b.node("SequenceConstruct", [p.name for p in parts])[0]
         if b.rng.random() < 0.5:

@@ -22,13 +22,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import helper
 
 from generators.builder import GraphBuilder, tensor_proto
-from generators.motifs.helpers import ints, tap, weight
+from generators.motifs.helpers import cast_back, held_as_planned, ints, negated, tap, weight
 from generators.motifs.shaped import shaped_motif
 from generators.ops import control, shape_ops
-from generators.schema.levels import NA
 from generators.values import BOOL, FLOAT, FLOAT16, INT64, NP_DTYPE, NUMERIC, Value
 
 _FLOATS = frozenset({FLOAT, FLOAT16})
@@ -135,21 +134,16 @@ def _reshape_family(b: GraphBuilder, x: Value) -> Value:
 def _sequence(b: GraphBuilder, x: Value) -> Value:
     """SequenceConstruct of ``x`` and one or two other tensors of its type, then SequenceAt
     (a constant position, from the end at times) and SequenceLength. A schema row that
-    gives the sequence's element type ``T`` gets x cast to it (the others its copies where
-    Neg does not take the type) and the element cast back."""
-    level = b.planned("SequenceConstruct", "dtype:T") or b.planned("SequenceAt", "dtype:T")
-    inner = TensorProto.DataType.Value(level.upper()) if level and level != NA else x.dtype
-    held = x if inner == x.dtype else b.op("Cast", [x], inner, x.shape, to=inner)
-    other = "Neg" if inner in NEGATABLE else "Identity"
-    others = [b.op(other, [held], inner, x.shape) for _ in range(b.rng.randint(1, 2))]
+    gives the sequence's element type ``T`` gets x cast to it (:func:`held_as_planned`)
+    and the element cast back."""
+    held = held_as_planned(b, x, ("SequenceConstruct", "dtype:T"), ("SequenceAt", "dtype:T"))
+    others = [negated(b, held) for _ in range(b.rng.randint(1, 2))]
     items = [held, *others]
     seq = b.node("SequenceConstruct", [v.name for v in items])[0]
     pos = b.rng.randrange(len(items))
     spell = pos - len(items) if b.rng.random() < 0.4 else pos
     picked = b.node("SequenceAt", [seq, b.const(np.asarray(spell, np.int64), "SequenceAt").name])
-    at = b.add(Value(picked[0], inner, x.shape))
-    if inner != x.dtype:
-        at = b.op("Cast", [at], x.dtype, x.shape, to=x.dtype)
+    at = cast_back(b, b.add(Value(picked[0], held.dtype, x.shape)), x.dtype)
     if b.rng.random() < 0.5:
         return at
     n = Value(b.node("SequenceLength", [seq])[0], INT64, ())
@@ -157,23 +151,15 @@ def _sequence(b: GraphBuilder, x: Value) -> Value:
     return b.op("Mul", [at, scale], x.dtype, x.shape)
 
 
-#: element types Neg takes (onnx's schema and onnxruntime's kernels agree on these).
-NEGATABLE = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16,
-                       TensorProto.INT8, TensorProto.INT16, TensorProto.INT32,
-                       TensorProto.INT64})
-
-
 def _optional(b: GraphBuilder, x: Value) -> Value:
     """Optional(x) unwrapped by OptionalGetElement, or tested by OptionalHasElement (also an
     empty Optional, from opset 18), the bool cast to x's type and added. A schema row that
-    gives the optional's element type ``V`` gets x cast to it and the element cast back."""
-    level = b.planned("Optional", "dtype:V") or b.planned("OptionalGetElement", "dtype:V")
-    inner = TensorProto.DataType.Value(level.upper()) if level and level != NA else x.dtype
-    held = x if inner == x.dtype else b.op("Cast", [x], inner, x.shape, to=inner)
+    gives the optional's element type ``V`` gets x cast to it (:func:`held_as_planned`) and
+    the element cast back."""
+    held = held_as_planned(b, x, ("Optional", "dtype:V"), ("OptionalGetElement", "dtype:V"))
     opt = b.node("Optional", [held.name])[0]
-    got = b.add(Value(b.node("OptionalGetElement", [opt])[0], inner, x.shape, x.props))
-    if inner != x.dtype:
-        got = b.op("Cast", [got], x.dtype, x.shape, x.props, to=x.dtype)
+    got = cast_back(b, b.add(Value(b.node("OptionalGetElement", [opt])[0], held.dtype,
+                                   x.shape, x.props)), x.dtype)
     if b.rng.random() < 0.4:
         return got
     probe = opt

@@ -281,6 +281,18 @@ def _sequences(b: GraphBuilder, x: Value) -> Value | None:
     return None if y is None else cast_back(b, y, x.dtype)
 
 
+def _splits(b: GraphBuilder, dtype: int) -> bool:
+    """Whether onnxruntime has a SplitToSequence kernel for ``dtype`` at the builder's
+    opset (a row's element type may have none: int8, say)."""
+    from onnx import TensorProto, defs
+
+    from generators.schema.kernels import kernel_reason
+
+    version = defs.get_schema("SplitToSequence", b.opset).since_version
+    return kernel_reason("SplitToSequence", "", version,
+                         {"T": TensorProto.DataType.Name(dtype).lower()}) is None
+
+
 def _sequences_of(b: GraphBuilder, x: Value) -> Value | None:
     """Sequences the folder resolves: SequenceConstruct read by SequenceAt (positions from
     the front and the back) or ConcatFromSequence (``new_axis`` 0 or 1); SplitToSequence
@@ -289,7 +301,7 @@ def _sequences_of(b: GraphBuilder, x: Value) -> Value | None:
     split axis."""
     k = b.rng.randrange(x.rank)
     a = k - x.rank if b.rng.random() < 0.4 else k
-    if b.rng.random() < 0.4:
+    if b.rng.random() < 0.4 or not _splits(b, x.dtype):
         other = negated(b, x)
         parts = [x, other] if b.rng.random() < 0.5 else [x, other, x]
         seq = b.node("SequenceConstruct", [p.name for p in parts])[0]

@@ -826,6 +826,8 @@ def test_what_constant_of_shape_and_cast_like_cannot_hold_is_told() -> None:
     from generators.schema.levels import classify
 
     assert "1 or more" in refusal("Upsample", 7, {"attr:scales": "edge"})
+    assert "fmod=1" in refusal("Mod", 13, {"dtype:T": "float", "attr:fmod": "absent"})
+    assert refusal("Mod", 13, {"dtype:T": "int32", "attr:fmod": "absent"}) is None
     assert "makes float zeros" in refusal("ConstantOfShape", 20, {
         "attr:value": "absent", "dtype:T2": "int64"})
     assert refusal("ConstantOfShape", 20, {"attr:value": "absent", "dtype:T2": "float"}) is None

@@ -167,6 +167,11 @@ RULES: tuple[Rule, ...] = (
          "Resize-11+ takes its output size from exactly one of its scales and sizes inputs"),
     Rule(frozenset({"Resize"}), (18, 10_000), _policy_with_scales,
          "Resize's keep_aspect_ratio_policy other than stretch needs sizes, not scales"),
+    Rule(frozenset({"Mod"}), _ANY,
+         lambda a: a.get("dtype:T") in ("float", "double", "float16", "bfloat16") and
+         a.get("attr:fmod") in (ABSENT, DEFAULT),
+         "Mod of a floating point type needs fmod=1 (its operator docs; onnxruntime refuses "
+         "the others)"),
     Rule(frozenset({"Upsample"}), _ANY, _level_is("attr:scales", EDGE),
          "Upsample's scales must each be 1 or more (its operator docs); an edge value (zero, "
          "negative, not finite, huge) gives the output no valid shape"),

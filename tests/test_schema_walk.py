@@ -931,3 +931,14 @@ def test_a_sequence_or_optional_holds_the_element_type_its_row_gives() -> None:
             assert not any(n.startswith(key) for v in gm.varied for n in v["notes"]), seed
             cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed,
                                                               gm.input_shapes))
+
+
+def test_leaving_an_unused_optional_output_out_is_taken() -> None:
+    # a Dropout's mask no node reads: the edit that leaves it out keeps the node's other
+    # outputs, and the output it drops is no output to check
+    hints = pass_hints("onnxscript", "RemoveUnusedNodesPass")
+    draws = walked_draws("os-unused-outputs", hints, "Dropout|out:mask", ("absent",))
+    assert draws
+    for _, gm, _ in draws:
+        assert not any(n.startswith("Dropout|out:mask=absent") for v in gm.varied
+                       for n in v["notes"])

@@ -191,7 +191,7 @@ def node_keeps_outputs(b: GraphBuilder, schema: defs.OpSchema, old: NodeProto,
     except Exception as exc:  # onnx raises InferenceError, ValidationError, RuntimeError
         raise Refused(f"inference fails: {str(exc).splitlines()[0][:120]}") from None
     for name in old.output:
-        if not name:
+        if not name or name not in new.output:  # an output the edit leaves out
             continue
         if name not in got:
             raise Refused(f"output {name} is no longer inferred")
@@ -230,7 +230,7 @@ def model_keeps_outputs(b: GraphBuilder, old: NodeProto, new: NodeProto,
         b.nodes[i] = old
         del b.initializers[len(b.initializers) - len(weights):]
     for name in old.output:
-        if not name:
+        if not name or name not in new.output:  # an output the edit leaves out
             continue
         before, after = _shape(types, name), _shape(got, name)
         if _elem(types, name) and _elem(got, name) != _elem(types, name):

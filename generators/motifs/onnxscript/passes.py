@@ -15,6 +15,7 @@ import numpy as np
 from generators.builder import GraphBuilder, value_info
 from generators.motifs.helpers import ort_motif, weight
 from generators.motifs.onnxscript.fold import repeat
+from generators.ops import shape_ops
 from generators.ops.control import body_builder
 from generators.values import BOOL, FLOAT, INT64, Value
 
@@ -66,8 +67,11 @@ def _cse_twins(b: GraphBuilder, x: Value) -> Value:
 def _unused_outputs(b: GraphBuilder, x: Value) -> Value:
     """Nodes with optional outputs no node reads: Dropout's mask, MaxPool's Indices (4-D
     ``x``, opset 8+), BatchNormalization (4-D) with an explicit ``training_mode=0`` (opset
-    14+); a Clip with a trailing empty input."""
+    14+); a Clip with a trailing empty input. A draw aimed at MaxPool unsqueezes a
+    ``x`` of rank below 3."""
     forms = ["dropout", "clip"]
+    if b.variant("", ("MaxPool",)) == "MaxPool" and x.rank < 3 and b.opset >= 8:
+        x = shape_ops.unsqueeze(b, x, list(range(3 - x.rank)))  # a draw aimed at MaxPool
     if x.rank >= 3 and b.opset >= 8:
         forms.append("maxpool")
     if x.rank == 4 and b.opset >= 14:

@@ -352,7 +352,11 @@ MOTIFS = (
               ranks=(2, 4),
               anchors=("Add", "Softmax")),
     ort_motif("ort-attention", ("AttentionFusion",), _attention, ranks=(3, 4), since=17,
-              anchors=("MatMul", "Softmax", "Transpose")),
+              anchors=("MatMul", "Softmax", "Transpose"),
+              pins=(("Transpose|attr:perm", ("nondefault",),
+                     "the attention pattern's Transposes move the head, sequence and key axes "
+                     "(perm 0,2,1,3 or 0,2,3,1, say): without perm a Transpose reverses every "
+                     "axis, which the MatMul after it does not take"),)),
 )
 
 #: Place of this family in the draw order (:data:`generators.motifs.MOTIFS`).

@@ -115,7 +115,10 @@ def _matmul_scale(b: GraphBuilder, x: Value) -> Value:
         x = binary(b, "Mul", x, const(b, s, dt))
     y = tap(b, matmul(b, x), 0.05)
     r = b.rng.random()
-    if r < 0.4:
+    # a row that gives Div an integer type divides by the constant (a MatMul's output may
+    # be 0 in integers)
+    integer = (b.planned("Div", "dtype:T") or "").startswith(("int", "uint"))
+    if r < 0.4 or (r < 0.5 and integer):
         return b.op("Div", [y, const(b, s, dt)], dt, y.shape)
     if r < 0.5:
         return b.op("Div", [const(b, s, dt), y], dt, y.shape)

@@ -114,7 +114,8 @@ def _nop_reduce(b: GraphBuilder, x: Value) -> Value:
 
 def _lp_norm(b: GraphBuilder, x: Value) -> Value:
     """``x / ReduceL2(x)`` or ReduceL1 over one axis with keepdims=1; at times two axes, the
-    Div's operands swapped, or a Max with an epsilon between the norm and the Div."""
+    Div's operands swapped, or a Max with an epsilon between the norm and the Div. A schema
+    row that gives an anchor an integer type gets 1 added to the norm (0 for a zero slice)."""
     op = b.rng.choice(["ReduceL2", "ReduceL2", "ReduceL1"])
     axes = [b.rng.randrange(x.rank)]
     if x.rank >= 2 and b.rng.random() < 0.15:
@@ -125,6 +126,10 @@ def _lp_norm(b: GraphBuilder, x: Value) -> Value:
         n = b.op("Max", [n, const(b, 1e-12, n.dtype)], n.dtype, n.shape, ("nonneg",))
     n = b.op("Add", [n, const(b, 1e-3, n.dtype)], n.dtype, n.shape, ("nonneg",)) \
         if b.rng.random() < 0.1 else n
+    if any((b.planned(a, "dtype:T") or "").startswith(("int", "uint"))
+           for a in ("ReduceL2", "ReduceL1", "Div")):
+        # an integer row: the norm of an all-zero slice is 0, and 1 keeps it a divisor
+        n = b.op("Add", [n, const(b, 1.0, n.dtype)], n.dtype, n.shape, ("nonneg",))
     if b.rng.random() < 0.1:
         return b.op("Div", [n, b.op("Add", [b.op("Abs", [x], x.dtype, x.shape),
                                             const(b, 1.0, x.dtype)], x.dtype, x.shape)],

@@ -942,3 +942,11 @@ def test_leaving_an_unused_optional_output_out_is_taken() -> None:
     for _, gm, _ in draws:
         assert not any(n.startswith("Dropout|out:mask=absent") for v in gm.varied
                        for n in v["notes"])
+
+
+def test_a_bool_retyped_to_string_is_written_as_onnxruntime_writes_it() -> None:
+    # onnxruntime's Cast writes a bool as "1" or "0" and parses only numerals back
+    from onnx import TensorProto
+
+    t = numpy_helper.from_array(np.array([True, False]), "b")
+    assert numpy_helper.to_array(_converted(t, TensorProto.STRING)).tolist() == [b"1", b"0"]

@@ -1149,9 +1149,9 @@ def _converted(t: TensorProto, target: int, divisor: bool = False) -> TensorProt
 def _convert(t: TensorProto, target: int) -> TensorProto:
     arr = numpy_helper.to_array(t)
     dt = _np(target)
-    if target == TensorProto.STRING:
-        out = np.array([str(v).encode() for v in arr.reshape(-1)], dtype=object).reshape(
-            arr.shape)
+    if target == TensorProto.STRING:  # as onnxruntime's Cast writes them: a bool as 0 or 1
+        out = np.array([str(int(v) if arr.dtype == bool else v).encode()
+                        for v in arr.reshape(-1)], dtype=object).reshape(arr.shape)
     elif dt.kind in "iu" and arr.dtype.kind in "fiu":  # clipped, not wrapped: a Slice end
         # of INT64_MAX stays "to the end" in int32, 1e20 the largest. The bounds are compared
         # in the source type and written as integers; only values strictly inside them are

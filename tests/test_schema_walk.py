@@ -949,4 +949,4 @@ def test_a_bool_retyped_to_string_is_written_as_onnxruntime_writes_it() -> None:
     from onnx import TensorProto
 
     t = numpy_helper.from_array(np.array([True, False]), "b")
-    assert numpy_helper.to_array(_converted(t, TensorProto.STRING)).tolist() == [b"1", b"0"]
+    assert numpy_helper.to_array(_converted(t, TensorProto.STRING)).tolist() == ["1", "0"]

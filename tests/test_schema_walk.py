@@ -950,3 +950,18 @@ def test_a_bool_retyped_to_string_is_written_as_onnxruntime_writes_it() -> None:
 
     t = numpy_helper.from_array(np.array([True, False]), "b")
     assert numpy_helper.to_array(_converted(t, TensorProto.STRING)).tolist() == ["1", "0"]
+
+
+def test_a_scatter_axis_edit_refits_its_constant_indices() -> None:
+    from generators.schema.apply import ATTR_ADAPTERS
+
+    types = {"x": helper.make_tensor_type_proto(1, [4, 2])}
+    idx = numpy_helper.from_array(np.array([[3, 1]], np.int64), "i")
+    node = helper.make_node("Scatter", ["x", "i", "u"], ["y"], axis=0)
+    ctx = InputContext(node, None, types, {"i": idx}, None)
+    got = ATTR_ADAPTERS[("Scatter", "axis")](ctx, helper.make_node(
+        "Scatter", ["x", "i", "u"], ["y"], axis=1))
+    assert got[1].tolist() == [[1, 1]]  # within the new axis's 2
+    assert ATTR_ADAPTERS[("Scatter", "axis")](ctx, node) == {}  # fits already
+    assert "axis within" in runtime_reason(
+        helper.make_node("Scatter", ["x", "i", "u"], ["y"], axis=2), types)

@@ -1570,6 +1570,22 @@ LISTED_ADAPTERS: dict[tuple[str, str],
 }
 
 
+def _indices_refit(c: InputContext, new: NodeProto) -> dict[int, np.ndarray]:
+    """Scatter's, ScatterElements' or GatherElements' constant indices taken modulo the
+    dim of the axis the edit gives it (``axis`` 0 where absent): within bounds, as
+    onnxruntime requires; nothing where they are no constant or fit already."""
+    indices, x = c.const(1), c.shape(0)
+    if indices is None or x is None or not x:
+        return {}
+    axis = _attr(new, "axis") or 0
+    if not -len(x) <= axis < len(x):
+        return {}
+    dim = x[axis]
+    if dim < 1 or ((indices >= -dim) & (indices < dim)).all():
+        return {}
+    return {1: (indices % dim).astype(indices.dtype)}
+
+
 #: ``(op, attribute) -> feeder``: nodes an attribute edit puts before the node, that
 #: compute an input in the form the new value reads (the node's input rewired to them),
 #: read from the builder, the context and the edited copy of the node.
@@ -1613,6 +1629,8 @@ ATTR_ADAPTERS: dict[tuple[str, str],
                     Callable[[InputContext, NodeProto], dict[int, np.ndarray]]] = {
     **{(op, "group"): _group_weight for op in GROUPED_WEIGHT},
     ("Reshape", "allowzero"): _copied_dims_spelled,
+    **{(op, "axis"): _indices_refit for op in ("Scatter", "ScatterElements",
+                                                "GatherElements")},
     ("Gemm", "transA"): _gemm_transposed,
     ("Gemm", "transB"): _gemm_transposed,
     ("QuantizeLinear", "block_size"): _blocked_scale,
@@ -2274,7 +2292,8 @@ def _no_trip_count(node: NodeProto, types: dict[str, TypeProto]) -> bool:
 
 #: ops whose ``axis`` must name an axis of the first input (Flatten: or its end).
 _AXIS_OPS = ("Softmax", "LogSoftmax", "Hardmax", "Concat", "Gather", "Flatten", "Split",
-             "ArgMax", "ArgMin", "CumSum", "GatherElements", "ScatterElements", "TopK")
+             "ArgMax", "ArgMin", "CumSum", "GatherElements", "ScatterElements", "Scatter",
+             "TopK")
 
 RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bool], str]] = [
     *((op, _axis_out_of_range, f"onnxruntime's {op} requires axis within the input's rank")

@@ -827,6 +827,7 @@ def test_what_constant_of_shape_and_cast_like_cannot_hold_is_told() -> None:
 
     assert "1 or more" in refusal("Upsample", 7, {"attr:scales": "edge"})
     assert "fmod=1" in refusal("Mod", 13, {"dtype:T": "float", "attr:fmod": "absent"})
+    assert "one non-negative size per output" in refusal("Split", 13, {"attr:split": "edge"})
     assert refusal("Mod", 13, {"dtype:T": "int32", "attr:fmod": "absent"}) is None
     assert "makes float zeros" in refusal("ConstantOfShape", 20, {
         "attr:value": "absent", "dtype:T2": "int64"})

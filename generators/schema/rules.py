@@ -218,6 +218,9 @@ RULES: tuple[Rule, ...] = (
          "pads must hold two non-negative pads per spatial axis"),
     Rule(_CONV_LIKE, _ANY, _level_is("attr:group", EDGE),
          "group must be a positive divisor of the input channels"),
+    Rule(frozenset({"Split"}), (1, 17), _level_is("attr:split", EDGE),
+         "Split's split attribute holds one non-negative size per output (an edge list is "
+         "empty, negative or huge: onnx refuses each)"),
     Rule(frozenset({"Split"}), (18, 10_000), _level_is("attr:num_outputs", EDGE),
          "num_outputs must be positive (one output or more)"),
     Rule(frozenset({"QuantizeLinear", "DequantizeLinear"}), _ANY,

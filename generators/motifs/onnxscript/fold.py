@@ -464,7 +464,9 @@ def _identity_outputs(b: GraphBuilder, x: Value) -> Value:
         seq = b.node("SplitToSequence", [s.name, split.name], axis=0)[0]
         p = b.const(np.asarray(0, np.int64), "SequenceAt")
         at = b.op("SequenceAt", [seq, p.name], FLOAT, s.shape)
-        return b.op("Add", [y, at], FLOAT, broadcast(x.shape, s.shape))
+        # through a Cast, which a retype of the Identities' type can follow
+        at = b.op("Cast", [at], x.dtype, s.shape, to=x.dtype)
+        return b.op("Add", [y, at], x.dtype, broadcast(x.shape, s.shape))
     return y
 
 

@@ -1249,7 +1249,6 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
 #: step.
 TOGETHER: dict[str, frozenset[str]] = {
     "Resize": frozenset({"in:scales", "in:sizes"}),
-    "Split": frozenset({"in:split", "attr:num_outputs"}),
     # a Constant holds exactly one of its value attributes
     "Constant": frozenset(f"attr:{a}" for a in (
         "value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",

@@ -245,6 +245,12 @@ def held_as_planned(b: GraphBuilder, x: Value, *keys: tuple[str, str]) -> Value:
     return x if inner == x.dtype else b.op("Cast", [x], inner, x.shape, to=inner)
 
 
+def planned_integer(b: GraphBuilder, *ops: str) -> bool:
+    """Whether the schema row the draw takes gives one of ``ops`` an integer element type
+    (``dtype:T``): a division the motif builds may then divide by 0."""
+    return any((b.planned(op, "dtype:T") or "").startswith(("int", "uint")) for op in ops)
+
+
 def cast_back(b: GraphBuilder, y: Value, dtype: int) -> Value:
     """``y`` cast to ``dtype`` where it is of another element type."""
     return y if y.dtype == dtype else b.op("Cast", [y], dtype, y.shape, y.props, to=dtype)

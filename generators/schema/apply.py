@@ -73,6 +73,7 @@ from generators.schema.levels import (
 )
 from generators.schema.reshape import NoFit, Reshaping, follow, record
 from generators.schema.rows import SEP, MotifPlan, Row
+from generators.schema.rules import CONSTANT_VALUES
 from generators.schema.space import OPSET, type_reason
 from generators.values import NP_DTYPE, Value
 from generators.versions import ir_version_for
@@ -1250,9 +1251,7 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
 TOGETHER: dict[str, frozenset[str]] = {
     "Resize": frozenset({"in:scales", "in:sizes"}),
     # a Constant holds exactly one of its value attributes
-    "Constant": frozenset(f"attr:{a}" for a in (
-        "value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",
-        "value_string", "value_strings")),
+    "Constant": frozenset(f"attr:{a}" for a in CONSTANT_VALUES),
 }
 
 
@@ -1829,8 +1828,8 @@ def _axes_sets(c: InputContext, level: str) -> list[Any]:
     listed."""
     cur = _attr(c.node, "axes")
     ref = c.out_shape() if c.node.op_type == "Unsqueeze" else c.shape(0)
-    if cur is None and c.node.op_type == "Squeeze" and ref is not None and \
-            not (len(c.node.input) > 1 and c.node.input[1]) and level in (NONDEFAULT, EDGE):
+    if c.node.op_type == "Squeeze" and _squeezes_all(c.node) and ref is not None and \
+            level in (NONDEFAULT, EDGE):
         unit = [i for i, d in enumerate(ref) if d == 1]  # what a Squeeze without axes drops
         return [[i - len(ref) if level == EDGE else i for i in unit]] if unit else []
     if cur is None or ref is None or level not in (NONDEFAULT, EDGE) or not 0 < len(cur) <= 3:
@@ -1978,9 +1977,7 @@ NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]]
     ("Transpose", "perm"): _shape_keeping_perms,
     ("LayerNormalization", "stash_type"): _stash_types,
     ("Shape", "start"): _shape_starts,
-    **{("Constant", a): _constant_held_as(a) for a in (
-        "value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",
-        "value_string", "value_strings")},
+    **{("Constant", a): _constant_held_as(a) for a in CONSTANT_VALUES},
     ("Slice", "starts"): _slice_starts,
     ("Slice", "ends"): _slice_ends,
     ("Shape", "end"): _shape_ends,
@@ -2231,10 +2228,16 @@ def _empty_axes(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     return len(node.input) > 1 and node.input[1] == ""
 
 
+def _squeezes_all(node: NodeProto) -> bool:
+    """Whether ``node`` (a Squeeze) has no axes, as attribute or input: it removes every
+    dim that is 1."""
+    return _attr(node, "axes") is None and not (len(node.input) > 1 and node.input[1])
+
+
 def _squeezes_unknown_dims(node: NodeProto, types: dict[str, TypeProto]) -> bool:
-    """A Squeeze without axes (no attribute, no input) whose input has a dim inference does
+    """A Squeeze without axes (:func:`_squeezes_all`) whose input has a dim inference does
     not know (a symbolic batch dim): it removes every dim that is 1 when it runs."""
-    if _attr(node, "axes") is not None or (len(node.input) > 1 and node.input[1]):
+    if not _squeezes_all(node):
         return False
     t = types.get(node.input[0]) if node.input else None
     return t is not None and t.HasField("tensor_type") and any(

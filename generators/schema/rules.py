@@ -99,7 +99,7 @@ def _bfloat16_stash_with_statistics(a: dict[str, str]) -> bool:
 
 #: Constant's value attributes (from version 12) -> the element type its output then has
 #: (None: the tensor's own).
-_CONSTANT_VALUES = {"value": None, "sparse_value": None, "value_float": "float",
+CONSTANT_VALUES = {"value": None, "sparse_value": None, "value_float": "float",
                     "value_floats": "float", "value_int": "int64", "value_ints": "int64",
                     "value_string": "string", "value_strings": "string"}
 
@@ -113,7 +113,7 @@ def _one_constant_value(*names: str) -> Callable[[dict[str, str]], bool]:
             return True
         if not given:
             return all(f"attr:{n}" in a for n in names)
-        typed = _CONSTANT_VALUES[given[0]]
+        typed = CONSTANT_VALUES[given[0]]
         return typed is not None and a.get("dtype:T", typed) != typed
     return refuses
 
@@ -150,7 +150,7 @@ RULES: tuple[Rule, ...] = (
     Rule(frozenset({"BatchNormalization"}), (7, 8), _level_is("attr:spatial", NONDEFAULT),
          "BatchNormalization-7 with spatial=0 needs scale, B, mean and var of the input's "
          "shape without its batch dim: no attribute edit of a per-channel pattern gives it"),
-    Rule(frozenset({"Constant"}), (12, 10_000), _one_constant_value(*_CONSTANT_VALUES),
+    Rule(frozenset({"Constant"}), (12, 10_000), _one_constant_value(*CONSTANT_VALUES),
          "Constant takes exactly one of value, sparse_value and the value_* attributes, and "
          "a value_float(s), value_int(s) or value_string(s) makes float, int64 or string"),
     Rule(frozenset({"Constant"}), (11, 11), _one_constant_value("value", "sparse_value"),

@@ -28,6 +28,7 @@ from generators.motifs.helpers import (
     matmul,
     ort_motif,
     placement,
+    planned_integer,
     swap,
     tap,
     weight,
@@ -117,8 +118,7 @@ def _matmul_scale(b: GraphBuilder, x: Value) -> Value:
     r = b.rng.random()
     # a row that gives Div an integer type divides by the constant (a MatMul's output may
     # be 0 in integers)
-    integer = (b.planned("Div", "dtype:T") or "").startswith(("int", "uint"))
-    if r < 0.4 or (r < 0.5 and integer):
+    if r < 0.4 or (r < 0.5 and planned_integer(b, "Div")):
         return b.op("Div", [y, const(b, s, dt)], dt, y.shape)
     if r < 0.5:
         return b.op("Div", [const(b, s, dt), y], dt, y.shape)

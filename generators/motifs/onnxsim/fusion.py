@@ -17,7 +17,7 @@ Div (which must not fuse).
 from __future__ import annotations
 
 from generators.builder import GraphBuilder
-from generators.motifs.helpers import DOUBLE, const, ints, swap, tap, weight
+from generators.motifs.helpers import DOUBLE, const, ints, planned_integer, swap, tap, weight
 from generators.motifs.shaped import shaped_motif
 from generators.ops import shape_ops
 from generators.values import FLOAT, FLOAT16, INT32, INT64, Value, broadcast
@@ -126,8 +126,7 @@ def _lp_norm(b: GraphBuilder, x: Value) -> Value:
         n = b.op("Max", [n, const(b, 1e-12, n.dtype)], n.dtype, n.shape, ("nonneg",))
     n = b.op("Add", [n, const(b, 1e-3, n.dtype)], n.dtype, n.shape, ("nonneg",)) \
         if b.rng.random() < 0.1 else n
-    if any((b.planned(a, "dtype:T") or "").startswith(("int", "uint"))
-           for a in ("ReduceL2", "ReduceL1", "Div")):
+    if planned_integer(b, "ReduceL2", "ReduceL1", "Div"):
         # an integer row: the norm of an all-zero slice is 0, and 1 keeps it a divisor
         n = b.op("Add", [n, const(b, 1.0, n.dtype)], n.dtype, n.shape, ("nonneg",))
     if b.rng.random() < 0.1:

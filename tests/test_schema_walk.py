@@ -966,3 +966,59 @@ def test_a_scatter_axis_edit_refits_its_constant_indices() -> None:
     assert ATTR_ADAPTERS[("Scatter", "axis")](ctx, node) == {}  # fits already
     assert "axis within" in runtime_reason(
         helper.make_node("Scatter", ["x", "i", "u"], ["y"], axis=2), types)
+
+
+def test_a_retyped_constant_anchor_is_converted_and_sparse_values_follow_the_target() -> None:
+    # os-fold-constant-attrs' Constants hold value_float(s) and value_int(s): a row that
+    # gives the anchor another element type converts it into a `value` tensor of that type
+    # (before, it stayed float behind a Cast and the note said the retype was undone); a
+    # sparse_value level is a limit of a target that loads no sparse tensor, and the levels
+    # held only together with it carry that reason
+    from generators.schema.apply import NO_SPARSE
+    from generators.schema.limits import limit_of
+
+    hints = pass_hints("onnxscript", "FoldConstantsPass")
+    assert not hints.sparse
+    draws = walked_draws("os-fold-constant-attrs", hints, "Constant|dtype:T", ("int16",))
+    assert draws
+    retyped = 0
+    for _, gm, _row in draws:
+        notes = [n for v in gm.varied for n in v["notes"]]
+        assert not any("dtype:T=int16: the node is float" in n for n in notes), notes
+        for note in notes:
+            if "|attr:sparse_value=nondefault:" in note or "held only together with" in note:
+                assert limit_of(note.split(": ", 1)[1]) == "target", note
+        retyped += any(n.op_type == "Constant" and n.attribute[0].name == "value" and
+                       n.attribute[0].t.data_type == 5 for n in gm.model.graph.node)
+        assert not any(n.op_type == "Constant" and n.attribute[0].name == "sparse_value"
+                       for n in gm.model.graph.node)
+    assert retyped
+    assert limit_of(NO_SPARSE) == "target"
+
+
+def test_a_sparse_constant_window_runs_in_onnxruntime_unfetched() -> None:
+    # onnxruntime refuses a session that fetches a sparse Constant's output ("Missing
+    # Input"), which a model reads through its consumers only: the window's run leaves it
+    # out of the outputs
+    import random
+
+    from generators.builder import sparse_tensor
+    from generators.names import Namer
+    from generators.pooled_random import PooledRandom
+    from generators.schema.apply import Mark, ort_refusal
+    from generators.values import FLOAT
+
+    rng = random.Random(0)
+    b = GraphBuilder(rng, PooledRandom(rng), 13, Namer("plain", rng))
+    mark = Mark.of(b)
+    x = b.graph_input(FLOAT, (2, 2))
+    c = b.node("Constant", [], sparse_value=sparse_tensor(np.ones((2, 2), np.float32), "w"))[0]
+    b.op("Mul", [x, c], FLOAT, (2, 2))
+    assert ort_refusal(b, mark) is None
+
+
+def test_a_string_constant_value_holds_its_strings() -> None:
+    node = helper.make_node("Constant", [], ["c"], value_strings=[b"a", b"bc"])
+    ctx = InputContext(node, None, {}, {}, None)
+    tensor = NODE_CANDIDATES[("Constant", "value")](ctx, "nondefault")[0]
+    assert tensor.data_type == 8 and list(tensor.string_data) == [b"a", b"bc"]

@@ -18,7 +18,7 @@ Two shares are reported per (pass, motif), and they answer different questions:
   Its uncovered reasons are what the motif's pattern cannot take.
 
 Where the walk leaves a row short, the reasons of the pairs left tell whether the anchor ops
-cannot take them (their schema, onnxruntime, the rewrite's pattern:
+cannot take them (their schema, onnxruntime, the target's own refusal, the rewrite's pattern:
 :mod:`generators.schema.limits`) or the generator fell short (a gap): a row whose walk
 covers every pair but limits is counted apart, with its limits by kind.
 
@@ -201,7 +201,8 @@ def run_schema_coverage(target: Any, passes: list[str], cases: int, json_file: P
                   f"feasible feature pairs at {cases} cases per pass; {walk_covered}/{rows} "
                   "when each walk step is drawn once (walked), and "
                   f"{limited} more where the walk covers all but pairs the anchor ops cannot "
-                  f"take (their schema, onnxruntime, the rewrite's pattern); {empty} "
+                  "take (their schema, onnxruntime, the target, the rewrite's pattern); "
+                  f"{empty} "
                   "with no feasible pair (every pair infeasible, with its reason); draws in "
                   "parentheses took a plan row; infeasible pairs (no valid model holds them) "
                   "and every uncovered pair's reason are in the JSON")

@@ -878,7 +878,12 @@ def ort_refusal(b: GraphBuilder, mark: Mark, shapes: bool = False) -> str | None
             g.input.append(value_info(x, _elem(types, x), _shape(types, x)))
         else:
             return None  # an input of unknown shape: nothing to feed it
-    for o in sorted(produced):  # onnxruntime returns no bfloat16, float 8 or 4-bit tensor
+    # onnxruntime returns no bfloat16, float 8 or 4-bit tensor, and refuses a session that
+    # fetches a sparse Constant's output ("Missing Input", or "do not support dims higher
+    # than 2" for its indices), which a model reads only through its consumers
+    sparse = {n.output[0] for n in window if n.op_type == "Constant" and n.output
+              and any(a.name == "sparse_value" for a in n.attribute)}
+    for o in sorted(produced - sparse):
         if o in types and _elem(types, o) in FETCHABLE:
             g.output.append(onnx.helper.make_value_info(o, types[o]))
     if not g.output:
@@ -934,6 +939,8 @@ def _retype(draw: _Draw, anchor: NodeProto, param: str, level: str,
     produced = {o for n in window for o in n.output if o}
     window_inits = {t.name: i for i, t in enumerate(b.initializers)
                     if i >= draw.mark.initializers}
+    if anchor.op_type == "Constant":  # the anchor itself is retyped as a `value` tensor
+        _as_value_tensor(anchor)
     constants = {n.output[0]: n for n in window if n.op_type == "Constant"
                  and n.attribute and n.attribute[0].name == "value"}
     # a Constant in another attribute form (value_float, value_ints, ...) stays as it is and
@@ -1196,6 +1203,7 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
     formal_in = [p.name for p in schema.inputs]
     formal_out = [p.name for p in schema.outputs]
     steps: list[tuple[str, str, list[Edit]]] = []
+    refused: list[str] = []  # "factor=level" of each level refused outright
     for factor, level in levels.items():
         try:
             if factor.startswith("attr:") and factor[5:] in schema.attributes:
@@ -1207,9 +1215,15 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
                 continue
         except Refused as exc:
             draw.notes.append(f"{op}|{factor}={level}: {exc}")
+            if factor in TOGETHER.get(op, ()):
+                refused.append(f"{exc} (held only together with {factor}={level})")
             continue
         if trials:
             steps.append((factor, level, trials))
+    if refused:  # levels that hold only together with a refused one are not tried
+        draw.notes += [f"{op}|{f}={lv}: {refused[0]}" for f, lv, _ in steps
+                       if f in TOGETHER.get(op, ())]
+        steps = [t for t in steps if t[0] not in TOGETHER.get(op, ())]
     wanted = sorted(((formal_in.index(f[3:]), f, lv) for f, lv in levels.items()
                      if f.startswith("in:") and f[3:] in formal_in), reverse=True)
     for index, factor, level in wanted:
@@ -1253,6 +1267,12 @@ TOGETHER: dict[str, frozenset[str]] = {
     # a Constant holds exactly one of its value attributes
     "Constant": frozenset(f"attr:{a}" for a in CONSTANT_VALUES),
 }
+
+
+#: why a draw for a target that loads no sparse tensor (onnxoptimizer, onnxscript's
+#: onnx_ir, the version converter: ``Target.takes_sparse_constants``) sets no sparse
+#: attribute: the target refuses the model before any rewrite.
+NO_SPARSE = "the target loads no sparse tensor (the builder makes none for it)"
 
 
 #: mixes of candidates a step of :data:`TOGETHER` levels tries.
@@ -1921,6 +1941,18 @@ def _constant_now(node: NodeProto) -> np.ndarray | None:
     return None
 
 
+def _as_value_tensor(node: NodeProto) -> None:
+    """Hold a Constant's numeric value given in a ``value_*`` form (``value_float``,
+    ``value_ints``, ...) as the same tensor in ``value``, which a retype can convert (the
+    ``value_*`` forms hold float and int64 only); a string, sparse or ``value`` Constant
+    stays as it is."""
+    arr = _constant_now(node)
+    if arr is None or arr.dtype.kind not in "fi" or node.attribute[0].name == "value":
+        return
+    del node.attribute[:]
+    node.attribute.append(helper.make_attribute("value", numpy_helper.from_array(arr)))
+
+
 def _constant_held_as(name: str) -> Callable[[InputContext, str], list[Any]]:
     """Candidates for a Constant's value attribute ``name`` that hold the value it has now
     in that attribute's form (a ``value_ints`` for a 1-D int64 tensor, a tensor for a
@@ -1931,12 +1963,12 @@ def _constant_held_as(name: str) -> Callable[[InputContext, str], list[Any]]:
         if arr is None or level not in (NONDEFAULT, EDGE):
             return []
         if level == EDGE:
-            if arr.dtype.kind not in "iuf":
+            if arr.dtype.kind == "O":  # (strings have no zero)
                 return []
             arr = np.zeros_like(arr)
         kind = {"f": "float", "i": "int", "O": "string"}.get(arr.dtype.kind)
-        if name == "value":
-            return [numpy_helper.from_array(arr if kind != "string" else arr.astype(bytes))]
+        if name == "value":  # (a string value is an object array of bytes already)
+            return [numpy_helper.from_array(arr)]
         if name == "sparse_value":
             flat = arr.reshape(-1)
             if kind is None or kind == "string" or not flat.size:
@@ -1996,6 +2028,8 @@ def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: s
         spec.default_value.type else None
     if classify(node.op_type, cur, default) == level:
         return []
+    if int(spec.type) == AttributeProto.SPARSE_TENSOR and level != ABSENT and not b.sparse:
+        raise Refused(NO_SPARSE)
     values: list[AttributeProto | None] = []
     if level == ABSENT:
         values = [None]

@@ -267,7 +267,7 @@ def candidates(op: str, name: str, attr_type: int, level: str, current: Any,
         arr = numpy_helper.to_array(current) if current is not None else \
             np.zeros((1,), np.float32)
         vals = FLOAT_EDGES if level == EDGE else (1.0, 2.0, 0.5)
-        for v in vals:
+        for v in vals if arr.dtype.kind in "biuf" else ():  # (a string tensor: none)
             try:
                 with np.errstate(over="ignore", invalid="ignore"):  # an edge wraps: intended
                     out.append(numpy_helper.from_array(np.full(arr.shape, v).astype(arr.dtype)))

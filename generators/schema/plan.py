@@ -69,9 +69,10 @@ _PROBE_SHAPES = {0: (), 1: (4,), 2: (3, 4), 3: (2, 3, 4), 4: (1, 3, 5, 5), 5: (1
 
 def probe_ties(name: str, lo: int, hi: int) -> Ties:
     """Which type parameters a draw of motif ``name`` ties together: a few plain draws at
-    opsets ``lo`` and ``hi`` into an empty builder, read by the union-find over the window's
-    type parameters. (A plan row that gives tied parameters different types, or a type a
-    tied node has no kernel for, cannot be drawn.)"""
+    opsets ``lo`` and ``hi`` into an empty builder and one aimed at each anchor op, read
+    by the union-find over the window's type parameters. (A plan row that gives tied
+    parameters different types, or a type a tied node has no kernel for, cannot be
+    drawn.)"""
     return probe(name, lo, hi)[0]
 
 
@@ -89,7 +90,7 @@ def probe_windows(name: str, lo: int, hi: int, unit: bool = False, aimed: bool =
     from generators.motifs import MOTIFS
     from generators.names import Namer
     from generators.pooled_random import PooledRandom
-    from generators.schema.apply import Mark
+    from generators.schema.apply import AIMED_TRIES, Mark
     from generators.values import FLOAT
 
     m = MOTIFS[name]
@@ -97,22 +98,35 @@ def probe_windows(name: str, lo: int, hi: int, unit: bool = False, aimed: bool =
     dtype = FLOAT if FLOAT in m.dtypes else min(m.dtypes)
     out: list[tuple[int, tuple[NodeProto, ...]]] = []
     aims = [a for a in m.anchors if "::" not in a] if aimed else [None] * 4
+    def window(seed: int, opset: int, aim: str | None) -> tuple[NodeProto, ...] | None:
+        rng = random.Random(seed)
+        b = GraphBuilder(rng, PooledRandom(rng), opset, Namer("plain", rng))
+        b.aim = aim
+        if m.setup is not None:
+            m.setup(b)
+        shape = _PROBE_SHAPES[rank]
+        x = b.graph_input(dtype, (1, *shape[1:]) if unit and shape else shape)
+        mark = Mark.of(b)
+        try:
+            if m.emit is None or m.emit(b, x) is None:
+                return None
+        except Exception:  # a probe the motif cannot take: other probes may
+            return None
+        return tuple(b.nodes[mark.nodes:])
+
     for seed, aim in enumerate(aims):
         for opset in sorted({lo, hi}):
-            rng = random.Random(seed)
-            b = GraphBuilder(rng, PooledRandom(rng), opset, Namer("plain", rng))
-            b.aim = aim
-            if m.setup is not None:
-                m.setup(b)
-            shape = _PROBE_SHAPES[rank]
-            x = b.graph_input(dtype, (1, *shape[1:]) if unit and shape else shape)
-            mark = Mark.of(b)
-            try:
-                if m.emit is None or m.emit(b, x) is None:
-                    continue
-            except Exception:  # a probe the motif cannot take: other probes may
-                continue
-            out.append((opset, tuple(b.nodes[mark.nodes:])))
+            got = window(seed, opset, aim)
+            # a motif whose draw does not read the aim makes the op at random: other seeds,
+            # as many as a walk's aimed draw tries (apply.AIMED_TRIES)
+            for retry in range(1, AIMED_TRIES if aim is not None and _exists(aim, opset)
+                               else 1):
+                if got is not None and aim in _made(got):
+                    break
+                again = window(len(aims) + seed * AIMED_TRIES + retry, opset, aim)
+                got = again if again is not None and aim in _made(again) else got
+            if got is not None:
+                out.append((opset, got))
     return tuple(out)
 
 
@@ -131,24 +145,27 @@ def always_made(name: str, lo: int, hi: int) -> frozenset[str]:
 
 @cache
 def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
-    """:func:`probe_ties`, and whether every probe draw made every anchor op that exists at
-    its opset (False for a motif of variants, such as a Pad before a Conv in one draw and
-    before a MaxPool in another: its ties are a union over draws that no single draw
-    holds)."""
+    """:func:`probe_ties` (over the plain probes and those aimed at each anchor op), and
+    whether every plain probe draw made every anchor op that exists at its opset (False
+    for a motif of variants, such as a Pad before a Conv in one draw and before a MaxPool
+    in another: its ties are a union over draws that no single draw holds)."""
     anchors = _anchor_ops(name)
     windows = probe_windows(name, lo, hi)
     joint = all(a in _made(window) for opset, window in windows
                 for a in anchors if _exists(a, opset))
-    return _ties(windows, anchors), joint
+    # the ties of the probes aimed at each anchor too: plain probes of a motif of variants
+    # may never make one of them, whose ties the rows would then not hold
+    return _ties(windows + probe_windows(name, lo, hi, aimed=True), anchors), joint
 
 
 @cache
 def variant_ties(name: str, lo: int, hi: int, op: str) -> Ties:
     """The ties of the probe draws of motif ``name`` that made anchor ``op``: what a draw
     aimed at ``op`` ties (:mod:`generators.schema.walk`), without the ties of variants
-    that make no ``op``."""
-    return _ties(tuple(w for w in probe_windows(name, lo, hi) if op in _made(w[1])),
-                 _anchor_ops(name))
+    that make no ``op``; the probes aimed at ``op`` count too (plain probes of a motif of
+    three variants may all make the other two)."""
+    windows = probe_windows(name, lo, hi) + probe_windows(name, lo, hi, aimed=True)
+    return _ties(tuple(w for w in windows if op in _made(w[1])), _anchor_ops(name))
 
 
 def variant_conflict(plan: MotifPlan, row: Row, op: str) -> str | None:

@@ -116,7 +116,7 @@ def _lp_norm(b: GraphBuilder, x: Value) -> Value:
     """``x / ReduceL2(x)`` or ReduceL1 over one axis with keepdims=1; at times two axes, the
     Div's operands swapped, or a Max with an epsilon between the norm and the Div. A schema
     row that gives an anchor an integer type gets 1 added to the norm (0 for a zero slice)."""
-    op = b.rng.choice(["ReduceL2", "ReduceL2", "ReduceL1"])
+    op = b.variant(b.rng.choice(["ReduceL2", "ReduceL2", "ReduceL1"]), ("ReduceL2", "ReduceL1"))
     axes = [b.rng.randrange(x.rank)]
     if x.rank >= 2 and b.rng.random() < 0.15:
         axes = sorted(b.rng.sample(range(x.rank), 2))

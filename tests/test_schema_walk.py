@@ -1042,3 +1042,47 @@ def test_the_plan_ties_every_variant_an_aimed_probe_makes() -> None:
     quant = motif_plan("ort-quant-after-act")
     assert any("Clip" in _made(w) for _, w in probe_windows("ort-quant-after-act",
                                                             *quant.opsets, aimed=True))
+
+
+def test_an_optional_without_input_is_drawn_typed_and_tested_alone() -> None:
+    # a row that leaves Optional's input out gets the empty typed Optional read by
+    # OptionalHasElement only (an OptionalGetElement of it fails when it runs); its type
+    # attribute said aloud is the type of the input it has; neither, or an empty-named
+    # input, no model holds
+    draws = walked_draws("sim-optional", pass_hints("onnxsim", "eliminate_optional_get_element"),
+                         "Optional|in:input", ("absent",))
+    assert draws
+    for _, gm, _row in draws:
+        empty = [n for n in gm.model.graph.node if n.op_type == "Optional" and not n.input]
+        assert empty and all(n.attribute[0].name == "type" for n in empty)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, 0))
+    node = helper.make_node("Optional", ["x"], ["o"])
+    types = {"x": helper.make_tensor_type_proto(10, [2, 3])}
+    got = NODE_CANDIDATES[("Optional", "type")](InputContext(node, None, types, {}, None),
+                                                "nondefault")
+    assert got[0].tensor_type.elem_type == 10 and not got[0].tensor_type.HasField("shape")
+    assert "one of them is given" in refusal("Optional", 15, {"in:input": "absent",
+                                                              "attr:type": "absent"})
+    assert "Input type is null" in refusal("Optional", 18, {"in:input": "empty"})
+    assert refusal("Optional", 18, {"in:input": "absent", "attr:type": "nondefault"}) is None
+
+
+@pytest.mark.parametrize(("target", "pass_name", "motif", "key", "levels"), [
+    # the ids of a graph input (fed 0 to 3) index a (4, 4) table on either axis
+    ("onnxoptimizer", "rewrite_input_dtype", "int64-input", "Gather|attr:axis",
+     ("nondefault",)),
+    # the Range's indices cover the dim of the axis the row gives the Gather
+    ("onnxruntime", "GatherToSliceFusion", "ort-range-gather", "Gather|attr:axis",
+     ("absent", "default", "nondefault")),
+    # the indices pick among the dims a Shape with a start gives
+    ("onnxoptimizer", "eliminate_shape_gather", "shape-gather", "Shape|attr:start",
+     ("nondefault",)),
+])
+def test_a_motif_builds_its_window_for_the_axis_its_row_gives(
+        target: str, pass_name: str, motif: str, key: str, levels: tuple[str, ...]) -> None:
+    draws = walked_draws(motif, pass_hints(target, pass_name), key, levels)
+    assert len(draws) >= 3
+    op, factor = key.split("|")
+    for seed, gm, row in draws:
+        notes = [n for v in gm.varied for n in v["notes"]]
+        assert not any(n.startswith(f"{key}=") for n in notes), (seed, row[key], notes)

@@ -245,6 +245,21 @@ def held_as_planned(b: GraphBuilder, x: Value, *keys: tuple[str, str]) -> Value:
     return x if inner == x.dtype else b.op("Cast", [x], inner, x.shape, to=inner)
 
 
+def planned_axis(b: GraphBuilder, op: str, axis: int, rank: int) -> int:
+    """The axis (``0 <= axis < rank``) a motif builds ``op`` on, fitted to the level that
+    the schema row the draw takes gives ``op``'s ``axis`` attribute, so that its edit keeps
+    the node's meaning (the window after it indexes that axis' dim): 0 where the row leaves
+    the attribute out or at its default 0, another than 0 where it gives a non-default
+    (positive) axis and ``rank > 1``, else ``axis`` as drawn. Draws nothing from the random
+    stream."""
+    level = b.planned(op, "attr:axis")
+    if level in ("absent", "default"):
+        return 0
+    if level == "nondefault" and axis == 0 and rank > 1:
+        return rank - 1
+    return axis
+
+
 def planned_integer(b: GraphBuilder, *ops: str) -> bool:
     """Whether the schema row the draw takes gives one of ``ops`` an integer element type
     (``dtype:T``): a division the motif builds may then divide by 0."""

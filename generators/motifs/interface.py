@@ -12,11 +12,15 @@ from generators.values import FLOAT, INT64, Value
 
 
 def _int64_input(b: GraphBuilder, x: Value) -> Value:
+    """An int64 graph input of ids (fed 0 to 3) cast to float and added to ``x``; at times
+    also gathering rows of a (4, 2) table, a graph output: a (4, 4) one where the schema
+    row the draw takes gives the Gather another axis, which the ids then index as well."""
     ids = b.graph_input(INT64, x.shape[x.rank - 1:])
     f = b.op("Cast", [ids], FLOAT, ids.shape, ("nonneg",), to=FLOAT)
     if b.rng.random() < 0.5:
-        table = b.random_weight((4, 2), FLOAT, "Gather")
-        g = b.op("Gather", [table, ids], FLOAT, (*ids.shape, 2), axis=0)
+        other_axis = b.planned("Gather", "attr:axis") not in (None, "absent", "default")
+        table = b.random_weight((4, 4 if other_axis else 2), FLOAT, "Gather")
+        g = b.op("Gather", [table, ids], FLOAT, (*ids.shape, table.shape[1]), axis=0)
         b.graph_output(g)
     return b.op("Add", [x, f], FLOAT, x.shape)
 

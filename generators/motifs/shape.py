@@ -11,6 +11,7 @@ from generators.builder import GraphBuilder
 from generators.motifs.spec import Motif
 from generators.ops import shape_ops
 from generators.ops.reduce import REDUCE_AXES_INPUT, reduce
+from generators.schema.levels import NONDEFAULT
 from generators.values import ALL, FLOAT, INT64, NUMERIC, Value
 
 
@@ -103,13 +104,23 @@ def _softmax_log(b: GraphBuilder, x: Value) -> Value:
     return b.op("Log", [s], FLOAT, x.shape)
 
 
-def _shape_gather(b: GraphBuilder, x: Value) -> Value:
-    s = b.op("Shape", [x], INT64, (x.rank,))
-    idx = b.rng.choice([np.asarray(b.rng.randrange(x.rank), np.int64),
-                        np.asarray([b.rng.randrange(x.rank)], np.int64),
-                        np.asarray([0, x.rank - 1], np.int64)])
+def _shape_gather(b: GraphBuilder, x: Value) -> Value | None:
+    """Gather of one dim, one dim as a list, or the first and last dims of ``Shape(x)``
+    (at times spelled negative), cast to float. Where the draw takes a schema row that
+    gives the Shape a non-default ``start`` (Shape-15), the Shape starts there and the
+    indices pick among the dims it gives (another input where ``x`` has one dim)."""
+    start = 0
+    if b.opset >= 15 and b.planned("Shape", "attr:start") == NONDEFAULT:
+        if x.rank < 2:
+            return None
+        start = b.rng.randrange(1, x.rank)
+    n = x.rank - start
+    s = b.op("Shape", [x], INT64, (n,), start=start or None)
+    idx = b.rng.choice([np.asarray(b.rng.randrange(n), np.int64),
+                        np.asarray([b.rng.randrange(n)], np.int64),
+                        np.asarray([0, n - 1], np.int64)])
     if b.opset >= 11 and b.rng.random() < 0.3:
-        idx = idx - x.rank
+        idx = idx - n
     g = b.op("Gather", [s, b.const(idx, "Gather")], INT64, idx.shape, ("nonneg",), axis=0)
     return b.op("Cast", [g], FLOAT, g.shape, to=FLOAT)
 

@@ -1953,6 +1953,18 @@ def _as_value_tensor(node: NodeProto) -> None:
     node.attribute.append(helper.make_attribute("value", numpy_helper.from_array(arr)))
 
 
+def _optional_type(c: InputContext, level: str) -> list[Any]:
+    """Optional's ``type`` (the optional's element type, needed where it has no input) as
+    the type of the input it has: the attribute said aloud."""
+    if level != NONDEFAULT or not _listed(c.node, 0) or c.node.input[0] not in c.types:
+        return []
+    got = TypeProto()
+    got.CopyFrom(c.types[c.node.input[0]])
+    if got.HasField("tensor_type"):
+        got.tensor_type.ClearField("shape")
+    return [got]
+
+
 def _constant_held_as(name: str) -> Callable[[InputContext, str], list[Any]]:
     """Candidates for a Constant's value attribute ``name`` that hold the value it has now
     in that attribute's form (a ``value_ints`` for a 1-D int64 tensor, a tensor for a
@@ -2010,6 +2022,7 @@ NODE_CANDIDATES: dict[tuple[str, str], Callable[[InputContext, str], list[Any]]]
     ("LayerNormalization", "stash_type"): _stash_types,
     ("Shape", "start"): _shape_starts,
     **{("Constant", a): _constant_held_as(a) for a in CONSTANT_VALUES},
+    ("Optional", "type"): _optional_type,
     ("Slice", "starts"): _slice_starts,
     ("Slice", "ends"): _slice_ends,
     ("Shape", "end"): _shape_ends,

@@ -167,6 +167,14 @@ RULES: tuple[Rule, ...] = (
          "Resize-11+ takes its output size from exactly one of its scales and sizes inputs"),
     Rule(frozenset({"Resize"}), (18, 10_000), _policy_with_scales,
          "Resize's keep_aspect_ratio_policy other than stretch needs sizes, not scales"),
+    Rule(frozenset({"Optional"}), _ANY,
+         lambda a: a.get("in:input") in (ABSENT, "empty") and a.get("attr:type") == ABSENT,
+         "Optional takes its element type from its input or its type attribute: one of them "
+         "is given"),
+    Rule(frozenset({"Optional"}), _ANY, _level_is("in:input", "empty"),
+         "onnx's inference and onnxruntime read Optional's empty-named input as an input "
+         "without a type ('Input type is null'), its type attribute notwithstanding (onnx "
+         "1.23, onnxruntime 1.32)"),
     Rule(frozenset({"Mod"}), _ANY,
          lambda a: a.get("dtype:T") in ("float", "double", "float16", "bfloat16") and
          a.get("attr:fmod") in (ABSENT, DEFAULT),

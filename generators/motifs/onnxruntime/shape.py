@@ -23,6 +23,7 @@ from generators.motifs.helpers import (
     ints,
     ort_motif,
     placement,
+    planned_axis,
     slice_op,
     tap,
     weight,
@@ -105,7 +106,7 @@ def _gather_split(b: GraphBuilder, x: Value) -> Value:
 def _range_gather(b: GraphBuilder, x: Value) -> Value:
     """Gather with indices made by Range (gather_fusion.cc -> Slice): ascending, strided,
     descending, and ranges of negative indices (which Gather wraps around)."""
-    a = b.rng.randrange(x.rank)
+    a = planned_axis(b, "Gather", b.rng.randrange(x.rank), x.rank)
     d = x.shape[a]
     start, limit, delta = b.rng.choice([(0, d, 1), (0, d, 1), (d // 2, d, 1), (0, d, 2),
                                         (d - 1, -1, -1), (-d, 0, 1), (-1, -d - 1, -1)])

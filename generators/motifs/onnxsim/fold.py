@@ -155,21 +155,32 @@ def _optional(b: GraphBuilder, x: Value) -> Value:
     """Optional(x) unwrapped by OptionalGetElement, or tested by OptionalHasElement (also an
     empty Optional, from opset 18), the bool cast to x's type and added. A schema row that
     gives the optional's element type ``V`` gets x cast to it (:func:`held_as_planned`) and
-    the element cast back."""
+    the element cast back; one that leaves Optional's input out (or empty) gets the empty
+    typed Optional tested alone (an OptionalGetElement of it fails when it runs)."""
+    if b.planned("Optional", "in:input") in ("absent", "empty"):
+        return _empty_optional(b, x)
     held = held_as_planned(b, x, ("Optional", "dtype:V"), ("OptionalGetElement", "dtype:V"))
     opt = b.node("Optional", [held.name])[0]
     got = cast_back(b, b.add(Value(b.node("OptionalGetElement", [opt])[0], held.dtype,
                                    x.shape, x.props)), x.dtype)
     if b.rng.random() < 0.4:
         return got
-    probe = opt
     if b.opset >= 18 and b.rng.random() < 0.5:
-        probe = b.node("Optional", [])[0]
-        b.nodes[-1].attribute.append(
-            helper.make_attribute("type", helper.make_tensor_type_proto(x.dtype, None)))
-    has = Value(b.node("OptionalHasElement", [probe])[0], BOOL, ())
+        return _empty_optional(b, got)
+    has = Value(b.node("OptionalHasElement", [opt])[0], BOOL, ())
     flag = b.op("Cast", [has], x.dtype, (), to=x.dtype)
     return b.op("Add", [got, flag], x.dtype, x.shape)
+
+
+def _empty_optional(b: GraphBuilder, x: Value) -> Value:
+    """``x`` plus OptionalHasElement of an Optional without input, typed as ``x``, cast to
+    ``x``'s type (0)."""
+    probe = b.node("Optional", [])[0]
+    b.nodes[-1].attribute.append(
+        helper.make_attribute("type", helper.make_tensor_type_proto(x.dtype, None)))
+    has = Value(b.node("OptionalHasElement", [probe])[0], BOOL, ())
+    flag = b.op("Cast", [has], x.dtype, (), to=x.dtype)
+    return b.op("Add", [x, flag], x.dtype, x.shape)
 
 
 def _loop(b: GraphBuilder, x: Value) -> Value:

@@ -1086,3 +1086,25 @@ def test_a_motif_builds_its_window_for_the_axis_its_row_gives(
     for seed, gm, row in draws:
         notes = [n for v in gm.varied for n in v["notes"]]
         assert not any(n.startswith(f"{key}=") for n in notes), (seed, row[key], notes)
+
+
+def test_an_axis_candidate_names_an_axis_of_the_input() -> None:
+    # QuantizeLinear's axis (default 1) names an axis of its input, [-r, r) (its operator
+    # docs): onnxruntime ran a per-tensor one with axis 2 on a rank-2 input, which no valid
+    # model holds; Flatten's axis may equal the rank
+    from onnx import AttributeProto, defs
+
+    from generators.schema.apply import PREVIEWS
+    from generators.schema.levels import candidates
+
+    assert candidates("QuantizeLinear", "axis", AttributeProto.INT, "nondefault", 1, 1, 2,
+                      None) == []
+    assert candidates("QuantizeLinear", "axis", AttributeProto.INT, "nondefault", 1, 1, 3,
+                      None) == [2]
+    assert 2 in candidates("Flatten", "axis", AttributeProto.INT, "nondefault", 1, 1, 2, None)
+    node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"])
+    schema = defs.get_schema("QuantizeLinear", 21)
+    for rank, fits in ((2, False), (3, True)):
+        types = {"x": helper.make_tensor_type_proto(1, [2] * rank)}
+        ctx = InputContext(node, schema, types, {}, None)
+        assert PREVIEWS[("QuantizeLinear", "attr:axis")](ctx, "nondefault") is fits

@@ -1740,6 +1740,18 @@ def _group_fits(c: InputContext, level: str) -> bool:
         return False
 
 
+def _axis_fits(c: InputContext, level: str) -> bool:
+    """Whether the node's input has an axis of level ``level`` for its ``axis`` attribute
+    (:func:`generators.schema.levels.candidates` keeps the input's axes only): a
+    QuantizeLinear whose default axis is 1 has no non-default one on a rank-2 input."""
+    spec = c.schema.attributes["axis"]
+    default = attr_value(spec.default_value) if spec.default_value is not None and \
+        spec.default_value.type else None
+    rank = len(c.shape(0) or ()) or None
+    return level not in (NONDEFAULT, EDGE) or rank is None or bool(candidates(
+        c.node.op_type, "axis", int(spec.type), level, None, default, rank, c.rng))
+
+
 def _reachable_output_shape(node: NodeProto, types: dict[str, TypeProto]) -> None:
     """Hold a ConvTranspose's ``output_shape`` within what its other attributes reach, once
     a draw's edits are all made: an output dim is at most ``stride * (in - 1) +
@@ -1780,6 +1792,7 @@ SETTLERS: dict[str, Callable[[NodeProto, dict[str, TypeProto]], None]] = {
 #: that can (:func:`row_misfits`, :func:`emit_for_row`).
 PREVIEWS: dict[tuple[str, str], Callable[[InputContext, str], bool]] = {
     **{(op, "attr:group"): _group_fits for op in GROUPED_WEIGHT},
+    **{(op, "attr:axis"): _axis_fits for op in ("QuantizeLinear", "DequantizeLinear")},
 }
 
 

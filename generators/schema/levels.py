@@ -198,6 +198,12 @@ INT_ORDINARY = (2, 1, 3, 4)
 INT_EDGES = (0, -1, -2)
 
 
+#: ops whose ``axis`` attribute may equal the rank of their first input (it counts the
+#: positions between axes: Flatten's ``[-r, r]``, OneHot's ``[-r-1, r]`` of its output);
+#: every other op's ``axis`` names an axis of its first input (``[-r, r)``).
+AXIS_UP_TO_RANK = frozenset({"Flatten", "OneHot"})
+
+
 def candidates(op: str, name: str, attr_type: int, level: str, current: Any,
                default: Any, rank: int | None, rng: Any) -> list[Any]:
     """Values to try for attribute ``name`` of ``op`` at ``level`` (``nondefault`` or
@@ -231,6 +237,10 @@ def candidates(op: str, name: str, attr_type: int, level: str, current: Any,
             out += [v for v in INT_ORDINARY if v != default]
             if isinstance(current, int) and current < 0 and rank:
                 out.insert(0, current + rank)
+        if name == "axis" and rank:  # an axis of the input only (a kernel checks it even
+            # where inference does not read it: a per-tensor QuantizeLinear's)
+            top = rank + 1 if op in AXIS_UP_TO_RANK else rank
+            out = [v for v in out if -top <= v < top]
     elif attr_type == AttributeProto.FLOAT:
         pool = list(FLOAT_EDGES if level == EDGE else FLOAT_ORDINARY)
         rng.shuffle(pool)

@@ -1108,3 +1108,13 @@ def test_an_axis_candidate_names_an_axis_of_the_input() -> None:
         types = {"x": helper.make_tensor_type_proto(1, [2] * rank)}
         ctx = InputContext(node, schema, types, {}, None)
         assert PREVIEWS[("QuantizeLinear", "attr:axis")](ctx, "nondefault") is fits
+
+
+def test_every_walk_step_of_space_to_depth_draws_it() -> None:
+    # ort-space-to-depth slices every second row and column: an input of one row or column
+    # is tiled to two (the motif gave up on it, and a third of its walk drew nothing)
+    hints = pass_hints("onnxruntime", "SliceConcatToSpaceToDepthFusion")
+    seeds = list(walk_seeds("ort-space-to-depth", "v2", hints).values())
+    drawn = [any(v["motif"] == "ort-space-to-depth" for v in generate(s, "v2", hints).varied)
+             for s in seeds]
+    assert len(seeds) >= 40 and all(drawn), drawn

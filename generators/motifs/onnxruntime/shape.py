@@ -127,10 +127,13 @@ _PHASES = [(0, 0), (1, 0), (0, 1), (1, 1)]
 def _space_to_depth(b: GraphBuilder, x: Value) -> Value:
     """Four Slices of step 2 on H and W at the four phases, concatenated on channels
     (slice_concat_to_space_to_depth_fusion.cc; the Focus layer of YOLOv5) in the canonical,
-    the YOLO or a random order; odd or shortened extents sometimes."""
-    if min(x.shape[2:]) < 2:  # no second row or column to take: another input
-        return None
+    the YOLO or a random order; odd or shortened extents sometimes. An input of one row or
+    column is tiled to two first."""
     x = float_view(b, x, ANY_FLOAT)
+    if min(x.shape[2:]) < 2:  # no second row or column to take: tiled
+        reps = [1, 1, *(2 if d < 2 else 1 for d in x.shape[2:])]
+        x = b.op("Tile", [x, ints(b, reps, "Tile")], x.dtype,
+                 tuple(d * r for d, r in zip(x.shape, reps, strict=True)))
     if (x.shape[2] % 2 or x.shape[3] % 2) and b.rng.random() < 0.6:  # crop to even extents
         x = slice_op(b, x, [0, 0], [d - d % 2 for d in x.shape[2:]], [2, 3])
     n, c, h, w = x.shape

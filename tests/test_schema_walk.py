@@ -1102,6 +1102,12 @@ def test_an_axis_candidate_names_an_axis_of_the_input() -> None:
     assert candidates("QuantizeLinear", "axis", AttributeProto.INT, "nondefault", 1, 1, 3,
                       None) == [2]
     assert 2 in candidates("Flatten", "axis", AttributeProto.INT, "nondefault", 1, 1, 2, None)
+    # a Squeeze's axes are axes of its input, each once (the generic lists are sizes: [1]
+    # on a rank-1 input made onnxruntime refuse os-squeeze-reshape's draws)
+    assert candidates("Squeeze", "axes", AttributeProto.INTS, "nondefault", None, None, 1,
+                      None) == [[0]]
+    assert [1] in candidates("Unsqueeze", "axes", AttributeProto.INTS, "nondefault", None,
+                             None, 1, None)
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"])
     schema = defs.get_schema("QuantizeLinear", 21)
     for rank, fits in ((2, False), (3, True)):

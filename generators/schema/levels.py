@@ -259,6 +259,10 @@ def candidates(op: str, name: str, attr_type: int, level: str, current: Any,
                 out.append([v + rank if v < 0 else v for v in cur])
             out.append(list(reversed(cur)))
             out.append(cur)
+        if name == "axes" and rank and op != "Unsqueeze":  # (Unsqueeze's count the output's)
+            # axes of the input only, each once: the generic lists above are sizes
+            out = [v for v in out if all(-rank <= a < rank for a in v)
+                   and len({a % rank for a in v}) == len(v)]
     elif attr_type == AttributeProto.FLOATS:
         cur = list(current) if current else [1.0]
         if level == EDGE:

@@ -1077,6 +1077,8 @@ def test_an_optional_without_input_is_drawn_typed_and_tested_alone() -> None:
     # the indices pick among the dims a Shape with a start gives
     ("onnxoptimizer", "eliminate_shape_gather", "shape-gather", "Shape|attr:start",
      ("nondefault",)),
+    # a (1, 2d) constant split in two (1, d) halves on its second axis
+    ("onnxscript", "FoldConstantsPass", "os-fold-limits", "Split|attr:axis", ("nondefault",)),
 ])
 def test_a_motif_builds_its_window_for_the_axis_its_row_gives(
         target: str, pass_name: str, motif: str, key: str, levels: tuple[str, ...]) -> None:

@@ -30,6 +30,7 @@ from generators.motifs.helpers import (
     weight,
 )
 from generators.ops import shape_ops
+from generators.schema.levels import NONDEFAULT
 from generators.values import BOOL, FLOAT, FLOAT16, INT32, INT64, NP_DTYPE, Value, broadcast
 
 #: names of the symbolic first dim of the inputs these motifs add.
@@ -418,9 +419,10 @@ def _fold_limits(b: GraphBuilder, x: Value) -> Value:
         e = b.op("Expand", [c, ints(b, [side, side])], FLOAT, (side, side))
         m = b.op("ReduceMean", [e], FLOAT, (), keepdims=0)
         return b.op("Add", [x, m], FLOAT, x.shape)
-    if form == "split":
-        c = weight(b, (2, d), FLOAT, "Split")
-        names = b.node("Split", [c.name], n_out=2, axis=0,
+    if form == "split":  # (on its second axis where the schema row gives the Split one)
+        second = b.planned("Split", "attr:axis") == NONDEFAULT
+        c = weight(b, (1, 2 * d) if second else (2, d), FLOAT, "Split")
+        names = b.node("Split", [c.name], n_out=2, axis=1 if second else 0,
                        num_outputs=2 if b.opset >= 18 else None)
         a = b.op("Add", [x, names[0]], FLOAT, broadcast(x.shape, (1, d)))
         return b.op("Sub", [a, names[1]], FLOAT, a.shape)

@@ -1126,3 +1126,15 @@ def test_every_walk_step_of_space_to_depth_draws_it() -> None:
     drawn = [any(v["motif"] == "ort-space-to-depth" for v in generate(s, "v2", hints).varied)
              for s in seeds]
     assert len(seeds) >= 40 and all(drawn), drawn
+
+
+def test_an_output_of_unknown_shape_may_be_unused_or_read_but_not_a_graph_output() -> None:
+    # tb-embed-layer-norm's LayerNormalization reads a value inference gives no shape to,
+    # so its Mean and InvStdDev get none: left unused or read by an Identity they stand
+    # (before, every such edit was refused); only a graph output needs the shape
+    draws = walked_draws("tb-embed-layer-norm", pass_hints("onnxsim", "fuse_attention"),
+                         "LayerNormalization|out:Mean", ("unused", "consumed", "output"))
+    assert draws
+    refused = [n.split(":", 1)[1].split(":")[0] for _, gm, _ in draws for v in gm.varied
+               for n in v["notes"] if n.endswith("the new output's shape is not inferred")]
+    assert refused and all(level.endswith("=output") for level in refused), refused

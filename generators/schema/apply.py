@@ -1366,13 +1366,16 @@ def _commit(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, edits: list
         reshaped, got = (window, reshaping, str(exc)), dict(reshaping.types)
     except Refused as exc:
         return str(exc)
+    # a new graph output needs its shape (the checker wants it); a reader of a new output
+    # of unknown shape keeps its result out of the pool (the output edits' posts)
+    declared = {getattr(p, "graph_output", None) for p in posts}
     for i, name in enumerate(new.output):
-        if name and _shape(got, name) is None:  # for the output edits' readers (their post)
+        if name and _shape(got, name) is None:
             like = _known_output_shape(new, schema, i, t_types, got) or \
                 _sibling_shape(schema, new, i, got)
             if like is not None:
                 got[name] = helper.make_tensor_type_proto(_elem(got, name), list(like))
-            elif name not in node.output:
+            elif name not in node.output and name in declared:
                 return "the new output's shape is not inferred"
     if reshaped is None:
         _place(b, node, new, weights)
@@ -2191,9 +2194,9 @@ def _output_edits(b: GraphBuilder, node: NodeProto, index: int, level: str) -> l
             if level in (ABSENT, UNUSED):
                 return
             elem, shape = _elem(got, fresh), _shape(got, fresh)
-            # an output whose shape no inference gives stays unused rather than a graph
-            # output (the checker wants the output's shape), and its reader's result stays
-            # out of the pool (later ops would take it for a scalar)
+            # an output whose shape no inference gives is no graph output (the checker
+            # wants the output's shape: _commit refuses the edit), and its reader's result
+            # stays out of the pool (later ops would take it for a scalar)
             if level == OUTPUT:
                 if shape is not None:
                     b.graph_output(Value(fresh, elem, shape))
@@ -2203,6 +2206,7 @@ def _output_edits(b: GraphBuilder, node: NodeProto, index: int, level: str) -> l
                 b.consumed.add(fresh)
                 if shape is not None:
                     b.add(Value(out, elem, shape))
+        post.graph_output = fresh if level == OUTPUT else None  # type: ignore[attr-defined]
         return [], post
 
     return [edit]

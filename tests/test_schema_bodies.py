@@ -142,7 +142,7 @@ def test_a_draw_onnxruntime_refuses_as_a_whole_keeps_the_part_it_runs() -> None:
         onnx.checker.check_model(gm.model, full_check=True)
         cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
         kept += 1
-    assert kept >= 5, kept
+    assert kept >= 3, kept  # (fewer each time a cause of such refusals is fixed upstream)
 
 
 def test_a_body_reads_a_retyped_outer_value_through_a_cast_back() -> None:

@@ -1138,3 +1138,22 @@ def test_an_output_of_unknown_shape_may_be_unused_or_read_but_not_a_graph_output
     refused = [n.split(":", 1)[1].split(":")[0] for _, gm, _ in draws for v in gm.varied
                for n in v["notes"] if n.endswith("the new output's shape is not inferred")]
     assert refused and all(level.endswith("=output") for level in refused), refused
+
+
+def test_a_quantizer_without_zero_point_takes_its_type_once_the_zero_point_is_listed() -> None:
+    # a QuantizeLinear without y_zero_point makes uint8 whatever its output is retyped to:
+    # the retype waits until the row's y_zero_point edit lists one (of the row's type,
+    # before: uint8, which undid the retype); a float 8 row gets the zero point 0, the
+    # only one onnxruntime's DequantizeLinear takes for float 8
+    draws = walked_draws("ort-quant-after-act", pass_hints("onnxruntime", "ReluQuantRewrite"),
+                         "QuantizeLinear|dtype:T2",
+                         ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"))
+    assert len(draws) >= 3
+    held = 0
+    for seed, gm, _row in draws:
+        notes = [n for v in gm.varied for n in v["notes"]]
+        assert not any("QuantizeLinear|dtype:T2" in n and "the node is uint8" in n
+                       for n in notes), (seed, notes)
+        cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
+        held += not any("QuantizeLinear|dtype:T2" in n for n in notes)
+    assert held >= 3, held

@@ -717,6 +717,16 @@ def _note_lost_types(draw: _Draw, plan: MotifPlan, row: Row,
                                   f"a tied op)")
 
 
+def _holds(draw: _Draw, op: str, param: str, level: str, types: dict[str, TypeProto]) -> bool:
+    """Whether the first ``op`` node of the draw's window has type parameter ``param`` of
+    the element type named ``level`` (where inference gives it one)."""
+    anchors = draw.anchors(op)
+    schema = _schema(anchors[0], draw.b.opset) if anchors else None
+    seeds = bound_to(schema, anchors[0], param) if schema is not None else []
+    got = _elem(types, seeds[0]) if seeds else 0
+    return not got or got == DTYPES.get(level)
+
+
 class Unbound(Refused):
     """No tensor of the node is bound to the type parameter (yet: the only ones are
     optional inputs or outputs the node does not list)."""
@@ -744,6 +754,13 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
         try:
             if _retype(draw, anchors[0], factor[len("dtype:"):], level, types):
                 types = infer_types(b, strict=True)
+                if not _holds(draw, op, factor[len("dtype:"):], level, types):
+                    # the node's type comes from an optional input it does not list yet
+                    # (a QuantizeLinear without y_zero_point makes uint8): after its edits
+                    before.undo()
+                    types = infer_types(b)
+                    raise Unbound(f"the node keeps its type without the optional input "
+                                  f"that carries {factor[len('dtype:'):]}")
         except Unbound as exc:
             if defer:
                 deferred[factor] = level

@@ -213,10 +213,15 @@ def _qdq_propagation(b: GraphBuilder, x: Value) -> Value:
 def _quant_after_act(b: GraphBuilder, x: Value) -> Value:
     """Relu or Clip right before QuantizeLinear (relu_quantizelinear.cc and
     clip_quantizelinear.cc drop it where the quantized range already clips): zero points at
-    the range minimum or not, Clip ranges inside or outside the quantized range."""
+    the range minimum or not, Clip ranges inside or outside the quantized range. A schema
+    row that gives the quantized type a float 8 one gets the zero point 0 (onnxruntime's
+    DequantizeLinear takes no other for float 8)."""
     kind = b.rng.choice([UINT8, UINT8, INT8])
     _, lo, hi = _QTYPES[kind]
     zero = b.rng.choice([lo, lo, 0, 10 + lo])
+    if any((b.planned(op, f) or "").startswith("float8") for op, f in (
+            ("QuantizeLinear", "dtype:T2"), ("DequantizeLinear", "dtype:T1"))):
+        zero = 0
     scale = b.rng.choice([6 / 255, 0.02, 0.02, 0.05])
     if b.rng.random() < 0.5:
         y = b.op("Relu", [x], FLOAT, x.shape, ("nonneg",))

@@ -1079,6 +1079,12 @@ def test_an_optional_without_input_is_drawn_typed_and_tested_alone() -> None:
      ("nondefault",)),
     # a (1, 2d) constant split in two (1, d) halves on its second axis
     ("onnxscript", "FoldConstantsPass", "os-fold-limits", "Split|attr:axis", ("nondefault",)),
+    # a unit dim put in front of a rank-2 input, whose only non-default axis of a
+    # QuantizeLinear or Softmax-11 (default 1) would be out of range
+    ("onnxruntime", "ReluQuantRewrite", "ort-quant-after-act", "QuantizeLinear|attr:axis",
+     ("nondefault",)),
+    ("version-converter", "Hardmax 12->13", "oc-softmax-axis", "Softmax|attr:axis",
+     ("nondefault",)),
 ])
 def test_a_motif_builds_its_window_for_the_axis_its_row_gives(
         target: str, pass_name: str, motif: str, key: str, levels: tuple[str, ...]) -> None:
@@ -1096,7 +1102,7 @@ def test_an_axis_candidate_names_an_axis_of_the_input() -> None:
     # model holds; Flatten's axis may equal the rank
     from onnx import AttributeProto, defs
 
-    from generators.schema.apply import PREVIEWS
+    from generators.schema.apply import FACTOR_PREVIEWS
     from generators.schema.levels import candidates
 
     assert candidates("QuantizeLinear", "axis", AttributeProto.INT, "nondefault", 1, 1, 2,
@@ -1115,7 +1121,7 @@ def test_an_axis_candidate_names_an_axis_of_the_input() -> None:
     for rank, fits in ((2, False), (3, True)):
         types = {"x": helper.make_tensor_type_proto(1, [2] * rank)}
         ctx = InputContext(node, schema, types, {}, None)
-        assert PREVIEWS[("QuantizeLinear", "attr:axis")](ctx, "nondefault") is fits
+        assert FACTOR_PREVIEWS["attr:axis"](ctx, "nondefault") is fits
 
 
 def test_every_walk_step_of_space_to_depth_draws_it() -> None:

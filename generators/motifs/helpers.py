@@ -260,6 +260,37 @@ def planned_axis(b: GraphBuilder, op: str, axis: int, rank: int) -> int:
     return axis
 
 
+def room_for_axis(b: GraphBuilder, x: Value, *ops: str) -> Value:
+    """``x``, or ``x`` with unit dims put in front until it has an axis of the level that
+    the schema row the draw takes gives the ``axis`` attribute of one of ``ops`` (a
+    QuantizeLinear or a Softmax-11, whose default axis is 1, has a non-default one only
+    from rank 3: :func:`generators.schema.levels.candidates`). Draws nothing from the
+    random stream."""
+    from onnx import AttributeProto, defs
+
+    from generators.schema.levels import attr_value, candidates
+
+    for op in ops:
+        level = b.planned(op, "attr:axis")
+        try:
+            spec = defs.get_schema(op, b.opset).attributes.get("axis")
+        except defs.SchemaError:
+            continue
+        if level not in ("nondefault", "edge") or spec is None:
+            continue
+        default = attr_value(spec.default_value) if spec.default_value.type else None
+        rank = x.rank
+        while rank < 6 and not candidates(op, "axis", AttributeProto.INT, level, None,
+                                          default, rank, None):
+            rank += 1
+        if rank > x.rank:
+            x = b.op("Unsqueeze", [x, ints(b, list(range(rank - x.rank)), "Unsqueeze")]
+                     if b.opset >= 13 else [x], x.dtype, (1,) * (rank - x.rank) + x.shape,
+                     x.props, **({} if b.opset >= 13 else
+                                 {"axes": list(range(rank - x.rank))}))
+    return x
+
+
 def planned_integer(b: GraphBuilder, *ops: str) -> bool:
     """Whether the schema row the draw takes gives one of ``ops`` an integer element type
     (``dtype:T``): a division the motif builds may then divide by 0."""

@@ -535,7 +535,7 @@ def row_misfits(b: GraphBuilder, start: int, plan: MotifPlan, row: Row) -> int:
     anchor op among ``b.nodes[start:]`` cannot take (0 where the row has no such level, or
     no such node was emitted: :func:`emit_for_row` counts the anchors apart)."""
     checks = [(op, f, lv) for op in plan.spaces for f, lv in plan.op_row(row, op).items()
-              if (op, f) in PREVIEWS]
+              if _preview(op, f) is not None]
     if not checks:
         return 0
     try:
@@ -547,7 +547,7 @@ def row_misfits(b: GraphBuilder, start: int, plan: MotifPlan, row: Row) -> int:
         node = next((n for n in b.nodes[start:] if n.op_type == op
                      and n.domain in ("", "ai.onnx")), None)
         schema = _schema(node, b.opset) if node is not None else None
-        if schema is not None and not PREVIEWS[(op, factor)](
+        if schema is not None and not _preview(op, factor)(  # type: ignore[misc]
                 InputContext(node, schema, types, consts, b.rng), level):
             bad += 1
     return bad
@@ -1764,7 +1764,9 @@ def _axis_fits(c: InputContext, level: str) -> bool:
     """Whether the node's input has an axis of level ``level`` for its ``axis`` attribute
     (:func:`generators.schema.levels.candidates` keeps the input's axes only): a
     QuantizeLinear whose default axis is 1 has no non-default one on a rank-2 input."""
-    spec = c.schema.attributes["axis"]
+    spec = c.schema.attributes.get("axis")
+    if spec is None or spec.type != AttributeProto.INT:
+        return True
     default = attr_value(spec.default_value) if spec.default_value is not None and \
         spec.default_value.type else None
     rank = len(c.shape(0) or ()) or None
@@ -1812,8 +1814,16 @@ SETTLERS: dict[str, Callable[[NodeProto, dict[str, TypeProto]], None]] = {
 #: that can (:func:`row_misfits`, :func:`emit_for_row`).
 PREVIEWS: dict[tuple[str, str], Callable[[InputContext, str], bool]] = {
     **{(op, "attr:group"): _group_fits for op in GROUPED_WEIGHT},
-    **{(op, "attr:axis"): _axis_fits for op in ("QuantizeLinear", "DequantizeLinear")},
 }
+#: ``factor -> preview`` for every op with that factor (an ``axis`` attribute names an axis
+#: of the node's input, which a rank-2 input may not have at the row's level).
+FACTOR_PREVIEWS: dict[str, Callable[[InputContext, str], bool]] = {"attr:axis": _axis_fits}
+
+
+def _preview(op: str, factor: str) -> Callable[[InputContext, str], bool] | None:
+    """The preview of ``factor`` of ``op`` (:data:`PREVIEWS`, else
+    :data:`FACTOR_PREVIEWS`), or None."""
+    return PREVIEWS.get((op, factor)) or FACTOR_PREVIEWS.get(factor)
 
 
 def _output_shape(c: InputContext, level: str) -> list[Any]:

@@ -18,7 +18,7 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from generators.builder import GraphBuilder
-from generators.motifs.helpers import binary, clip, const, ort_motif, tap, weight
+from generators.motifs.helpers import binary, clip, const, ort_motif, room_for_axis, tap, weight
 from generators.ops import nn
 from generators.values import FLOAT, Value
 
@@ -121,6 +121,7 @@ def _qdq_unit(b: GraphBuilder, x: Value) -> Value:
     quantizes float weights; ensure_unique_dq_for_node_unit.cc splits a shared
     DequantizeLinear; qdq_s8_to_u8.cc converts int8 activations)."""
     kind = b.rng.choice([UINT8, UINT8, INT8])
+    x = room_for_axis(b, x, "QuantizeLinear", "DequantizeLinear")
     a = qdq(b, x, kind)
     quantized = b.rng.random() < 0.6
     ops = ["MatMul", "Add", "Mul", "Sigmoid", "LeakyRelu", "Transpose", "Reshape"]
@@ -222,6 +223,7 @@ def _quant_after_act(b: GraphBuilder, x: Value) -> Value:
     if any((b.planned(op, f) or "").startswith("float8") for op, f in (
             ("QuantizeLinear", "dtype:T2"), ("DequantizeLinear", "dtype:T1"))):
         zero = 0
+    x = room_for_axis(b, x, "QuantizeLinear", "DequantizeLinear")
     scale = b.rng.choice([6 / 255, 0.02, 0.02, 0.05])
     if b.rng.random() < 0.5:
         y = b.op("Relu", [x], FLOAT, x.shape, ("nonneg",))

@@ -21,7 +21,7 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from generators.builder import GraphBuilder
-from generators.motifs.helpers import FLOAT_INPUT, float_view, ort_motif, tap
+from generators.motifs.helpers import FLOAT_INPUT, float_view, ort_motif, room_for_axis, tap
 from generators.motifs.onnxruntime_transformers.blocks import _norm, _weigher
 from generators.values import FLOAT, Value
 
@@ -62,7 +62,7 @@ def _qdq(b: GraphBuilder, x: Value, odd: str) -> Value:
 def qdq(b: GraphBuilder, x: Value) -> Value:
     """QDQ around a Gelu, FastGelu, LayerNormalization or MatMul + bias (+ residual) on x
     (see the module docstring); returns the last DequantizeLinear's output."""
-    x = float_view(b, x, (FLOAT,))
+    x = room_for_axis(b, float_view(b, x, (FLOAT,)), "QuantizeLinear", "DequantizeLinear")
     per_channel_ok = b.opset >= 13
     odd = b.rng.choice(["", "", "", "", "zp", "nozp"] + (["channel"] if per_channel_ok else []))
     a = _qdq(b, x, odd)

@@ -27,7 +27,7 @@ import numpy as np
 from generators.builder import GraphBuilder
 from generators.motifs import functions
 from generators.motifs.fusion import pad
-from generators.motifs.helpers import clip, sealed, slice_op
+from generators.motifs.helpers import clip, room_for_axis, sealed, slice_op
 from generators.motifs.spec import Motif
 from generators.ops import control, nn, shape_ops
 from generators.ops.reduce import reduce
@@ -299,6 +299,7 @@ def _softmax_axis(b: GraphBuilder, x: Value) -> Value:
     input is coerced to 2-D around it), or with the default axis (1 before 13, -1 from
     13)."""
     op = b.rng.choice(["Softmax", "Softmax", "LogSoftmax", "Hardmax"])
+    x = room_for_axis(b, x, op)
     a = None if b.rng.random() < 0.3 else b.rng.randrange(max(1, x.rank - 1))
     if a is not None and b.opset >= 11 and b.rng.random() < 0.3:
         a -= x.rank

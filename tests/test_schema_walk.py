@@ -1163,3 +1163,26 @@ def test_a_quantizer_without_zero_point_takes_its_type_once_the_zero_point_is_li
         cpu_session(gm.model).run(None, synthesize_inputs(gm.model, seed, gm.input_shapes))
         held += not any("QuantizeLinear|dtype:T2" in n for n in notes)
     assert held >= 3, held
+
+
+def test_a_resize_with_exclude_outside_resizes_cubic_where_its_data_is_float() -> None:
+    # onnxruntime's Resize takes exclude_outside only in mode cubic (or linear with
+    # antialias), and runs cubic on float and float16 data only
+    from generators.schema.apply import SETTLERS
+
+    types = {"x": helper.make_tensor_type_proto(1, [1, 1, 2, 3]),
+             "q": helper.make_tensor_type_proto(2, [1, 1, 2, 3])}
+    node = helper.make_node("Resize", ["x", "", "", "s"], ["y"], mode="linear",
+                            exclude_outside=1)
+    SETTLERS["Resize"](node, types)
+    assert [a.s for a in node.attribute if a.name == "mode"] == [b"cubic"]
+    ints8 = helper.make_node("Resize", ["q", "", "", "s"], ["y"], mode="linear",
+                             exclude_outside=1)
+    SETTLERS["Resize"](ints8, types)
+    assert [a.s for a in ints8.attribute if a.name == "mode"] == [b"linear"]
+    cubic = helper.make_node("Resize", ["q", "", "", "s"], ["y"], mode="cubic")
+    assert "float and float16 data only" in runtime_reason(cubic, types)
+    assert "which it runs on float data only" in refusal(
+        "Resize", 13, {"attr:exclude_outside": "nondefault", "dtype:T1": "uint8"})
+    assert refusal("Resize", 19, {"attr:exclude_outside": "nondefault", "dtype:T1": "uint8",
+                                  "attr:antialias": "nondefault"}) is None

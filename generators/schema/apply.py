@@ -1802,10 +1802,23 @@ def _reachable_output_shape(node: NodeProto, types: dict[str, TypeProto]) -> Non
     written.ints.extend(held)
 
 
+def _cubic_for_exclude_outside(node: NodeProto, types: dict[str, TypeProto]) -> None:
+    """A Resize of float data with ``exclude_outside`` set in mode linear without
+    antialias (which onnxruntime refuses: :func:`_resize_window_refused`) resizes in mode
+    cubic instead: the same level of ``mode`` (non-default), one that takes it."""
+    mode = _attr(node, "mode")
+    if _attr(node, "exclude_outside") and not _attr(node, "antialias") and \
+            mode in (b"linear", "linear") and _float_data(node, types) is not False:
+        kept = [a for a in node.attribute if a.name != "mode"]
+        del node.attribute[:]
+        node.attribute.extend([*kept, helper.make_attribute("mode", "cubic")])
+
+
 #: op -> ``(edited node, graph types)``: what an edited node's attributes must agree on
 #: once all of a draw's edits are made, set in place before the node is checked.
 SETTLERS: dict[str, Callable[[NodeProto, dict[str, TypeProto]], None]] = {
     "ConvTranspose": _reachable_output_shape,
+    "Resize": _cubic_for_exclude_outside,
 }
 
 
@@ -2363,6 +2376,18 @@ def _resize_window_refused(node: NodeProto, types: dict[str, TypeProto]) -> bool
         (exclude and mode != "cubic" and not (anti and mode == "linear"))
 
 
+def _cubic_not_float(node: NodeProto, types: dict[str, TypeProto]) -> bool:
+    """A Resize in mode cubic whose data is not float or float16 (onnxruntime's kernel
+    reads it as float)."""
+    return _attr(node, "mode") in (b"cubic", "cubic") and _float_data(node, types) is False
+
+
+def _float_data(node: NodeProto, types: dict[str, TypeProto]) -> bool | None:
+    """Whether a node's first input is float or float16 (None: its type is unknown)."""
+    elem = _elem(types, node.input[0]) if node.input and node.input[0] else 0
+    return elem in (TensorProto.FLOAT, TensorProto.FLOAT16) if elem else None
+
+
 def _cropped_roi_not_float(node: NodeProto, types: dict[str, TypeProto]) -> bool:
     """A Resize in mode tf_crop_and_resize whose roi is not float: onnxruntime reads the
     roi as float when the session starts ("Tensor type mismatch"); other modes ignore it."""
@@ -2405,6 +2430,9 @@ RUNTIME_REFUSALS: list[tuple[str, Callable[[NodeProto, dict[str, TypeProto]], bo
     ("Resize", _resize_window_refused,
      "onnxruntime's Resize takes antialias only in mode linear or cubic, and exclude_outside "
      "only in mode cubic or in mode linear with antialias"),
+    ("Resize", _cubic_not_float,
+     "onnxruntime's Resize runs mode cubic on float and float16 data only (\"Tensor type "
+     "mismatch\" for integers)"),
     ("Resize", _cropped_roi_not_float,
      "onnxruntime reads the roi of a Resize in mode tf_crop_and_resize as float only "
      "(\"Tensor type mismatch\")"),

@@ -92,6 +92,11 @@ def _nearest_with(attr: str) -> Callable[[dict[str, str]], bool]:
     return lambda a: a.get(attr) == NONDEFAULT and a.get("attr:mode") in (ABSENT, DEFAULT)
 
 
+def _integer(a: dict[str, str], factor: str) -> bool:
+    """Whether ``factor`` (a ``dtype:`` factor) is at an integer element type."""
+    return (a.get(factor) or "").startswith(("int", "uint"))
+
+
 def _bfloat16_stash_with_statistics(a: dict[str, str]) -> bool:
     return a.get("attr:stash_type") == NONDEFAULT and any(
         a.get(f) in _NAMED for f in ("out:Mean", "out:InvStdDev"))
@@ -198,6 +203,15 @@ RULES: tuple[Rule, ...] = (
          "onnxruntime's Resize takes exclude_outside=1 only in mode linear or cubic"),
     Rule(frozenset({"Resize"}), _ANY, _nearest_with("attr:antialias"),
          "onnxruntime's Resize antialiases only in mode linear or cubic"),
+    Rule(frozenset({"Resize"}), (11, 17),
+         lambda a: a.get("attr:exclude_outside") == NONDEFAULT and _integer(a, "dtype:T1"),
+         "onnxruntime's Resize-11 takes exclude_outside only in mode cubic, which it runs "
+         "on float data only"),
+    Rule(frozenset({"Resize"}), (18, 10_000),
+         lambda a: a.get("attr:exclude_outside") == NONDEFAULT and _integer(a, "dtype:T1")
+         and a.get("attr:antialias") in (ABSENT, DEFAULT),
+         "onnxruntime's Resize takes exclude_outside only in mode cubic, which it runs on "
+         "float data only, or in mode linear with antialias"),
     Rule(frozenset({"LayerNormalization"}), (17, 10_000), _bfloat16_stash_with_statistics,
          "onnxruntime runs a LayerNormalization whose stash_type is bfloat16 and whose Mean "
          "or InvStdDev output is named through the op's function, and that function's "

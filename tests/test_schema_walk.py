@@ -1085,6 +1085,9 @@ def test_an_optional_without_input_is_drawn_typed_and_tested_alone() -> None:
      ("nondefault",)),
     ("version-converter", "Hardmax 12->13", "oc-softmax-axis", "Softmax|attr:axis",
      ("nondefault",)),
+    # rotate_half's Slices to a computed half: without axes, bounds over all four axes
+    ("onnxruntime-transformers", "enable_rotary_embeddings", "tb-rotary", "Slice|in:axes",
+     ("absent", "empty")),
 ])
 def test_a_motif_builds_its_window_for_the_axis_its_row_gives(
         target: str, pass_name: str, motif: str, key: str, levels: tuple[str, ...]) -> None:

@@ -50,6 +50,22 @@ def _half(b: GraphBuilder, xt: Value) -> Value:
     return shape_ops.unsqueeze(b, d, [0])
 
 
+def _last_axis_slice(b: GraphBuilder, src: Value, start: Value, end: Value,
+                     shape: tuple[int, ...]) -> Value:
+    """``src[..., start:end]`` of a (B, N, S, H) ``src`` (``start`` and ``end`` 1-D, one
+    value): a Slice with axes [3]; where the schema row the draw takes leaves Slice's axes
+    out (or empty-named), its starts and ends over all four axes instead, Concats of the
+    whole of the first three and the given bound (the form without axes means the same)."""
+    level = b.planned("Slice", "in:axes")
+    if level not in ("absent", "empty"):
+        return b.op("Slice", [src, start, end, b.ints([3], "Slice")], FLOAT, shape)
+    starts = b.op("Concat", [b.ints([0, 0, 0], "Concat"), start], INT64, (4,), axis=0)
+    ends = b.op("Concat", [b.ints([2**62] * 3, "Concat"), end], INT64, (4,), axis=0)
+    rest = ["", b.ints([1, 1, 1, 1], "Slice").name] if level == "empty" else []
+    return b.add(Value(b.node("Slice", [src.name, starts.name, ends.name, *rest])[0], FLOAT,
+                       shape))
+
+
 def _cache(b: GraphBuilder, values: np.ndarray, constant: bool) -> Value:
     """A cos or sin cache: a Constant node or an initializer."""
     return b.const(values.astype(np.float32), "Slice", "constant" if constant else "initializer")
@@ -145,10 +161,8 @@ def rope(b: GraphBuilder, xt: Value, pos: Value, tables: tuple[Value, Value, boo
     src = xt
     if b.rng.random() < 0.05:  # halves of another tensor: not rotate_half(x)
         src = b.op("Neg", [xt], FLOAT, xt.shape)
-    x1 = b.op("Slice", [src, b.ints([0], "Slice"), half, b.ints([3], "Slice")], FLOAT,
-              (bsz, heads, seq, head // 2))
-    x2 = b.op("Slice", [src, half, b.ints([2**62], "Slice"), b.ints([3], "Slice")], FLOAT,
-              x1.shape)
+    x1 = _last_axis_slice(b, src, b.ints([0], "Slice"), half, (bsz, heads, seq, head // 2))
+    x2 = _last_axis_slice(b, src, half, b.ints([2**62], "Slice"), x1.shape)
     rot = b.op("Concat", [b.op("Neg", [x2], FLOAT, x2.shape), x1], FLOAT, xt.shape, axis=-1)
     if b.rng.random() < 0.25:
         cos, sin = on_the_fly(b, pos, head)

@@ -507,8 +507,11 @@ def generate(seed: int, generator: str = "v2",
     if rng.random() < recipe.annotate:
         b.annotate(1.0 if rng.random() < 0.7 else 0.5)
     _record_shapes(b, shapes)
+    # a motif's Constant anchors stay Constants whatever an exporter does with the others
+    held = {i for motif, start, end in spans if "Constant" in MOTIFS[motif].anchors
+            for i in range(start, end) if b.nodes[i].op_type == "Constant"}
     model, forms = apply_interfaces(b, seed, recipe.interfaces, style, shapes, interfaces,
-                                    spans, avoid=hints.avoid)
+                                    spans, avoid=hints.avoid, held=held)
     if random.Random(seed ^ TYPED_STORAGE_SALT).random() < TYPED_STORAGE_SHARE:
         for tensor in stored_tensors(model):
             store_typed(tensor)

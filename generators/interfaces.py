@@ -42,7 +42,7 @@ A graph input without any shape (rank unknown) is no form: ``onnx.checker`` requ
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +89,7 @@ class Site:
         symbols: dim name -> the size it stands for (``""`` never appears).
         removed: indices (in the loop's node list) of nodes a form took out.
         prepended: nodes a form put at the head of the node list (after any removal).
+        held: indices of nodes no form takes out.
     """
 
     b: GraphBuilder
@@ -99,6 +100,7 @@ class Site:
     symbols: dict[str, int] = field(default_factory=dict)
     removed: list[int] = field(default_factory=list)
     prepended: int = 0
+    held: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -436,12 +438,14 @@ def _rename_dims(site: Site) -> None:
 
 def _constants_to_initializers(site: Site) -> None:
     """Main-graph Constant nodes holding a ``value`` tensor become initializers (those whose
-    output is a graph output stay); their indices go to ``site.removed``."""
+    output is a graph output stay, and those ``site.held``); their indices go to
+    ``site.removed``."""
     b = site.b
     kept = []
     for index, n in enumerate(b.nodes):
         if n.op_type == "Constant" and not n.domain and len(n.attribute) == 1 and \
-                n.attribute[0].name == "value" and n.output[0] not in b.output_names:
+                n.attribute[0].name == "value" and n.output[0] not in b.output_names and \
+                index not in site.held:
             t = n.attribute[0].t
             t.name = n.output[0]
             b.initializers.append(t)
@@ -587,6 +591,7 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
                      only: list[str] | None = None,
                      spans: list[tuple[str, int, int]] | None = None,
                      avoid: Sequence[str] = (),
+                     held: Collection[int] = (),
                      ) -> tuple[ModelProto, list[str]]:
     """Draw the interface forms of one model, apply them and build its ModelProto.
 
@@ -602,6 +607,8 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
             the nodes a form took out or put at the head.
         avoid: features left out of the draw; forms named ``"interface:<name>"`` here are
             not drawn (:attr:`generators.hints.GenerationHints.avoid`).
+        held: indices of nodes no form takes out (a motif's Constant anchors, which an
+            exporter that keeps its constants as initializers would otherwise lift).
 
     Returns:
         ``(model, names of the forms applied, in registry order)``.
@@ -613,7 +620,7 @@ def apply_interfaces(b: GraphBuilder, seed: int, scale: float, style: str,
         INTERFACES[name]  # noqa: B018 (raises for an unknown name)
     if (not scale and only is None) or only == []:
         return b.model(), []
-    site = Site(b, random.Random(seed ^ INTERFACE_SALT), shapes, style)
+    site = Site(b, random.Random(seed ^ INTERFACE_SALT), shapes, style, held=frozenset(held))
     _bind_existing(site)
     applied: list[Interface] = []
     decided: set[str] = set()

@@ -1189,3 +1189,15 @@ def test_a_resize_with_exclude_outside_resizes_cubic_where_its_data_is_float() -
         "Resize", 13, {"attr:exclude_outside": "nondefault", "dtype:T1": "uint8"})
     assert refusal("Resize", 19, {"attr:exclude_outside": "nondefault", "dtype:T1": "uint8",
                                   "attr:antialias": "nondefault"}) is None
+
+
+def test_a_motif_keeps_its_constant_anchors_under_an_exporter_that_lifts_constants() -> None:
+    # an exporter profile that keeps its constants as initializers lifted the Constant
+    # nodes of os-fold-constant-attrs too, whose pairs then went unmeasured
+    hints = pass_hints("onnxscript", "FoldConstantsPass")
+    for seed in walk_seeds("os-fold-constant-attrs", "v2", hints).values():
+        gm = generate(seed, "v2", hints)
+        for motif, start, end in gm.spans:
+            if motif == "os-fold-constant-attrs":
+                ops = [n.op_type for n in gm.model.graph.node[start:end]]
+                assert "Constant" in ops, (seed, ops)

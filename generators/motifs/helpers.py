@@ -19,7 +19,7 @@ from onnx import TensorProto
 
 from generators.builder import GraphBuilder
 from generators.motifs.spec import Motif
-from generators.ops.shape_ops import slice_dim
+from generators.ops.shape_ops import slice_dim, unsqueeze
 from generators.values import BOOL, FLOAT, FLOAT16, FLOATS, NP_DTYPE, Value, broadcast
 
 DOUBLE = TensorProto.DOUBLE
@@ -264,11 +264,11 @@ def room_for_axis(b: GraphBuilder, x: Value, *ops: str) -> Value:
     """``x``, or ``x`` with unit dims put in front until it has an axis of the level that
     the schema row the draw takes gives the ``axis`` attribute of one of ``ops`` (a
     QuantizeLinear or a Softmax-11, whose default axis is 1, has a non-default one only
-    from rank 3: :func:`generators.schema.levels.candidates`). Draws nothing from the
-    random stream."""
-    from onnx import AttributeProto, defs
+    from rank 3: :func:`generators.schema.levels.has_axis`). Draws nothing from the random
+    stream."""
+    from onnx import defs
 
-    from generators.schema.levels import attr_value, candidates
+    from generators.schema.levels import attr_value, has_axis
 
     for op in ops:
         level = b.planned(op, "attr:axis")
@@ -280,14 +280,10 @@ def room_for_axis(b: GraphBuilder, x: Value, *ops: str) -> Value:
             continue
         default = attr_value(spec.default_value) if spec.default_value.type else None
         rank = x.rank
-        while rank < 6 and not candidates(op, "axis", AttributeProto.INT, level, None,
-                                          default, rank, None):
+        while rank < 6 and not has_axis(op, level, default, rank):
             rank += 1
         if rank > x.rank:
-            x = b.op("Unsqueeze", [x, ints(b, list(range(rank - x.rank)), "Unsqueeze")]
-                     if b.opset >= 13 else [x], x.dtype, (1,) * (rank - x.rank) + x.shape,
-                     x.props, **({} if b.opset >= 13 else
-                                 {"axes": list(range(rank - x.rank))}))
+            x = unsqueeze(b, x, list(range(rank - x.rank)))
     return x
 
 

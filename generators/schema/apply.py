@@ -70,6 +70,7 @@ from generators.schema.levels import (
     attr_value,
     candidates,
     classify,
+    has_axis,
 )
 from generators.schema.reshape import NoFit, Reshaping, follow, record
 from generators.schema.rows import SEP, MotifPlan, Row
@@ -1220,7 +1221,7 @@ def _vary_node(draw: _Draw, node: NodeProto, schema: defs.OpSchema, levels: dict
     formal_in = [p.name for p in schema.inputs]
     formal_out = [p.name for p in schema.outputs]
     steps: list[tuple[str, str, list[Edit]]] = []
-    refused: list[str] = []  # "factor=level" of each level refused outright
+    refused: list[str] = []  # why each level of TOGETHER was refused outright
     for factor, level in levels.items():
         try:
             if factor.startswith("attr:") and factor[5:] in schema.attributes:
@@ -1770,8 +1771,8 @@ def _axis_fits(c: InputContext, level: str) -> bool:
     default = attr_value(spec.default_value) if spec.default_value is not None and \
         spec.default_value.type else None
     rank = len(c.shape(0) or ()) or None
-    return level not in (NONDEFAULT, EDGE) or rank is None or bool(candidates(
-        c.node.op_type, "axis", int(spec.type), level, None, default, rank, c.rng))
+    return level not in (NONDEFAULT, EDGE) or rank is None or \
+        has_axis(c.node.op_type, level, default, rank)
 
 
 def _reachable_output_shape(node: NodeProto, types: dict[str, TypeProto]) -> None:

@@ -204,6 +204,14 @@ INT_EDGES = (0, -1, -2)
 AXIS_UP_TO_RANK = frozenset({"Flatten", "OneHot"})
 
 
+def has_axis(op: str, level: str, default: int | None, rank: int) -> bool:
+    """Whether an input of rank ``rank`` has an axis of level ``level`` for ``op``'s
+    ``axis`` attribute (default ``default``): some candidate of :func:`candidates` is one.
+    A QuantizeLinear or Softmax-11, whose default axis is 1, has no non-default one below
+    rank 3."""
+    return bool(candidates(op, "axis", AttributeProto.INT, level, None, default, rank, None))
+
+
 def candidates(op: str, name: str, attr_type: int, level: str, current: Any,
                default: Any, rank: int | None, rng: Any) -> list[Any]:
     """Values to try for attribute ``name`` of ``op`` at ``level`` (``nondefault`` or

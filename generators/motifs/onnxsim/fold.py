@@ -167,18 +167,21 @@ def _optional(b: GraphBuilder, x: Value) -> Value:
         return got
     if b.opset >= 18 and b.rng.random() < 0.5:
         return _empty_optional(b, got)
-    has = Value(b.node("OptionalHasElement", [opt])[0], BOOL, ())
-    flag = b.op("Cast", [has], x.dtype, (), to=x.dtype)
-    return b.op("Add", [got, flag], x.dtype, x.shape)
+    return _plus_has_element(b, got, opt)
 
 
 def _empty_optional(b: GraphBuilder, x: Value) -> Value:
-    """``x`` plus OptionalHasElement of an Optional without input, typed as ``x``, cast to
-    ``x``'s type (0)."""
+    """``x`` plus OptionalHasElement of an Optional without input, typed as ``x`` (0)."""
     probe = b.node("Optional", [])[0]
     b.nodes[-1].attribute.append(
         helper.make_attribute("type", helper.make_tensor_type_proto(x.dtype, None)))
-    has = Value(b.node("OptionalHasElement", [probe])[0], BOOL, ())
+    return _plus_has_element(b, x, probe)
+
+
+def _plus_has_element(b: GraphBuilder, x: Value, optional: str) -> Value:
+    """``x`` plus OptionalHasElement of the optional named ``optional``, cast to ``x``'s
+    type."""
+    has = Value(b.node("OptionalHasElement", [optional])[0], BOOL, ())
     flag = b.op("Cast", [has], x.dtype, (), to=x.dtype)
     return b.op("Add", [x, flag], x.dtype, x.shape)
 

@@ -268,7 +268,7 @@ def room_for_axis(b: GraphBuilder, x: Value, *ops: str) -> Value:
     stream."""
     from onnx import defs
 
-    from generators.schema.levels import attr_value, has_axis
+    from generators.schema.levels import has_axis
 
     for op in ops:
         level = b.planned(op, "attr:axis")
@@ -278,9 +278,8 @@ def room_for_axis(b: GraphBuilder, x: Value, *ops: str) -> Value:
             continue
         if level not in ("nondefault", "edge") or spec is None:
             continue
-        default = attr_value(spec.default_value) if spec.default_value.type else None
         rank = x.rank
-        while rank < 6 and not has_axis(op, level, default, rank):
+        while rank < 6 and not has_axis(op, level, spec, rank):
             rank += 1
         if rank > x.rank:
             x = unsqueeze(b, x, list(range(rank - x.rank)))

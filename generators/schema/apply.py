@@ -71,6 +71,7 @@ from generators.schema.levels import (
     candidates,
     classify,
     has_axis,
+    schema_default,
 )
 from generators.schema.reshape import NoFit, Reshaping, follow, record
 from generators.schema.rows import SEP, MotifPlan, Row
@@ -702,30 +703,24 @@ def _note_lost_types(draw: _Draw, plan: MotifPlan, row: Row,
     the notes name it, so no level is lost silently."""
     noted = {n.split(": ", 1)[0] for n in draw.notes}  # "Op|dtype:T=int8: why"
     for op in plan.spaces:
-        anchors = draw.anchors(op)
-        schema = _schema(anchors[0], draw.b.opset) if anchors else None
-        if schema is None:
-            continue
         for factor, level in plan.op_row(row, op).items():
             if not factor.startswith("dtype:") or f"{op}|{factor}={level}" in noted:
                 continue
-            param = factor[len("dtype:"):]
-            seeds = bound_to(schema, anchors[0], param)
-            got = DTYPE_NAMES.get(_elem(types, seeds[0]), "") if seeds else level
+            got = DTYPE_NAMES.get(_held_type(draw, op, factor[len("dtype:"):], types), "")
             if got and got != level:
                 draw.notes.append(f"{op}|{factor}={level}: the node is {got} after the "
                                   f"draw's edits (a later edit undid the retype or retyped "
                                   f"a tied op)")
 
 
-def _holds(draw: _Draw, op: str, param: str, level: str, types: dict[str, TypeProto]) -> bool:
-    """Whether the first ``op`` node of the draw's window has type parameter ``param`` of
-    the element type named ``level`` (where inference gives it one)."""
+def _held_type(draw: _Draw, op: str, param: str, types: dict[str, TypeProto]) -> int:
+    """The element type the first ``op`` node of the draw's window has for its type
+    parameter ``param`` (0 where there is no such node, no tensor of it is bound to
+    ``param`` or inference gives it no type)."""
     anchors = draw.anchors(op)
     schema = _schema(anchors[0], draw.b.opset) if anchors else None
     seeds = bound_to(schema, anchors[0], param) if schema is not None else []
-    got = _elem(types, seeds[0]) if seeds else 0
-    return not got or got == DTYPES.get(level)
+    return _elem(types, seeds[0]) if seeds else 0
 
 
 class Unbound(Refused):
@@ -755,7 +750,8 @@ def _retype_levels(draw: _Draw, op: str, levels: dict[str, str],
         try:
             if _retype(draw, anchors[0], factor[len("dtype:"):], level, types):
                 types = infer_types(b, strict=True)
-                if not _holds(draw, op, factor[len("dtype:"):], level, types):
+                held = _held_type(draw, op, factor[len("dtype:"):], types)
+                if held and held != DTYPES.get(level):
                     # the node's type comes from an optional input it does not list yet
                     # (a QuantizeLinear without y_zero_point makes uint8): after its edits
                     before.undo()
@@ -1768,11 +1764,9 @@ def _axis_fits(c: InputContext, level: str) -> bool:
     spec = c.schema.attributes.get("axis")
     if spec is None or spec.type != AttributeProto.INT:
         return True
-    default = attr_value(spec.default_value) if spec.default_value is not None and \
-        spec.default_value.type else None
     rank = len(c.shape(0) or ()) or None
     return level not in (NONDEFAULT, EDGE) or rank is None or \
-        has_axis(c.node.op_type, level, default, rank)
+        has_axis(c.node.op_type, level, spec, rank)
 
 
 def _reachable_output_shape(node: NodeProto, types: dict[str, TypeProto]) -> None:
@@ -2094,8 +2088,7 @@ def _attr_edits(b: GraphBuilder, node: NodeProto, schema: defs.OpSchema, name: s
                 level: str, rank: int | None, ctx: InputContext) -> list[Edit]:
     spec = schema.attributes[name]
     cur = next((a for a in node.attribute if a.name == name), None)
-    default = spec.default_value if spec.default_value is not None and \
-        spec.default_value.type else None
+    default = schema_default(spec)
     if classify(node.op_type, cur, default) == level:
         return []
     if int(spec.type) == AttributeProto.SPARSE_TENSOR and level != ABSENT and not b.sparse:

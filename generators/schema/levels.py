@@ -131,6 +131,13 @@ def attr_value(a: AttributeProto) -> Any:
     return helper.get_attribute_value(a)
 
 
+def schema_default(spec: Any) -> AttributeProto | None:
+    """The default an ONNX schema gives attribute ``spec`` (an ``OpSchema.Attribute``), or
+    None where it gives none (onnx then holds an empty AttributeProto)."""
+    d = spec.default_value
+    return d if d is not None and d.type else None
+
+
 def same_value(a: AttributeProto, b: AttributeProto) -> bool:
     """Whether two attributes hold the same value (NaN equal to NaN)."""
     if a.type != b.type:
@@ -204,12 +211,14 @@ INT_EDGES = (0, -1, -2)
 AXIS_UP_TO_RANK = frozenset({"Flatten", "OneHot"})
 
 
-def has_axis(op: str, level: str, default: int | None, rank: int) -> bool:
+def has_axis(op: str, level: str, spec: Any, rank: int) -> bool:
     """Whether an input of rank ``rank`` has an axis of level ``level`` for ``op``'s
-    ``axis`` attribute (default ``default``): some candidate of :func:`candidates` is one.
-    A QuantizeLinear or Softmax-11, whose default axis is 1, has no non-default one below
-    rank 3."""
-    return bool(candidates(op, "axis", AttributeProto.INT, level, None, default, rank, None))
+    ``axis`` attribute (its schema's ``spec``): some candidate of :func:`candidates` is
+    one. A QuantizeLinear or Softmax-11, whose default axis is 1, has no non-default one
+    below rank 3."""
+    default = schema_default(spec)
+    return bool(candidates(op, "axis", AttributeProto.INT, level, None,
+                           attr_value(default) if default is not None else None, rank, None))
 
 
 def candidates(op: str, name: str, attr_type: int, level: str, current: Any,

@@ -31,6 +31,7 @@ from generators.schema.levels import (
     PRESENT,
     UNUSED,
     classify,
+    schema_default,
 )
 from generators.schema.limits import limit_of
 from generators.schema.space import OPSET, Pair, pair_of
@@ -61,8 +62,7 @@ def node_levels(node: NodeProto, schema: defs.OpSchema, types: dict[str, TypePro
     for name, spec in schema.attributes.items():
         if name in DTYPE_ATTRS:
             continue
-        default = spec.default_value if spec.default_value is not None and \
-            spec.default_value.type else None
+        default = schema_default(spec)
         out[f"attr:{name}"] = classify(node.op_type, given.get(name), default)
     optional = defs.OpSchema.FormalParameterOption.Optional
     variadic = defs.OpSchema.FormalParameterOption.Variadic

@@ -25,6 +25,7 @@ from generators.schema.levels import (
     OUTPUT_LEVELS,
     attr_levels,
     present_levels,
+    schema_default,
 )
 
 #: one choice: (factor name, level).
@@ -173,7 +174,7 @@ def _version_spec(schema: defs.OpSchema, opsets: tuple[int, int]) -> VersionSpec
     for name, a in schema.attributes.items():
         if name in DTYPE_ATTRS:
             continue
-        has_default = bool(a.default_value.type) if a.default_value is not None else False
+        has_default = schema_default(a) is not None
         allowed[f"attr:{name}"] = frozenset(
             attr_levels(schema.name, name, int(a.type), bool(a.required), has_default))
     opt_in = []

@@ -20,6 +20,7 @@ from onnx import TensorProto
 from generators.builder import GraphBuilder
 from generators.motifs.spec import Motif
 from generators.ops.shape_ops import slice_dim, unsqueeze
+from generators.schema.levels import integer_type
 from generators.values import BOOL, FLOAT, FLOAT16, FLOATS, NP_DTYPE, Value, broadcast
 
 DOUBLE = TensorProto.DOUBLE
@@ -289,7 +290,7 @@ def room_for_axis(b: GraphBuilder, x: Value, *ops: str) -> Value:
 def planned_integer(b: GraphBuilder, *ops: str) -> bool:
     """Whether the schema row the draw takes gives one of ``ops`` an integer element type
     (``dtype:T``): a division the motif builds may then divide by 0."""
-    return any((b.planned(op, "dtype:T") or "").startswith(("int", "uint")) for op in ops)
+    return any(integer_type(b.planned(op, "dtype:T")) for op in ops)
 
 
 def cast_back(b: GraphBuilder, y: Value, dtype: int) -> Value:

@@ -71,6 +71,7 @@ from generators.schema.levels import (
     candidates,
     classify,
     has_axis,
+    integer_type,
     schema_default,
 )
 from generators.schema.reshape import NoFit, Reshaping, follow, record
@@ -1124,7 +1125,7 @@ def _divides_by_computed(node: NodeProto, level: str, constant: set[str]) -> str
     integer type where it runs (a variance plus epsilon), which onnxruntime refuses; None
     otherwise (a constant divisor's zeros become 1: :func:`_converted`). An anchor Div
     takes the type: onnxruntime runs the draw."""
-    if node.op_type in DIVIDING and level.startswith(("int", "uint")) and \
+    if node.op_type in DIVIDING and integer_type(level) and \
             len(node.input) > 1 and node.input[1] not in constant:
         return f"an integer {node.op_type} by a computed divisor may divide by zero"
     return None

@@ -131,6 +131,12 @@ def attr_value(a: AttributeProto) -> Any:
     return helper.get_attribute_value(a)
 
 
+def integer_type(name: str | None) -> bool:
+    """Whether element type ``name`` (a ``dtype:`` level: ``"int8"``, ``"uint64"``, ...) is
+    an integer type; False for None."""
+    return (name or "").startswith(("int", "uint"))
+
+
 def schema_default(spec: Any) -> AttributeProto | None:
     """The default an ONNX schema gives attribute ``spec`` (an ``OpSchema.Attribute``), or
     None where it gives none (onnx then holds an empty AttributeProto)."""

@@ -155,7 +155,7 @@ def probe(name: str, lo: int, hi: int) -> tuple[Ties, bool]:
                 for a in anchors if _exists(a, opset))
     # the ties of the probes aimed at each anchor too: plain probes of a motif of variants
     # may never make one of them, whose ties the rows would then not hold
-    return _ties(windows + probe_windows(name, lo, hi, aimed=True), anchors), joint
+    return _ties(_with_aimed(name, lo, hi), anchors), joint
 
 
 @cache
@@ -164,8 +164,14 @@ def variant_ties(name: str, lo: int, hi: int, op: str) -> Ties:
     aimed at ``op`` ties (:mod:`generators.schema.walk`), without the ties of variants
     that make no ``op``; the probes aimed at ``op`` count too (plain probes of a motif of
     three variants may all make the other two)."""
-    windows = probe_windows(name, lo, hi) + probe_windows(name, lo, hi, aimed=True)
-    return _ties(tuple(w for w in windows if op in _made(w[1])), _anchor_ops(name))
+    return _ties(tuple(w for w in _with_aimed(name, lo, hi) if op in _made(w[1])),
+                 _anchor_ops(name))
+
+
+def _with_aimed(name: str, lo: int, hi: int) -> tuple[tuple[int, tuple[NodeProto, ...]], ...]:
+    """The plain probe windows of motif ``name`` and those aimed at each anchor op
+    (:func:`probe_windows`), whose ties a plan reads."""
+    return probe_windows(name, lo, hi) + probe_windows(name, lo, hi, aimed=True)
 
 
 def variant_conflict(plan: MotifPlan, row: Row, op: str) -> str | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generators.schema.levels import ABSENT, DEFAULT, EDGE, NONDEFAULT
+from generators.schema.levels import ABSENT, DEFAULT, EDGE, NONDEFAULT, integer_type
 
 #: levels of an optional output that name it.
 _NAMED = frozenset({"unused", "consumed", "output"})
@@ -90,11 +90,6 @@ def _quantized_type_without_zero_point(a: dict[str, str]) -> bool:
 def _nearest_with(attr: str) -> Callable[[dict[str, str]], bool]:
     """Resize's ``attr`` set while its mode is nearest (the default)."""
     return lambda a: a.get(attr) == NONDEFAULT and a.get("attr:mode") in (ABSENT, DEFAULT)
-
-
-def _integer(a: dict[str, str], factor: str) -> bool:
-    """Whether ``factor`` (a ``dtype:`` factor) is at an integer element type."""
-    return (a.get(factor) or "").startswith(("int", "uint"))
 
 
 def _bfloat16_stash_with_statistics(a: dict[str, str]) -> bool:
@@ -204,11 +199,11 @@ RULES: tuple[Rule, ...] = (
     Rule(frozenset({"Resize"}), _ANY, _nearest_with("attr:antialias"),
          "onnxruntime's Resize antialiases only in mode linear or cubic"),
     Rule(frozenset({"Resize"}), (11, 17),
-         lambda a: a.get("attr:exclude_outside") == NONDEFAULT and _integer(a, "dtype:T1"),
+         lambda a: a.get("attr:exclude_outside") == NONDEFAULT and integer_type(a.get("dtype:T1")),
          "onnxruntime's Resize-11 takes exclude_outside only in mode cubic, which it runs "
          "on float data only"),
     Rule(frozenset({"Resize"}), (18, 10_000),
-         lambda a: a.get("attr:exclude_outside") == NONDEFAULT and _integer(a, "dtype:T1")
+         lambda a: a.get("attr:exclude_outside") == NONDEFAULT and integer_type(a.get("dtype:T1"))
          and a.get("attr:antialias") in (ABSENT, DEFAULT),
          "onnxruntime's Resize takes exclude_outside only in mode cubic, which it runs on "
          "float data only, or in mode linear with antialias"),
